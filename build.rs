@@ -1,0 +1,344 @@
+//! Finds MPI, generates `ffi` bindings with bindgen, compiles the constants shim and emits
+//! `cfg`s describing what the installed MPI offers.
+//!
+//! Probe order (the first that is set or found wins; an override that fails is an error, not a
+//! fallback): `MPICC`, `MPI_PKG_CONFIG`, `MPI_INCLUDE_DIR` + `MPI_LIB_DIR` (+ `MPI_LIBS`), then
+//! `mpicc -show` / `mpicc --showme` from `PATH`, then pkg-config `ompi` and `mpich`.
+
+#[path = "build/probe.rs"]
+mod probe;
+
+use probe::{Capabilities, MpiFlags};
+use std::env;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Variables the probe reads; each gets a `rerun-if-env-changed`.
+const ENV_VARS: &[&str] = &[
+    "MPICC",
+    "MPI_PKG_CONFIG",
+    "MPI_INCLUDE_DIR",
+    "MPI_LIB_DIR",
+    "MPI_LIBS",
+    "PATH",
+    "PKG_CONFIG_PATH",
+    "LIBCLANG_PATH",
+    "CLANG_PATH",
+    "BINDGEN_EXTRA_CLANG_ARGS",
+];
+
+/// Handle constants that `mpi.h` defines as macros bindgen cannot evaluate (casts in MPICH,
+/// addresses of globals in Open MPI). The shim turns each into a linkable `const` object.
+/// `(C type, name, required)`: optional ones are guarded by `#ifdef`.
+const HANDLE_CONSTANTS: &[(&str, &str, bool)] = &[
+    ("MPI_Comm", "MPI_COMM_WORLD", true),
+    ("MPI_Comm", "MPI_COMM_SELF", true),
+    ("MPI_Comm", "MPI_COMM_NULL", true),
+    ("MPI_Group", "MPI_GROUP_NULL", true),
+    ("MPI_Group", "MPI_GROUP_EMPTY", true),
+    ("MPI_Errhandler", "MPI_ERRORS_RETURN", true),
+    ("MPI_Errhandler", "MPI_ERRORS_ARE_FATAL", true),
+    ("MPI_Errhandler", "MPI_ERRHANDLER_NULL", true),
+    ("MPI_Request", "MPI_REQUEST_NULL", true),
+    ("MPI_Info", "MPI_INFO_NULL", true),
+    ("MPI_Win", "MPI_WIN_NULL", true),
+    ("MPI_Message", "MPI_MESSAGE_NULL", true),
+    ("MPI_Message", "MPI_MESSAGE_NO_PROC", true),
+    ("MPI_Op", "MPI_OP_NULL", true),
+    ("MPI_Op", "MPI_MAX", true),
+    ("MPI_Op", "MPI_MIN", true),
+    ("MPI_Op", "MPI_SUM", true),
+    ("MPI_Op", "MPI_PROD", true),
+    ("MPI_Op", "MPI_LAND", true),
+    ("MPI_Op", "MPI_BAND", true),
+    ("MPI_Op", "MPI_LOR", true),
+    ("MPI_Op", "MPI_BOR", true),
+    ("MPI_Op", "MPI_LXOR", true),
+    ("MPI_Op", "MPI_BXOR", true),
+    ("MPI_Op", "MPI_MINLOC", true),
+    ("MPI_Op", "MPI_MAXLOC", true),
+    ("MPI_Op", "MPI_REPLACE", true),
+    ("MPI_Op", "MPI_NO_OP", true),
+    ("MPI_Datatype", "MPI_DATATYPE_NULL", true),
+    ("MPI_Datatype", "MPI_BYTE", true),
+    ("MPI_Datatype", "MPI_PACKED", true),
+    ("MPI_Datatype", "MPI_CHAR", true),
+    ("MPI_Datatype", "MPI_INT8_T", true),
+    ("MPI_Datatype", "MPI_INT16_T", true),
+    ("MPI_Datatype", "MPI_INT32_T", true),
+    ("MPI_Datatype", "MPI_INT64_T", true),
+    ("MPI_Datatype", "MPI_UINT8_T", true),
+    ("MPI_Datatype", "MPI_UINT16_T", true),
+    ("MPI_Datatype", "MPI_UINT32_T", true),
+    ("MPI_Datatype", "MPI_UINT64_T", true),
+    ("MPI_Datatype", "MPI_FLOAT", true),
+    ("MPI_Datatype", "MPI_DOUBLE", true),
+    ("MPI_Datatype", "MPI_AINT", true),
+    ("MPI_Datatype", "MPI_COUNT", true),
+    ("MPI_Datatype", "MPI_2INT", true),
+    ("MPI_Datatype", "MPI_FLOAT_INT", true),
+    ("MPI_Datatype", "MPI_DOUBLE_INT", true),
+    ("MPI_Datatype", "MPI_LONG_INT", true),
+    ("MPI_Datatype", "MPI_C_BOOL", false),
+    ("MPI_Datatype", "MPI_C_FLOAT_COMPLEX", false),
+    ("MPI_Datatype", "MPI_C_DOUBLE_COMPLEX", false),
+    ("void *", "MPI_IN_PLACE", true),
+    ("void *", "MPI_BOTTOM", true),
+    ("MPI_Status *", "MPI_STATUS_IGNORE", true),
+    ("MPI_Status *", "MPI_STATUSES_IGNORE", true),
+];
+
+fn main() {
+    for var in ENV_VARS {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=build/probe.rs");
+
+    let (flags, source) = match find_mpi() {
+        Ok(found) => found,
+        Err(tried) => fail_not_found(&tried),
+    };
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    write_shim(&out_dir);
+    let bindings = generate_bindings(&out_dir, &flags);
+    let caps = match probe::capabilities(&bindings) {
+        Ok(caps) => caps,
+        Err(why) => panic!("ferrompi: the MPI found via {source} is not usable: {why}"),
+    };
+    compile_shim(&out_dir, &flags);
+    emit_link(&flags);
+    emit_cfgs(&caps, &source);
+}
+
+/// A probe result: flags plus a description of where they came from.
+type Found = (MpiFlags, String);
+
+/// Runs the probe in order; on failure returns every attempt and why it failed.
+fn find_mpi() -> Result<Found, Vec<String>> {
+    let mut tried = Vec::new();
+    if let Some(mpicc) = env::var_os("MPICC") {
+        let mpicc = mpicc.to_string_lossy().into_owned();
+        return from_wrapper(&mpicc, &mut tried).ok_or(tried);
+    }
+    if let Some(pkg) = env::var_os("MPI_PKG_CONFIG") {
+        let pkg = pkg.to_string_lossy().into_owned();
+        return from_pkg_config(&pkg, &mut tried).ok_or(tried);
+    }
+    match (env::var_os("MPI_INCLUDE_DIR"), env::var_os("MPI_LIB_DIR")) {
+        (Some(inc), Some(lib)) => {
+            let libs = env::var("MPI_LIBS").unwrap_or_else(|_| "mpi".into());
+            let flags = MpiFlags {
+                include_dirs: vec![PathBuf::from(&inc)],
+                lib_dirs: vec![PathBuf::from(&lib)],
+                libs: libs.split(',').map(|l| l.trim().to_string()).collect(),
+                ..MpiFlags::default()
+            };
+            let header = Path::new(&inc).join("mpi.h");
+            if header.is_file() {
+                return Ok((flags, format!("MPI_INCLUDE_DIR={}", inc.to_string_lossy())));
+            }
+            tried.push(format!("MPI_INCLUDE_DIR: {} does not exist", header.display()));
+            return Err(tried);
+        }
+        (Some(_), None) | (None, Some(_)) => {
+            tried.push("MPI_INCLUDE_DIR and MPI_LIB_DIR must be set together".into());
+            return Err(tried);
+        }
+        (None, None) => {}
+    }
+    if let Some(found) = from_wrapper("mpicc", &mut tried) {
+        return Ok(found);
+    }
+    for pkg in ["ompi", "mpich"] {
+        if let Some(found) = from_pkg_config(pkg, &mut tried) {
+            return Ok(found);
+        }
+    }
+    Err(tried)
+}
+
+/// Asks a compiler wrapper how it compiles: `-show` (MPICH, Intel MPI) then `--showme` (Open MPI).
+fn from_wrapper(mpicc: &str, tried: &mut Vec<String>) -> Option<Found> {
+    for arg in ["-show", "--showme"] {
+        let attempt = format!("`{mpicc} {arg}`");
+        match Command::new(mpicc).arg(arg).output() {
+            Err(e) => {
+                tried.push(format!("{attempt}: could not run it: {e}"));
+                return None;
+            }
+            Ok(out) if !out.status.success() => {
+                tried.push(format!("{attempt}: exited with {}", out.status));
+            }
+            Ok(out) => {
+                let line = String::from_utf8_lossy(&out.stdout);
+                match probe::shell_split(line.trim()) {
+                    Ok(words) if words.len() > 1 => {
+                        return Some((probe::classify(&words, true), attempt));
+                    }
+                    Ok(_) => tried.push(format!("{attempt}: printed no flags")),
+                    Err(e) => tried.push(format!("{attempt}: cannot split {line:?}: {e:?}")),
+                }
+            }
+        }
+    }
+    None
+}
+
+fn from_pkg_config(pkg: &str, tried: &mut Vec<String>) -> Option<Found> {
+    let attempt = format!("`pkg-config --cflags --libs {pkg}`");
+    match Command::new("pkg-config").args(["--cflags", "--libs", pkg]).output() {
+        Err(e) => tried.push(format!("{attempt}: could not run pkg-config: {e}")),
+        Ok(out) if !out.status.success() => tried.push(format!(
+            "{attempt}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
+        Ok(out) => match probe::shell_split(String::from_utf8_lossy(&out.stdout).trim()) {
+            Ok(words) => return Some((probe::classify(&words, false), attempt)),
+            Err(e) => tried.push(format!("{attempt}: cannot split its output: {e:?}")),
+        },
+    }
+    None
+}
+
+fn fail_not_found(tried: &[String]) -> ! {
+    let mut msg = String::from("ferrompi: could not find an MPI installation.\nTried, in order:\n");
+    for t in tried {
+        let _ = writeln!(msg, "  - {t}");
+    }
+    msg.push_str(
+        "How to fix:\n  - Debian/Ubuntu: apt-get install libopenmpi-dev openmpi-bin  (or libmpich-dev mpich)\n  \
+         - or point the build at an installation: MPICC=/path/to/mpicc, MPI_PKG_CONFIG=<pkg-config name>,\n    \
+         or MPI_INCLUDE_DIR=<dir with mpi.h> MPI_LIB_DIR=<dir with libmpi> [MPI_LIBS=mpi]\n",
+    );
+    panic!("{msg}");
+}
+
+fn shim_names() -> impl Iterator<Item = (&'static str, &'static str, bool)> {
+    HANDLE_CONSTANTS.iter().copied()
+}
+
+/// Writes `wrapper.h` (what bindgen reads), `ferrompi_shim.h` and `ferrompi_shim.c`.
+fn write_shim(out_dir: &Path) {
+    let mut header = String::from(
+        "/* Generated by ferrompi's build.rs. */\n#ifndef FERROMPI_SHIM_H\n#define FERROMPI_SHIM_H\n\
+         #include <mpi.h>\n#if defined(OPEN_MPI) && defined(__has_include)\n\
+         #  if __has_include(<mpi-ext.h>)\n#    include <mpi-ext.h>\n#  endif\n#endif\n",
+    );
+    let mut source = String::from("/* Generated by ferrompi's build.rs. */\n#include \"ferrompi_shim.h\"\n");
+    for (ty, name, required) in shim_names() {
+        let (open, close) = if required {
+            (String::new(), "")
+        } else {
+            (format!("#ifdef {name}\n"), "#endif\n")
+        };
+        let _ = write!(header, "{open}extern const {ty} ferrompi_{name};\n{close}");
+        let _ = write!(source, "{open}const {ty} ferrompi_{name} = {name};\n{close}");
+    }
+    header.push_str("#endif\n");
+    fs::write(out_dir.join("ferrompi_shim.h"), header).expect("write ferrompi_shim.h");
+    fs::write(out_dir.join("ferrompi_shim.c"), source).expect("write ferrompi_shim.c");
+}
+
+fn clang_args(flags: &MpiFlags) -> Vec<String> {
+    let mut args: Vec<String> =
+        flags.include_dirs.iter().map(|d| format!("-I{}", d.display())).collect();
+    args.extend(flags.defines.iter().cloned());
+    args
+}
+
+fn generate_bindings(out_dir: &Path, flags: &MpiFlags) -> String {
+    let header = out_dir.join("ferrompi_shim.h");
+    let builder = bindgen::Builder::default()
+        .header(header.to_string_lossy())
+        .clang_args(clang_args(flags))
+        .allowlist_function("MPIX?_.*")
+        .allowlist_type("MPIX?_.*")
+        .allowlist_var("MPIX?_.*|ferrompi_.*|OPEN_MPI|OMPI_(MAJOR|MINOR|RELEASE)_VERSION|MPICH_VERSION|MPICH_NUMVERSION")
+        .new_type_alias("MPI_(Comm|Datatype|Op|Group|Request|Errhandler|Info|Win|Message|File|Session)")
+        .default_macro_constant_type(bindgen::MacroTypeVariation::Signed)
+        .default_enum_style(bindgen::EnumVariation::Consts)
+        .derive_default(true)
+        .derive_eq(true)
+        .derive_hash(true)
+        .layout_tests(true)
+        .rust_edition(bindgen::RustEdition::Edition2024)
+        .parse_callbacks(Box::new(bindgen::CargoCallbacks::new()));
+    // bindgen panics (rather than erroring) when it cannot load libclang: turn that into advice.
+    let generated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || builder.generate()));
+    let bindings = match generated {
+        Ok(Ok(bindings)) => bindings,
+        Ok(Err(e)) => panic!(
+            "ferrompi: bindgen could not parse mpi.h with flags {:?}: {e}",
+            clang_args(flags)
+        ),
+        Err(_) => panic!(
+            "ferrompi: bindgen could not load libclang (needed to read mpi.h).\n\
+             Debian/Ubuntu: apt-get install libclang-dev clang; elsewhere set LIBCLANG_PATH to the \
+             directory holding libclang.so"
+        ),
+    };
+    let text = bindings.to_string();
+    fs::write(out_dir.join("bindings.rs"), &text).expect("write bindings.rs");
+    text
+}
+
+fn compile_shim(out_dir: &Path, flags: &MpiFlags) {
+    let mut build = cc::Build::new();
+    build.file(out_dir.join("ferrompi_shim.c")).include(out_dir).warnings(true);
+    for dir in &flags.include_dirs {
+        build.include(dir);
+    }
+    for define in &flags.defines {
+        build.flag(define);
+    }
+    build.compile("ferrompi_shim");
+}
+
+fn emit_link(flags: &MpiFlags) {
+    for dir in &flags.lib_dirs {
+        println!("cargo:rustc-link-search=native={}", dir.display());
+        // Binaries of this package find a non-system MPI without LD_LIBRARY_PATH.
+        println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir.display());
+    }
+    for lib in &flags.libs {
+        println!("cargo:rustc-link-lib={lib}");
+    }
+    for arg in &flags.link_args {
+        println!("cargo:rustc-link-arg={arg}");
+    }
+    if let Some(dir) = flags.include_dirs.first() {
+        // Exposed to dependents' build scripts as DEP_MPI_INCLUDE.
+        println!("cargo:include={}", dir.display());
+    }
+}
+
+fn emit_cfgs(caps: &Capabilities, source: &str) {
+    println!("cargo:rustc-check-cfg=cfg(ferrompi_family, values(\"openmpi\", \"mpich\", \"other\"))");
+    for cfg in [
+        "ferrompi_mpi4",
+        "ferrompi_persistent_coll",
+        "ferrompi_mpix_persistent_coll",
+        "ferrompi_large_count",
+        "ferrompi_c_bool",
+    ] {
+        println!("cargo:rustc-check-cfg=cfg({cfg})");
+    }
+    println!("cargo:rustc-cfg=ferrompi_family=\"{}\"", caps.family.cfg_value());
+    let flags = [
+        ("ferrompi_mpi4", caps.version.0 >= 4),
+        ("ferrompi_persistent_coll", caps.persistent_collectives),
+        ("ferrompi_mpix_persistent_coll", caps.mpix_persistent_collectives),
+        ("ferrompi_large_count", caps.large_count),
+        ("ferrompi_c_bool", caps.c_bool),
+    ];
+    for (cfg, on) in flags {
+        if on {
+            println!("cargo:rustc-cfg={cfg}");
+        }
+    }
+    println!("cargo:rustc-env=FERROMPI_BUILD_PROBE={source}");
+    println!("cargo:rustc-env=FERROMPI_BUILD_MPI_VERSION={}.{}", caps.version.0, caps.version.1);
+}

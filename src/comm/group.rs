@@ -1,0 +1,224 @@
+//! Process groups (MPI-4.0 §7.3): ordered sets of processes, built from a communicator's group
+//! and combined locally, then turned into communicators with
+//! [`Communicator::create`](super::Communicator::create) or
+//! [`Communicator::create_from_group`](super::Communicator::create_from_group).
+
+use super::Comparison;
+use crate::datatype::count_of;
+use crate::env::{Mpi, enter};
+use crate::error::{Error, Result, check};
+use crate::ffi;
+use std::ffi::c_int;
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+
+/// An MPI group, freed on drop (`MPI_Group_free`).
+///
+/// `Send + Sync` for the same reasons as [`Communicator`](super::Communicator): every call passes
+/// the thread gate.
+#[derive(Debug)]
+pub struct Group<'env> {
+    raw: ffi::MPI_Group,
+    _env: PhantomData<&'env Mpi>,
+}
+
+// SAFETY: the handle is an identifier MPI resolves internally; every use passes the thread gate
+// (`env::enter`), and `Drop` leaks rather than frees when the gate refuses.
+unsafe impl Send for Group<'_> {}
+// SAFETY: as for `Send`: `&Group` only allows gated MPI calls.
+unsafe impl Sync for Group<'_> {}
+
+pub(crate) fn group_null() -> ffi::MPI_Group {
+    // SAFETY: an immutable constant defined by the shim.
+    unsafe { ffi::ferrompi_MPI_GROUP_NULL }
+}
+
+fn group_empty() -> ffi::MPI_Group {
+    // SAFETY: an immutable constant defined by the shim.
+    unsafe { ffi::ferrompi_MPI_GROUP_EMPTY }
+}
+
+impl<'env> Group<'env> {
+    /// Takes ownership of a group handle MPI just created.
+    ///
+    /// # Safety
+    /// `raw` must be a valid group handle (or `MPI_GROUP_EMPTY`) that nothing else frees.
+    pub(crate) unsafe fn adopt(raw: ffi::MPI_Group) -> Group<'env> {
+        Group { raw, _env: PhantomData }
+    }
+
+    /// The raw handle, for calling `ffi` directly. It stays owned by `self`.
+    pub fn as_raw(&self) -> ffi::MPI_Group {
+        self.raw
+    }
+
+    fn query(&self, operation: &'static str, call: impl FnOnce(&mut c_int) -> c_int) -> Result<c_int> {
+        let _gate = enter(operation)?;
+        let mut value = 0;
+        check(call(&mut value), operation)?;
+        Ok(value)
+    }
+
+    /// The number of processes in the group (`MPI_Group_size`, MPI-4.0 §7.3.1).
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn size(&self) -> Result<i32> {
+        // SAFETY: valid group; writes one int.
+        self.query("group_size", |v| unsafe { ffi::MPI_Group_size(self.raw, v) })
+    }
+
+    /// This process's rank in the group, or `None` if it is not a member (`MPI_Group_rank`).
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn rank(&self) -> Result<Option<i32>> {
+        // SAFETY: valid group; writes one int.
+        let rank = self.query("group_rank", |v| unsafe { ffi::MPI_Group_rank(self.raw, v) })?;
+        Ok((rank != ffi::MPI_UNDEFINED).then_some(rank))
+    }
+
+    /// Checks that `ranks` are distinct ranks of this group, as `incl`/`excl` require.
+    fn check_ranks(&self, ranks: &[i32], operation: &'static str) -> Result<c_int> {
+        let size = self.size()?;
+        let mut seen = vec![false; usize::try_from(size).unwrap_or(0)];
+        for &rank in ranks {
+            let index = usize::try_from(rank).ok().filter(|&i| i < seen.len());
+            let Some(index) = index else {
+                return Err(Error::InvalidRank { operation, role: "group", rank, size });
+            };
+            if std::mem::replace(&mut seen[index], true) {
+                return Err(Error::InvalidArgument {
+                    operation,
+                    reason: format!("rank {rank} appears more than once"),
+                });
+            }
+        }
+        count_of::<i32>(ranks.len(), operation)
+    }
+
+    fn derive(
+        &self,
+        operation: &'static str,
+        call: impl FnOnce(&mut ffi::MPI_Group) -> c_int,
+    ) -> Result<Group<'env>> {
+        let _gate = enter(operation)?;
+        let mut raw = group_null();
+        check(call(&mut raw), operation)?;
+        // SAFETY: MPI just created the group for us.
+        Ok(unsafe { Group::adopt(raw) })
+    }
+
+    /// The processes at `ranks` of this group, in that order (`MPI_Group_incl`, MPI-4.0 §7.3.2).
+    ///
+    /// # Errors
+    /// [`Error::InvalidRank`] for a rank outside the group, [`Error::InvalidArgument`] for a
+    /// repeated rank; [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn incl(&self, ranks: &[i32]) -> Result<Group<'env>> {
+        const OP: &str = "group_incl";
+        let n = self.check_ranks(ranks, OP)?;
+        // SAFETY: `ranks` holds `n` distinct valid ranks; MPI writes the new handle.
+        self.derive(OP, |out| unsafe { ffi::MPI_Group_incl(self.raw, n, ranks.as_ptr(), out) })
+    }
+
+    /// This group without the processes at `ranks` (`MPI_Group_excl`, MPI-4.0 §7.3.2).
+    ///
+    /// # Errors
+    /// As [`Group::incl`].
+    pub fn excl(&self, ranks: &[i32]) -> Result<Group<'env>> {
+        const OP: &str = "group_excl";
+        let n = self.check_ranks(ranks, OP)?;
+        // SAFETY: `ranks` holds `n` distinct valid ranks; MPI writes the new handle.
+        self.derive(OP, |out| unsafe { ffi::MPI_Group_excl(self.raw, n, ranks.as_ptr(), out) })
+    }
+
+    /// All processes of `self`, then those of `other` not in `self` (`MPI_Group_union`).
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn union(&self, other: &Group<'_>) -> Result<Group<'env>> {
+        // SAFETY: two valid groups; MPI writes the new handle.
+        self.derive("group_union", |out| unsafe { ffi::MPI_Group_union(self.raw, other.raw, out) })
+    }
+
+    /// The processes of `self` that are also in `other` (`MPI_Group_intersection`).
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn intersection(&self, other: &Group<'_>) -> Result<Group<'env>> {
+        // SAFETY: two valid groups; MPI writes the new handle.
+        self.derive("group_intersection", |out| unsafe {
+            ffi::MPI_Group_intersection(self.raw, other.raw, out)
+        })
+    }
+
+    /// The processes of `self` that are not in `other` (`MPI_Group_difference`).
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn difference(&self, other: &Group<'_>) -> Result<Group<'env>> {
+        // SAFETY: two valid groups; MPI writes the new handle.
+        self.derive("group_difference", |out| unsafe {
+            ffi::MPI_Group_difference(self.raw, other.raw, out)
+        })
+    }
+
+    /// The ranks in `other` of the processes at `ranks` in `self`; `None` where a process is not
+    /// in `other` (`MPI_Group_translate_ranks`, MPI-4.0 §7.3.1).
+    ///
+    /// # Errors
+    /// [`Error::InvalidRank`] for a rank outside `self`; [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn translate_ranks(&self, ranks: &[i32], other: &Group<'_>) -> Result<Vec<Option<i32>>> {
+        const OP: &str = "group_translate_ranks";
+        let size = self.size()?;
+        if let Some(&rank) = ranks.iter().find(|&&r| !(0..size).contains(&r)) {
+            return Err(Error::InvalidRank { operation: OP, role: "group", rank, size });
+        }
+        let n = count_of::<i32>(ranks.len(), OP)?;
+        let mut out = vec![0; ranks.len()];
+        let _gate = enter(OP)?;
+        // SAFETY: `ranks` and `out` hold `n` ints each; all ranks are valid in `self`.
+        let rc = unsafe {
+            ffi::MPI_Group_translate_ranks(self.raw, n, ranks.as_ptr(), other.raw, out.as_mut_ptr())
+        };
+        check(rc, OP)?;
+        Ok(out.into_iter().map(|r| (r != ffi::MPI_UNDEFINED).then_some(r)).collect())
+    }
+
+    /// `MPI_Group_compare` (MPI-4.0 §7.3.1): [`Comparison::Identical`] for the same members in the
+    /// same order, [`Comparison::Similar`] for the same members, else [`Comparison::Unequal`].
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn compare(&self, other: &Group<'_>) -> Result<Comparison> {
+        const OP: &str = "group_compare";
+        // SAFETY: two valid groups; writes one int.
+        let raw = self.query(OP, |v| unsafe { ffi::MPI_Group_compare(self.raw, other.raw, v) })?;
+        Comparison::from_raw(raw, OP)
+    }
+
+    /// Frees the group now, reporting errors (`MPI_Group_free`, MPI-4.0 §7.3.3).
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`] (the handle is then leaked); [`Error::Mpi`].
+    pub fn free(self) -> Result<()> {
+        let mut this = ManuallyDrop::new(self);
+        this.free_raw()
+    }
+
+    fn free_raw(&mut self) -> Result<()> {
+        if self.raw == group_null() || self.raw == group_empty() {
+            return Ok(());
+        }
+        let _gate = enter("group_free")?;
+        // SAFETY: we own the handle; MPI sets it to MPI_GROUP_NULL so it is never freed twice.
+        check(unsafe { ffi::MPI_Group_free(&mut self.raw) }, "group_free")
+    }
+}
+
+impl Drop for Group<'_> {
+    fn drop(&mut self) {
+        // Errors cannot be reported from drop; `free` reports them.
+        let _ = self.free_raw();
+    }
+}

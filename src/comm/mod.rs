@@ -1,0 +1,366 @@
+//! Communicators (MPI-4.0 chapter 7): the predefined world and self, and the ones created from
+//! them, with point-to-point ([`p2p`]) and collective ([`collective`]) operations.
+//!
+//! A [`Communicator`] borrows the [`Mpi`] environment, so it cannot outlive `MPI_Finalize`. One it
+//! created (by `dup`, `split`, …) is freed when dropped; the predefined ones never are.
+//! Every created communicator gets `MPI_ERRORS_RETURN`.
+
+pub mod collective;
+pub mod group;
+pub mod p2p;
+
+use crate::env::{self, Mpi, enter};
+use crate::error::{Error, Result, check};
+use crate::ffi;
+use group::Group;
+use std::ffi::{CString, c_int};
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+
+/// An MPI communicator.
+///
+/// `Send + Sync` at every thread level: each call passes the thread gate described in
+/// [`env`](crate::env), and the raw handle is only an identifier (a pointer in Open MPI, an
+/// integer in MPICH) that MPI itself synchronises.
+#[derive(Debug)]
+pub struct Communicator<'env> {
+    raw: ffi::MPI_Comm,
+    rank: c_int,
+    size: c_int,
+    owned: bool,
+    _env: PhantomData<&'env Mpi>,
+}
+
+// SAFETY: the handle is an identifier MPI resolves internally; sharing or moving it between
+// threads is safe as long as calls respect the provided thread level, which every method
+// enforces through `env::enter` (an error, or the serializing lock). The cached rank and size
+// are immutable. `Drop` passes the gate too and leaks the handle when the gate refuses.
+unsafe impl Send for Communicator<'_> {}
+// SAFETY: as for `Send`; `&Communicator` gives access only to gated MPI calls and plain reads.
+unsafe impl Sync for Communicator<'_> {}
+
+/// How two communicators or groups relate (`MPI_Comm_compare`, `MPI_Group_compare`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Comparison {
+    /// `MPI_IDENT`: the same object.
+    Identical,
+    /// `MPI_CONGRUENT`: same members in the same order, different contexts (communicators only).
+    Congruent,
+    /// `MPI_SIMILAR`: same members, different order.
+    Similar,
+    /// `MPI_UNEQUAL`: otherwise.
+    Unequal,
+}
+
+impl Comparison {
+    fn from_raw(raw: c_int, operation: &'static str) -> Result<Comparison> {
+        Ok(match raw {
+            r if r == crate::c_int_const!(ffi::MPI_IDENT) => Comparison::Identical,
+            r if r == crate::c_int_const!(ffi::MPI_CONGRUENT) => Comparison::Congruent,
+            r if r == crate::c_int_const!(ffi::MPI_SIMILAR) => Comparison::Similar,
+            r if r == crate::c_int_const!(ffi::MPI_UNEQUAL) => Comparison::Unequal,
+            other => {
+                return Err(Error::InvalidArgument {
+                    operation,
+                    reason: format!("MPI returned an unknown comparison result {other}"),
+                });
+            }
+        })
+    }
+}
+
+/// The kinds of [`Communicator::split_type`] (MPI-4.0 §7.4.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SplitType {
+    /// `MPI_COMM_TYPE_SHARED`: processes that can create shared memory windows together
+    /// (in practice, the ranks of one node).
+    Shared,
+}
+
+impl SplitType {
+    fn raw(self) -> c_int {
+        match self {
+            SplitType::Shared => crate::c_int_const!(ffi::MPI_COMM_TYPE_SHARED),
+        }
+    }
+}
+
+impl<'env> Communicator<'env> {
+    /// Wraps a communicator handle, caching its rank and size.
+    ///
+    /// # Safety
+    /// `raw` must be a valid communicator (not `MPI_COMM_NULL`) of the MPI that `_mpi` is, and if
+    /// `owned`, nothing else may free it.
+    unsafe fn from_raw(raw: ffi::MPI_Comm, owned: bool, operation: &'static str) -> Result<Self> {
+        let (mut rank, mut size) = (0, 0);
+        // Created before the calls, so that an error still frees an owned handle.
+        let mut comm = Communicator { raw, rank: 0, size: 0, owned, _env: PhantomData };
+        // SAFETY: `raw` is a valid communicator; each call writes one int.
+        check(unsafe { ffi::MPI_Comm_rank(raw, &mut rank) }, operation)?;
+        // SAFETY: as above.
+        check(unsafe { ffi::MPI_Comm_size(raw, &mut size) }, operation)?;
+        (comm.rank, comm.size) = (rank, size);
+        Ok(comm)
+    }
+
+    /// Takes ownership of a communicator MPI just created: installs `MPI_ERRORS_RETURN` and
+    /// caches rank and size. `MPI_COMM_NULL` (the process is not in the new communicator) is `None`.
+    fn adopt(raw: ffi::MPI_Comm, operation: &'static str) -> Result<Option<Self>> {
+        if raw == comm_null() {
+            return Ok(None);
+        }
+        // SAFETY: MPI just created `raw` for this process; we are its only owner.
+        let comm = unsafe { Communicator::from_raw(raw, true, operation)? };
+        // SAFETY: valid communicator and predefined error handler.
+        check(unsafe { ffi::MPI_Comm_set_errhandler(raw, env::errors_return()) }, operation)?;
+        Ok(Some(comm))
+    }
+
+    /// The raw handle, for calling `ffi` directly. It stays owned by `self`.
+    pub fn as_raw(&self) -> ffi::MPI_Comm {
+        self.raw
+    }
+
+    /// This process's rank in the communicator (`MPI_Comm_rank`, MPI-4.0 §7.4.1).
+    #[inline]
+    pub fn rank(&self) -> i32 {
+        self.rank
+    }
+
+    /// The number of processes in the communicator (`MPI_Comm_size`, MPI-4.0 §7.4.1).
+    #[inline]
+    pub fn size(&self) -> i32 {
+        self.size
+    }
+
+    /// Checks that `rank` is a rank of this communicator, for use as `role`.
+    #[inline]
+    pub(crate) fn check_rank(&self, rank: i32, role: &'static str, operation: &'static str) -> Result<()> {
+        if (0..self.size).contains(&rank) {
+            Ok(())
+        } else {
+            Err(Error::InvalidRank { operation, role, rank, size: self.size })
+        }
+    }
+
+    /// `MPI_Comm_dup` (MPI-4.0 §7.4.2): a new communicator with the same group and a new context,
+    /// so its messages never match the original's. Collective.
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`] from a thread the thread level does not allow; [`Error::Mpi`].
+    pub fn dup(&self) -> Result<Communicator<'env>> {
+        const OP: &str = "dup";
+        let _gate = enter(OP)?;
+        let mut raw = comm_null();
+        // SAFETY: valid communicator; MPI writes the new handle.
+        check(unsafe { ffi::MPI_Comm_dup(self.raw, &mut raw) }, OP)?;
+        Communicator::adopt(raw, OP)?.ok_or_else(|| unexpected_null(OP))
+    }
+
+    /// `MPI_Comm_split` (MPI-4.0 §7.4.2): partitions the processes by `color`, ordering each part
+    /// by `key` (ties by rank). Collective. `None` as color leaves this process out and it gets
+    /// `None` back.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a negative color; [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn split(&self, color: Option<i32>, key: i32) -> Result<Option<Communicator<'env>>> {
+        const OP: &str = "split";
+        let color = match color {
+            Some(c) if c < 0 => {
+                return Err(Error::InvalidArgument {
+                    operation: OP,
+                    reason: format!("color {c} is negative; use None to leave this process out"),
+                });
+            }
+            Some(c) => c,
+            None => ffi::MPI_UNDEFINED,
+        };
+        let _gate = enter(OP)?;
+        let mut raw = comm_null();
+        // SAFETY: valid communicator; MPI writes the new handle.
+        check(unsafe { ffi::MPI_Comm_split(self.raw, color, key, &mut raw) }, OP)?;
+        Communicator::adopt(raw, OP)
+    }
+
+    /// `MPI_Comm_split_type` (MPI-4.0 §7.4.2): splits by a hardware property, e.g. one
+    /// communicator per shared-memory node. Collective.
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn split_type(&self, kind: SplitType, key: i32) -> Result<Communicator<'env>> {
+        const OP: &str = "split_type";
+        let _gate = enter(OP)?;
+        let mut raw = comm_null();
+        // SAFETY: valid communicator; null info is MPI_INFO_NULL's meaning, passed as the constant.
+        let rc = unsafe {
+            ffi::MPI_Comm_split_type(self.raw, kind.raw(), key, ffi::ferrompi_MPI_INFO_NULL, &mut raw)
+        };
+        check(rc, OP)?;
+        Communicator::adopt(raw, OP)?.ok_or_else(|| unexpected_null(OP))
+    }
+
+    /// The ranks of this node: `split_type(SplitType::Shared, key)`.
+    ///
+    /// # Errors
+    /// As [`Communicator::split_type`].
+    pub fn split_shared(&self, key: i32) -> Result<Communicator<'env>> {
+        self.split_type(SplitType::Shared, key)
+    }
+
+    /// `MPI_Comm_compare` (MPI-4.0 §7.4.1).
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn compare(&self, other: &Communicator<'_>) -> Result<Comparison> {
+        const OP: &str = "compare";
+        let _gate = enter(OP)?;
+        let mut result = 0;
+        // SAFETY: two valid communicators; writes one int.
+        check(unsafe { ffi::MPI_Comm_compare(self.raw, other.raw, &mut result) }, OP)?;
+        Comparison::from_raw(result, OP)
+    }
+
+    /// The communicator's name (`MPI_Comm_get_name`, MPI-4.0 §7.8).
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn name(&self) -> Result<String> {
+        const OP: &str = "name";
+        let _gate = enter(OP)?;
+        env::mpi_string(ffi::MPI_MAX_OBJECT_NAME, OP, |buf, len| {
+            // SAFETY: `buf` has MPI_MAX_OBJECT_NAME bytes, as the call requires.
+            unsafe { ffi::MPI_Comm_get_name(self.raw, buf, len) }
+        })
+    }
+
+    /// Names the communicator (`MPI_Comm_set_name`, MPI-4.0 §7.8); local to this process.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `name` has a NUL byte or is longer than
+    /// `MPI_MAX_OBJECT_NAME - 1` bytes; [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn set_name(&self, name: &str) -> Result<()> {
+        const OP: &str = "set_name";
+        let max = usize::try_from(ffi::MPI_MAX_OBJECT_NAME - 1).unwrap_or(0);
+        if name.len() > max {
+            return Err(Error::InvalidArgument {
+                operation: OP,
+                reason: format!("name is {} bytes, at most {max} allowed", name.len()),
+            });
+        }
+        let c_name = CString::new(name).map_err(|_| Error::InvalidArgument {
+            operation: OP,
+            reason: "name contains a NUL byte".into(),
+        })?;
+        let _gate = enter(OP)?;
+        // SAFETY: valid communicator and NUL-terminated string that MPI copies.
+        check(unsafe { ffi::MPI_Comm_set_name(self.raw, c_name.as_ptr()) }, OP)
+    }
+
+    /// The group of the communicator (`MPI_Comm_group`, MPI-4.0 §7.3.2).
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn group(&self) -> Result<Group<'env>> {
+        const OP: &str = "group";
+        let _gate = enter(OP)?;
+        let mut raw = group::group_null();
+        // SAFETY: valid communicator; MPI writes a new group handle that we then own.
+        check(unsafe { ffi::MPI_Comm_group(self.raw, &mut raw) }, OP)?;
+        // SAFETY: MPI just created the group for us.
+        Ok(unsafe { Group::adopt(raw) })
+    }
+
+    /// `MPI_Comm_create` (MPI-4.0 §7.4.2): a communicator of the processes in `group`, a subgroup
+    /// of this communicator's. Collective over all of this communicator; members get `Some`.
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`]; [`Error::Mpi`] (for instance if `group` is not a subgroup).
+    pub fn create(&self, group: &Group<'_>) -> Result<Option<Communicator<'env>>> {
+        const OP: &str = "create";
+        let _gate = enter(OP)?;
+        let mut raw = comm_null();
+        // SAFETY: valid communicator and group; MPI writes the new handle.
+        check(unsafe { ffi::MPI_Comm_create(self.raw, group.as_raw(), &mut raw) }, OP)?;
+        Communicator::adopt(raw, OP)
+    }
+
+    /// `MPI_Comm_create_group` (MPI-4.0 §7.4.2): a communicator of the processes in `group`,
+    /// collective over the group's members only — the others do not take part. `tag`
+    /// distinguishes concurrent creations.
+    ///
+    /// # Errors
+    /// [`Error::NotInGroup`] if this process is not in `group` (calling would be erroneous);
+    /// [`Error::InvalidTag`]; [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn create_from_group(&self, group: &Group<'_>, tag: i32) -> Result<Communicator<'env>> {
+        const OP: &str = "create_from_group";
+        p2p::check_tag(tag, OP)?;
+        if group.rank()?.is_none() {
+            return Err(Error::NotInGroup { operation: OP });
+        }
+        let _gate = enter(OP)?;
+        let mut raw = comm_null();
+        // SAFETY: valid communicator and group containing this process; MPI writes the handle.
+        check(unsafe { ffi::MPI_Comm_create_group(self.raw, group.as_raw(), tag, &mut raw) }, OP)?;
+        Communicator::adopt(raw, OP)?.ok_or_else(|| unexpected_null(OP))
+    }
+
+    /// Frees the communicator now (`MPI_Comm_free`, MPI-4.0 §7.4.3), reporting errors; dropping
+    /// it does the same silently. Predefined communicators are not freed.
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`] (the handle is then leaked, not freed); [`Error::Mpi`].
+    pub fn free(self) -> Result<()> {
+        let mut this = ManuallyDrop::new(self);
+        this.free_raw()
+    }
+
+    fn free_raw(&mut self) -> Result<()> {
+        if !self.owned {
+            return Ok(());
+        }
+        self.owned = false;
+        let _gate = enter("free")?;
+        // SAFETY: we own the handle and this is its only free; MPI sets it to MPI_COMM_NULL.
+        check(unsafe { ffi::MPI_Comm_free(&mut self.raw) }, "free")
+    }
+}
+
+impl Drop for Communicator<'_> {
+    fn drop(&mut self) {
+        // Errors cannot be reported from drop; `free` reports them.
+        let _ = self.free_raw();
+    }
+}
+
+impl Mpi {
+    /// `MPI_COMM_WORLD`: all processes of the job. Makes no MPI call.
+    pub fn world(&self) -> Communicator<'_> {
+        let (rank, size) = self.world_rank_size();
+        Communicator { raw: env::world_raw(), rank, size, owned: false, _env: PhantomData }
+    }
+
+    /// `MPI_COMM_SELF`: this process alone. Makes no MPI call.
+    pub fn self_comm(&self) -> Communicator<'_> {
+        Communicator { raw: env::self_raw(), rank: 0, size: 1, owned: false, _env: PhantomData }
+    }
+}
+
+pub(crate) fn comm_null() -> ffi::MPI_Comm {
+    // SAFETY: an immutable constant defined by the shim.
+    unsafe { ffi::ferrompi_MPI_COMM_NULL }
+}
+
+#[cold]
+fn unexpected_null(operation: &'static str) -> Error {
+    Error::InvalidArgument { operation, reason: "MPI returned MPI_COMM_NULL unexpectedly".into() }
+}
+
+/// Compile-time assertion of the thread-safety traits of the public handle types.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    const fn sync<T: Sync>() {}
+    send_sync::<Communicator<'static>>();
+    send_sync::<Group<'static>>();
+    sync::<Mpi>();
+};

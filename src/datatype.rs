@@ -1,0 +1,232 @@
+//! Datatypes: which Rust types travel in MPI messages, and as what (MPI-4.0 §3.2.2, §5.1).
+//!
+//! [`Equivalence`] is the one bound every buffer of the crate uses. A value of an `Equivalence`
+//! type is [`Equivalence::ELEMENTS`] elements of one predefined MPI datatype, so `[f64; 3]` is
+//! three `MPI_DOUBLE`s and a [`Bytes<T>`] of a `bytemuck::Pod` type is `size_of::<T>()`
+//! `MPI_BYTE`s. No derived datatype has to be created, committed or cached for them, and a
+//! reduction over `[f64; 3]` is element-wise, as it should be.
+//!
+//! | Rust | MPI datatype |
+//! |---|---|
+//! | `i8`, `i16`, `i32`, `i64`, `isize` | `MPI_INT8_T` … `MPI_INT64_T` |
+//! | `u8`, `u16`, `u32`, `u64`, `usize` | `MPI_UINT8_T` … `MPI_UINT64_T` |
+//! | `f32`, `f64` | `MPI_FLOAT`, `MPI_DOUBLE` |
+//! | `bool` | `MPI_C_BOOL` (where the MPI defines it) |
+//! | `[T; N]` | `N ×` that of `T` |
+//! | [`Bytes<T>`] for `T: bytemuck::Pod` | `size_of::<T>() ×` `MPI_BYTE` |
+
+use crate::error::{Error, Result};
+use crate::ffi;
+use std::ffi::c_int;
+
+/// A predefined MPI datatype handle. Copyable and never freed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct Datatype {
+    raw: ffi::MPI_Datatype,
+}
+
+impl Datatype {
+    /// Wraps a raw handle.
+    ///
+    /// # Safety
+    /// `raw` must be a valid, committed MPI datatype that stays valid for as long as the returned
+    /// value (or any copy) is used, such as a predefined one.
+    pub const unsafe fn from_raw(raw: ffi::MPI_Datatype) -> Datatype {
+        Datatype { raw }
+    }
+
+    /// The raw handle, for calling `ffi` directly.
+    pub fn as_raw(self) -> ffi::MPI_Datatype {
+        self.raw
+    }
+}
+
+/// A Rust type with an MPI datatype equivalent.
+///
+/// # Safety
+/// Implementors promise that:
+/// - a value of `Self` occupies exactly `size_of::<Self>()` bytes, laid out as
+///   [`ELEMENTS`](Self::ELEMENTS) consecutive elements of [`datatype`](Self::datatype), with no
+///   padding, so that MPI reading or writing `len * ELEMENTS` elements at a `*const Self` of `len`
+///   values stays within them;
+/// - after MPI has written arbitrary bytes into values of `Self`, calling
+///   [`repair_received`](Self::repair_received) on them leaves only valid values. For types where
+///   every bit pattern is valid (integers, floats, `bytemuck::Pod` types) the default no-op does
+///   this.
+pub unsafe trait Equivalence: Copy + 'static {
+    /// How many elements of [`Self::datatype`] make one value.
+    const ELEMENTS: usize;
+
+    /// The predefined MPI datatype of one element.
+    fn datatype() -> Datatype;
+
+    /// Turns whatever bytes MPI wrote into valid values. Called by every receive, before the
+    /// buffer is given back, including on error (a truncated message may be partly written).
+    ///
+    /// # Safety
+    /// `ptr` must point to `len` values of `Self` that are writable and that no reference
+    /// observes during the call (their bytes may not be valid values yet).
+    #[doc(hidden)]
+    #[inline(always)]
+    unsafe fn repair_received(ptr: *mut Self, len: usize) {
+        let _ = (ptr, len);
+    }
+}
+
+macro_rules! equivalence {
+    ($($ty:ty => $konst:ident),* $(,)?) => {$(
+        // SAFETY: the type is a primitive of the same size as the MPI datatype named (exact-width
+        // or IEEE types), one element per value, and every bit pattern of it is valid.
+        unsafe impl Equivalence for $ty {
+            const ELEMENTS: usize = 1;
+            #[inline(always)]
+            fn datatype() -> Datatype {
+                // SAFETY: an immutable predefined handle defined by the shim.
+                unsafe { Datatype::from_raw(ffi::$konst) }
+            }
+        }
+    )*};
+}
+
+equivalence! {
+    i8 => ferrompi_MPI_INT8_T,
+    i16 => ferrompi_MPI_INT16_T,
+    i32 => ferrompi_MPI_INT32_T,
+    i64 => ferrompi_MPI_INT64_T,
+    u8 => ferrompi_MPI_UINT8_T,
+    u16 => ferrompi_MPI_UINT16_T,
+    u32 => ferrompi_MPI_UINT32_T,
+    u64 => ferrompi_MPI_UINT64_T,
+    f32 => ferrompi_MPI_FLOAT,
+    f64 => ferrompi_MPI_DOUBLE,
+}
+
+#[cfg(target_pointer_width = "64")]
+equivalence! { isize => ferrompi_MPI_INT64_T, usize => ferrompi_MPI_UINT64_T }
+#[cfg(target_pointer_width = "32")]
+equivalence! { isize => ferrompi_MPI_INT32_T, usize => ferrompi_MPI_UINT32_T }
+
+// SAFETY: Rust's `bool` has the size and representation of C's `_Bool` (one byte, 0 or 1) on
+// every platform Rust supports with a C ABI, which is what MPI_C_BOOL describes. Not every byte
+// is a valid `bool`, so `repair_received` maps any non-zero byte a peer sent to `true`.
+#[cfg(ferrompi_c_bool)]
+unsafe impl Equivalence for bool {
+    const ELEMENTS: usize = 1;
+    #[inline(always)]
+    fn datatype() -> Datatype {
+        // SAFETY: an immutable predefined handle defined by the shim.
+        unsafe { Datatype::from_raw(ffi::ferrompi_MPI_C_BOOL) }
+    }
+
+    unsafe fn repair_received(ptr: *mut Self, len: usize) {
+        let bytes = ptr.cast::<u8>();
+        for i in 0..len {
+            // SAFETY: the caller guarantees `len` writable one-byte values at `ptr`; they are
+            // accessed as `u8`, for which every byte is valid.
+            unsafe {
+                let byte = bytes.add(i);
+                *byte = u8::from(*byte != 0);
+            }
+        }
+    }
+}
+
+// SAFETY: `[T; N]` is `N` values of `T` with no padding between them, hence `N * T::ELEMENTS`
+// elements of `T`'s datatype; repairing it repairs its `N * len` values of `T`.
+unsafe impl<T: Equivalence, const N: usize> Equivalence for [T; N] {
+    const ELEMENTS: usize = T::ELEMENTS * N;
+    #[inline(always)]
+    fn datatype() -> Datatype {
+        T::datatype()
+    }
+
+    #[inline(always)]
+    unsafe fn repair_received(ptr: *mut Self, len: usize) {
+        // SAFETY: `len` arrays of `N` values of `T` are `len * N` contiguous values of `T`, and
+        // that product fits in `usize` because the arrays exist in memory.
+        unsafe { T::repair_received(ptr.cast::<T>(), len * N) }
+    }
+}
+
+/// A `bytemuck::Pod` value that travels as its bytes (`MPI_BYTE`).
+///
+/// Use it for plain structs: `Bytes::wrap_slice(&points)` turns `&[Point]` into `&[Bytes<Point>]`
+/// without copying (see [`bytemuck::TransparentWrapper`]). Messages are not converted between
+/// architectures, so use it between processes of the same binary or at least the same ABI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(transparent)]
+pub struct Bytes<T>(pub T);
+
+// SAFETY: `Bytes<T>` is `repr(transparent)` over `T`.
+unsafe impl<T> bytemuck::TransparentWrapper<T> for Bytes<T> {}
+
+// SAFETY: `T: Pod` has no padding and every bit pattern is valid, so a value is exactly
+// `size_of::<T>()` arbitrary bytes; `Bytes<T>` is `repr(transparent)` over it.
+unsafe impl<T: bytemuck::Pod> Equivalence for Bytes<T> {
+    const ELEMENTS: usize = std::mem::size_of::<T>();
+    #[inline(always)]
+    fn datatype() -> Datatype {
+        // SAFETY: an immutable predefined handle defined by the shim.
+        unsafe { Datatype::from_raw(ffi::ferrompi_MPI_BYTE) }
+    }
+}
+
+/// The MPI count for `len` values of `T`: `len * T::ELEMENTS` as a C `int`.
+///
+/// # Errors
+/// [`Error::CountOverflow`] if it does not fit.
+#[inline(always)]
+pub(crate) fn count_of<T: Equivalence>(len: usize, operation: &'static str) -> Result<c_int> {
+    let elements = len.checked_mul(T::ELEMENTS);
+    match elements.and_then(|n| c_int::try_from(n).ok()) {
+        Some(count) => Ok(count),
+        None => Err(count_overflow(len, T::ELEMENTS, operation)),
+    }
+}
+
+#[cold]
+fn count_overflow(len: usize, per_value: usize, operation: &'static str) -> Error {
+    let count = u128::try_from(len).unwrap_or(u128::MAX).saturating_mul(u128::try_from(per_value).unwrap_or(u128::MAX));
+    Error::CountOverflow { operation, count, max: i64::from(c_int::MAX) }
+}
+
+/// Repairs a received buffer (see [`Equivalence::repair_received`]).
+#[inline(always)]
+pub(crate) fn repair<T: Equivalence>(buf: &mut [T]) {
+    // SAFETY: the slice is `len` writable values, exclusively borrowed for the call.
+    unsafe { T::repair_received(buf.as_mut_ptr(), buf.len()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_multiply_and_check_overflow() {
+        assert_eq!(count_of::<f64>(10, "t"), Ok(10));
+        assert_eq!(count_of::<[f64; 3]>(10, "t"), Ok(30));
+        assert_eq!(count_of::<Bytes<[u16; 4]>>(5, "t"), Ok(40));
+        let max = usize::try_from(c_int::MAX).unwrap();
+        assert_eq!(count_of::<u8>(max, "t"), Ok(c_int::MAX));
+        assert!(matches!(
+            count_of::<u8>(max + 1, "send"),
+            Err(Error::CountOverflow { operation: "send", count, .. }) if count == (max as u128) + 1
+        ));
+        assert!(matches!(count_of::<[u8; 2]>(max, "t"), Err(Error::CountOverflow { .. })));
+        assert!(matches!(count_of::<[u8; 2]>(usize::MAX, "t"), Err(Error::CountOverflow { .. })));
+    }
+
+    #[cfg(ferrompi_c_bool)]
+    #[test]
+    fn bool_repair_makes_any_byte_valid() {
+        let mut raw = [0u8, 1, 2, 255];
+        // SAFETY: four writable bytes, viewed as bool only after repair.
+        unsafe { bool::repair_received(raw.as_mut_ptr().cast::<bool>(), raw.len()) };
+        assert_eq!(raw, [0, 1, 1, 1]);
+        let mut arrays = [[7u8, 0], [0, 9]];
+        // SAFETY: as above, for [bool; 2].
+        unsafe { <[bool; 2]>::repair_received(arrays.as_mut_ptr().cast::<[bool; 2]>(), 2) };
+        assert_eq!(arrays, [[1, 0], [0, 1]]);
+    }
+}

@@ -1,0 +1,554 @@
+//! The MPI environment: initialisation with a thread level, finalisation on drop, and what the
+//! process can ask of it (time, names, versions, how it was launched). MPI-4.0 §11.2–§11.4.
+//!
+//! # Lifetimes
+//! [`Mpi`] is the environment token. Every handle the crate gives out (communicators, groups,
+//! and later requests and windows) borrows it, so the borrow checker rejects any program that
+//! could use or free a handle after `MPI_Finalize`. `Mpi` is `!Send`, so it is dropped — and MPI
+//! finalized — on the thread that initialised it, as MPI requires.
+//!
+//! # Threads
+//! Handles are `Send + Sync` at every thread level. Each MPI call made through them first passes
+//! the thread gate of the level MPI *provided*:
+//!
+//! | provided level | calls from the initialising thread | calls from other threads |
+//! |---|---|---|
+//! | `Single`, `Funneled` | go straight to MPI | return [`Error::WrongThread`] |
+//! | `Serialized` | serialized by a process-wide lock | serialized by the same lock |
+//! | `Multiple` | go straight to MPI | go straight to MPI |
+//!
+//! The gate costs one relaxed atomic load and, below `Serialized`, one thread-local read: no
+//! allocation and no lookup. At `Serialized` the lock is what a C program must hold anyway.
+
+use crate::error::{Error, Result, check};
+use crate::ffi;
+use std::cell::Cell;
+use std::ffi::{c_int, c_void};
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
+use std::sync::{Mutex, MutexGuard, Once};
+
+/// The level of thread support (MPI-4.0 §11.6.3), ordered from least to most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ThreadLevel {
+    /// `MPI_THREAD_SINGLE`: only one thread will execute.
+    Single,
+    /// `MPI_THREAD_FUNNELED`: only the initialising thread makes MPI calls.
+    Funneled,
+    /// `MPI_THREAD_SERIALIZED`: any thread may call MPI, but never two at once.
+    Serialized,
+    /// `MPI_THREAD_MULTIPLE`: any thread may call MPI at any time.
+    Multiple,
+}
+
+impl ThreadLevel {
+    const ALL: [ThreadLevel; 4] =
+        [ThreadLevel::Single, ThreadLevel::Funneled, ThreadLevel::Serialized, ThreadLevel::Multiple];
+
+    /// The `MPI_THREAD_*` constant of the installed MPI.
+    pub fn raw(self) -> c_int {
+        match self {
+            ThreadLevel::Single => crate::c_int_const!(ffi::MPI_THREAD_SINGLE),
+            ThreadLevel::Funneled => crate::c_int_const!(ffi::MPI_THREAD_FUNNELED),
+            ThreadLevel::Serialized => crate::c_int_const!(ffi::MPI_THREAD_SERIALIZED),
+            ThreadLevel::Multiple => crate::c_int_const!(ffi::MPI_THREAD_MULTIPLE),
+        }
+    }
+
+    /// The level for an `MPI_THREAD_*` value, if it is one.
+    pub fn from_raw(raw: c_int) -> Option<ThreadLevel> {
+        ThreadLevel::ALL.into_iter().find(|level| level.raw() == raw)
+    }
+
+    fn index(self) -> u8 {
+        self as u8
+    }
+}
+
+/// How this process was started, as told by the environment the launcher sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Launcher {
+    /// Open MPI's `mpirun`/`mpiexec` (sets `OMPI_COMM_WORLD_SIZE`).
+    OpenMpiMpirun,
+    /// MPICH's Hydra `mpiexec` (sets `PMI_RANK` and `MPI_LOCALNRANKS`).
+    Hydra,
+    /// Slurm's `srun` (sets `SLURM_STEP_ID` and `SLURM_PROCID`).
+    Srun,
+    /// Some other PMI or PMIx launcher.
+    OtherPmi,
+    /// No launcher: a singleton `MPI_Init` (MPI-4.0 §11.8.2), e.g. `cargo run`.
+    Singleton,
+}
+
+impl Launcher {
+    /// Detects the launcher from the variables of this process's environment.
+    pub fn detect() -> Launcher {
+        Launcher::detect_from(|name| std::env::var_os(name).is_some())
+    }
+
+    /// Detects the launcher from a predicate saying which environment variables are set.
+    ///
+    /// Open MPI's and Hydra's own variables win over Slurm's, since `mpirun` inside an allocation
+    /// runs under a Slurm step too.
+    pub fn detect_from(is_set: impl Fn(&str) -> bool) -> Launcher {
+        if is_set("OMPI_COMM_WORLD_SIZE") {
+            Launcher::OpenMpiMpirun
+        } else if is_set("PMI_RANK") && (is_set("MPI_LOCALNRANKS") || is_set("HYDI_CONTROL_FD")) {
+            Launcher::Hydra
+        } else if is_set("SLURM_STEP_ID") && is_set("SLURM_PROCID") {
+            Launcher::Srun
+        } else if is_set("PMI_RANK") || is_set("PMIX_RANK") || is_set("PMI_FD") {
+            Launcher::OtherPmi
+        } else {
+            Launcher::Singleton
+        }
+    }
+}
+
+/// Options for [`Mpi::builder`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "call .init() to initialise MPI"]
+pub struct InitOptions {
+    thread_level: ThreadLevel,
+    abort_on_panic: bool,
+}
+
+impl InitOptions {
+    /// The thread level to request (default [`ThreadLevel::Funneled`]).
+    pub fn thread_level(mut self, level: ThreadLevel) -> Self {
+        self.thread_level = level;
+        self
+    }
+
+    /// Whether a panic in any thread of this process aborts the whole MPI job (default `true`).
+    ///
+    /// Without it, a rank that panics leaves the others blocked in their next collective until
+    /// something kills the job. With it, the panic message is printed first, then
+    /// `MPI_Abort(MPI_COMM_WORLD, 101)` ends every rank. A panic that the program catches with
+    /// `catch_unwind` aborts too; turn this off if the program relies on catching panics.
+    pub fn abort_on_panic(mut self, on: bool) -> Self {
+        self.abort_on_panic = on;
+        self
+    }
+
+    /// Initialises MPI (`MPI_Init_thread`, MPI-4.0 §11.2.1).
+    ///
+    /// The provided level may be lower than the requested one; see [`Mpi::thread_level`]. Installs
+    /// `MPI_ERRORS_RETURN` on `MPI_COMM_WORLD` and `MPI_COMM_SELF`.
+    ///
+    /// # Errors
+    /// [`Error::AlreadyInitialized`] if MPI is initialised in this process (by ferrompi or anyone
+    /// else), [`Error::AlreadyFinalized`] if it was finalized, [`Error::Mpi`] if initialisation fails.
+    pub fn init(self) -> Result<Mpi> {
+        Mpi::init_with(self)
+    }
+}
+
+const STATE_UNINIT: u8 = 0;
+const STATE_BUSY: u8 = 1;
+const STATE_ACTIVE: u8 = 2;
+const STATE_FINALIZED: u8 = 3;
+/// No thread level: MPI is not active.
+const LEVEL_NONE: u8 = u8::MAX;
+
+static STATE: AtomicU8 = AtomicU8::new(STATE_UNINIT);
+static PROVIDED: AtomicU8 = AtomicU8::new(LEVEL_NONE);
+static ABORT_ON_PANIC: AtomicBool = AtomicBool::new(false);
+static WORLD_RANK: AtomicI32 = AtomicI32::new(-1);
+static TAG_UB: AtomicI32 = AtomicI32::new(0);
+/// Serializes MPI calls when MPI provided `MPI_THREAD_SERIALIZED`.
+static SERIAL: Mutex<()> = Mutex::new(());
+static PANIC_HOOK: Once = Once::new();
+
+thread_local! {
+    static IS_INIT_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Permission to make an MPI call from this thread, held for the call's duration.
+#[must_use]
+pub(crate) enum ThreadGate {
+    /// The provided level allows this call as is.
+    Open,
+    /// `MPI_THREAD_SERIALIZED`: the process-wide lock, released on drop.
+    Serialized(#[allow(dead_code)] MutexGuard<'static, ()>),
+}
+
+/// Passes the thread gate of the provided thread level (see the module docs).
+#[inline]
+pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate> {
+    const MULTIPLE: u8 = ThreadLevel::Multiple as u8;
+    const SERIALIZED: u8 = ThreadLevel::Serialized as u8;
+    match PROVIDED.load(Ordering::Relaxed) {
+        MULTIPLE => Ok(ThreadGate::Open),
+        SERIALIZED => Ok(ThreadGate::Serialized(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))),
+        _ if IS_INIT_THREAD.with(Cell::get) => Ok(ThreadGate::Open),
+        level => Err(Error::WrongThread {
+            operation,
+            provided: ThreadLevel::ALL.get(usize::from(level)).copied().unwrap_or(ThreadLevel::Single),
+        }),
+    }
+}
+
+/// `MPI_TAG_UB` of `MPI_COMM_WORLD`, read once at initialisation.
+#[inline]
+pub(crate) fn tag_ub() -> i32 {
+    TAG_UB.load(Ordering::Relaxed)
+}
+
+/// A string MPI wrote into `buf` with length `len`, stopping at the first NUL.
+pub(crate) fn string_from_buffer(buf: &[u8], len: c_int) -> String {
+    let len = usize::try_from(len).unwrap_or(0).min(buf.len());
+    let bytes = &buf[..len];
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+/// Calls an MPI function that fills a string buffer of `capacity` bytes and its length.
+pub(crate) fn mpi_string(
+    capacity: c_int,
+    operation: &'static str,
+    fill: impl FnOnce(*mut std::ffi::c_char, *mut c_int) -> c_int,
+) -> Result<String> {
+    let size = usize::try_from(capacity).unwrap_or(0).max(1);
+    let mut buf = vec![0u8; size];
+    let mut len: c_int = 0;
+    check(fill(buf.as_mut_ptr().cast(), &mut len), operation)?;
+    Ok(string_from_buffer(&buf, len))
+}
+
+/// The MPI environment. Create it once, at the start of `main`; MPI is finalized when it drops.
+///
+/// ```no_run
+/// use ferrompi::Mpi;
+/// let mpi = Mpi::init()?;
+/// let world = mpi.world();
+/// println!("rank {} of {}", world.rank(), world.size());
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
+///
+/// `Mpi` is `Sync` (threads may share `&Mpi`) but not `Send`: it stays on the thread that
+/// initialised MPI, which is where MPI must be finalized.
+#[derive(Debug)]
+pub struct Mpi {
+    provided: ThreadLevel,
+    world_rank: c_int,
+    world_size: c_int,
+    launcher: Launcher,
+    _not_send: PhantomData<*const ()>,
+}
+
+// SAFETY: `Mpi` holds only plain values; its methods either make MPI calls that are allowed from
+// any thread (MPI_Wtime, MPI_Wtick, MPI_Get_version, MPI_Get_library_version, MPI_Initialized are
+// thread safe at every level per MPI-4.0 §11.6.3, and the ones that are not pass the thread
+// gate), or create handles whose own calls pass the gate. It stays `!Send` through `_not_send`.
+unsafe impl Sync for Mpi {}
+
+impl Mpi {
+    /// Initialises MPI with [`ThreadLevel::Funneled`] and the panic hook on.
+    ///
+    /// # Errors
+    /// As [`InitOptions::init`].
+    pub fn init() -> Result<Mpi> {
+        Mpi::builder().init()
+    }
+
+    /// Initialises MPI requesting `level`.
+    ///
+    /// # Errors
+    /// As [`InitOptions::init`].
+    pub fn init_thread(level: ThreadLevel) -> Result<Mpi> {
+        Mpi::builder().thread_level(level).init()
+    }
+
+    /// Options for initialisation: thread level and the abort-on-panic hook.
+    pub fn builder() -> InitOptions {
+        InitOptions { thread_level: ThreadLevel::Funneled, abort_on_panic: true }
+    }
+
+    fn init_with(options: InitOptions) -> Result<Mpi> {
+        if let Err(state) =
+            STATE.compare_exchange(STATE_UNINIT, STATE_BUSY, Ordering::AcqRel, Ordering::Acquire)
+        {
+            return Err(if state == STATE_FINALIZED {
+                Error::AlreadyFinalized
+            } else {
+                Error::AlreadyInitialized
+            });
+        }
+        match Mpi::start(options) {
+            Ok(mpi) => {
+                STATE.store(STATE_ACTIVE, Ordering::Release);
+                Ok(mpi)
+            }
+            Err(e) => {
+                // MPI may be half-initialised; it can only be told apart by asking it.
+                let state = if is_initialized() { STATE_FINALIZED } else { STATE_UNINIT };
+                STATE.store(state, Ordering::Release);
+                Err(e)
+            }
+        }
+    }
+
+    fn start(options: InitOptions) -> Result<Mpi> {
+        let (mut initialized, mut finalized) = (0, 0);
+        // SAFETY: both functions may be called at any time and write one int each.
+        check(unsafe { ffi::MPI_Finalized(&mut finalized) }, "init")?;
+        // SAFETY: as above.
+        check(unsafe { ffi::MPI_Initialized(&mut initialized) }, "init")?;
+        if finalized != 0 {
+            return Err(Error::AlreadyFinalized);
+        }
+        if initialized != 0 {
+            return Err(Error::AlreadyInitialized);
+        }
+        let launcher = Launcher::detect();
+        let mut provided: c_int = 0;
+        // SAFETY: MPI is not initialised (checked above, and STATE_BUSY excludes other threads);
+        // null argc/argv are allowed (MPI-4.0 §11.2.1).
+        let rc = unsafe {
+            ffi::MPI_Init_thread(
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                options.thread_level.raw(),
+                &mut provided,
+            )
+        };
+        check(rc, "init")?;
+        let provided = ThreadLevel::from_raw(provided).unwrap_or(ThreadLevel::Single);
+        for comm in [world_raw(), self_raw()] {
+            // SAFETY: predefined communicators and error handler, MPI is initialised.
+            check(unsafe { ffi::MPI_Comm_set_errhandler(comm, errors_return()) }, "init")?;
+        }
+        let (mut rank, mut size): (c_int, c_int) = (0, 0);
+        // SAFETY: MPI is initialised; writes one int.
+        check(unsafe { ffi::MPI_Comm_rank(world_raw(), &mut rank) }, "init")?;
+        // SAFETY: as above.
+        check(unsafe { ffi::MPI_Comm_size(world_raw(), &mut size) }, "init")?;
+        WORLD_RANK.store(rank, Ordering::Relaxed);
+        TAG_UB.store(read_tag_ub()?, Ordering::Relaxed);
+        IS_INIT_THREAD.with(|flag| flag.set(true));
+        PROVIDED.store(provided.index(), Ordering::Release);
+        ABORT_ON_PANIC.store(options.abort_on_panic, Ordering::Relaxed);
+        if options.abort_on_panic {
+            PANIC_HOOK.call_once(install_panic_hook);
+        }
+        Ok(Mpi { provided, world_rank: rank, world_size: size, launcher, _not_send: PhantomData })
+    }
+
+    /// The thread level MPI provided, which may be below the one requested.
+    pub fn thread_level(&self) -> ThreadLevel {
+        self.provided
+    }
+
+    /// Rank and size of `MPI_COMM_WORLD`, read at initialisation.
+    pub(crate) fn world_rank_size(&self) -> (c_int, c_int) {
+        (self.world_rank, self.world_size)
+    }
+
+    /// How this process was launched.
+    pub fn launcher(&self) -> Launcher {
+        self.launcher
+    }
+
+    /// Turns the abort-on-panic hook on or off (see [`InitOptions::abort_on_panic`]).
+    pub fn set_abort_on_panic(&self, on: bool) {
+        if on {
+            PANIC_HOOK.call_once(install_panic_hook);
+        }
+        ABORT_ON_PANIC.store(on, Ordering::Relaxed);
+    }
+
+    /// `MPI_Wtime`: seconds since some time in the past (MPI-4.0 §9.6).
+    pub fn wtime(&self) -> f64 {
+        // SAFETY: no arguments; callable from any thread.
+        unsafe { ffi::MPI_Wtime() }
+    }
+
+    /// `MPI_Wtick`: the resolution of [`Mpi::wtime`] in seconds.
+    pub fn wtick(&self) -> f64 {
+        // SAFETY: no arguments; callable from any thread.
+        unsafe { ffi::MPI_Wtick() }
+    }
+
+    /// `MPI_Get_processor_name` (MPI-4.0 §9.1.1).
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`] from a thread the thread level does not allow; [`Error::Mpi`].
+    pub fn processor_name(&self) -> Result<String> {
+        let _gate = enter("processor_name")?;
+        mpi_string(ffi::MPI_MAX_PROCESSOR_NAME, "processor_name", |buf, len| {
+            // SAFETY: `buf` has MPI_MAX_PROCESSOR_NAME bytes, as the call requires.
+            unsafe { ffi::MPI_Get_processor_name(buf, len) }
+        })
+    }
+
+    /// The MPI standard version the library implements, `(MPI_VERSION, MPI_SUBVERSION)` at run
+    /// time (`MPI_Get_version`, MPI-4.0 §9.1.1).
+    ///
+    /// # Errors
+    /// [`Error::Mpi`] if the call fails.
+    pub fn version(&self) -> Result<(i32, i32)> {
+        let (mut major, mut minor) = (0, 0);
+        // SAFETY: callable at any time from any thread; writes two ints.
+        check(unsafe { ffi::MPI_Get_version(&mut major, &mut minor) }, "version")?;
+        Ok((major, minor))
+    }
+
+    /// `MPI_Get_library_version`: the implementation's name and version.
+    ///
+    /// # Errors
+    /// [`Error::Mpi`] if the call fails.
+    pub fn library_version(&self) -> Result<String> {
+        mpi_string(ffi::MPI_MAX_LIBRARY_VERSION_STRING, "library_version", |buf, len| {
+            // SAFETY: `buf` has MPI_MAX_LIBRARY_VERSION_STRING bytes; thread safe at every level.
+            unsafe { ffi::MPI_Get_library_version(buf, len) }
+        })
+    }
+
+    /// The largest tag this MPI accepts (the `MPI_TAG_UB` attribute, at least 32767).
+    pub fn tag_ub(&self) -> i32 {
+        tag_ub()
+    }
+
+    /// Aborts every process of `MPI_COMM_WORLD` with `code` (`MPI_Abort`, MPI-4.0 §11.3).
+    pub fn abort(&self, code: i32) -> ! {
+        abort_world(code)
+    }
+
+    /// Finalizes MPI now, reporting any error (dropping [`Mpi`] does the same, ignoring errors).
+    ///
+    /// # Errors
+    /// [`Error::Mpi`] if `MPI_Finalize` fails.
+    pub fn finalize(self) -> Result<()> {
+        let this = std::mem::ManuallyDrop::new(self);
+        this.finalize_now()
+    }
+
+    fn finalize_now(&self) -> Result<()> {
+        STATE.store(STATE_BUSY, Ordering::Release);
+        PROVIDED.store(LEVEL_NONE, Ordering::Release);
+        // SAFETY: MPI is initialised and this is the initialising thread (`Mpi` is !Send). Every
+        // handle borrowed `self`, so none is left to be used afterwards.
+        let rc = unsafe { ffi::MPI_Finalize() };
+        IS_INIT_THREAD.with(|flag| flag.set(false));
+        STATE.store(STATE_FINALIZED, Ordering::Release);
+        check(rc, "finalize")
+    }
+}
+
+impl Drop for Mpi {
+    fn drop(&mut self) {
+        // Drop cannot report errors; `Mpi::finalize` does.
+        let _ = self.finalize_now();
+    }
+}
+
+fn is_initialized() -> bool {
+    let mut flag = 0;
+    // SAFETY: callable at any time.
+    let rc = unsafe { ffi::MPI_Initialized(&mut flag) };
+    rc == ffi::MPI_SUCCESS && flag != 0
+}
+
+fn read_tag_ub() -> Result<i32> {
+    let mut value: *mut c_int = std::ptr::null_mut();
+    let mut flag: c_int = 0;
+    // SAFETY: MPI_TAG_UB is a predefined attribute of MPI_COMM_WORLD whose value is a pointer
+    // to an int (MPI-4.0 §9.1.2); the call writes the pointer and the flag.
+    let rc = unsafe {
+        ffi::MPI_Comm_get_attr(
+            world_raw(),
+            crate::c_int_const!(ffi::MPI_TAG_UB),
+            (&mut value as *mut *mut c_int).cast::<c_void>(),
+            &mut flag,
+        )
+    };
+    check(rc, "init")?;
+    if flag == 0 || value.is_null() {
+        return Ok(32767); // The standard's guaranteed minimum.
+    }
+    // SAFETY: MPI keeps the attribute value alive until MPI_Finalize.
+    Ok(unsafe { *value })
+}
+
+/// Aborts the job through `MPI_COMM_WORLD`.
+pub(crate) fn abort_world(code: i32) -> ! {
+    // SAFETY: MPI_Abort may be called from any thread as a last resort; it does not return.
+    unsafe {
+        ffi::MPI_Abort(world_raw(), code);
+    }
+    std::process::abort()
+}
+
+fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        previous(info);
+        if ABORT_ON_PANIC.load(Ordering::Relaxed) && STATE.load(Ordering::Acquire) == STATE_ACTIVE {
+            let rank = WORLD_RANK.load(Ordering::Relaxed);
+            eprintln!("ferrompi: rank {rank} panicked; aborting the MPI job (MPI_Abort)");
+            abort_world(101);
+        }
+    }));
+}
+
+/// `MPI_COMM_WORLD`.
+pub(crate) fn world_raw() -> ffi::MPI_Comm {
+    // SAFETY: an immutable constant defined by the shim.
+    unsafe { ffi::ferrompi_MPI_COMM_WORLD }
+}
+
+/// `MPI_COMM_SELF`.
+pub(crate) fn self_raw() -> ffi::MPI_Comm {
+    // SAFETY: an immutable constant defined by the shim.
+    unsafe { ffi::ferrompi_MPI_COMM_SELF }
+}
+
+/// `MPI_ERRORS_RETURN`.
+pub(crate) fn errors_return() -> ffi::MPI_Errhandler {
+    // SAFETY: an immutable constant defined by the shim.
+    unsafe { ffi::ferrompi_MPI_ERRORS_RETURN }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detect(vars: &[&str]) -> Launcher {
+        Launcher::detect_from(|name| vars.contains(&name))
+    }
+
+    #[test]
+    fn launcher_detection() {
+        assert_eq!(detect(&[]), Launcher::Singleton);
+        assert_eq!(detect(&["OMPI_COMM_WORLD_SIZE", "PMIX_RANK"]), Launcher::OpenMpiMpirun);
+        assert_eq!(detect(&["PMI_RANK", "PMI_FD", "MPI_LOCALNRANKS"]), Launcher::Hydra);
+        assert_eq!(detect(&["SLURM_STEP_ID", "SLURM_PROCID", "PMI_RANK"]), Launcher::Srun);
+        // mpirun inside a Slurm allocation is still mpirun.
+        assert_eq!(
+            detect(&["SLURM_STEP_ID", "SLURM_PROCID", "OMPI_COMM_WORLD_SIZE"]),
+            Launcher::OpenMpiMpirun
+        );
+        // A batch script's environment (job, no step) is not srun.
+        assert_eq!(detect(&["SLURM_JOB_ID", "SLURM_PROCID"]), Launcher::Singleton);
+        assert_eq!(detect(&["PMIX_RANK"]), Launcher::OtherPmi);
+    }
+
+    #[test]
+    fn thread_levels_round_trip_and_are_ordered() {
+        for level in ThreadLevel::ALL {
+            assert_eq!(ThreadLevel::from_raw(level.raw()), Some(level));
+        }
+        assert!(ThreadLevel::Single.raw() < ThreadLevel::Multiple.raw());
+        assert_eq!(ThreadLevel::from_raw(-7), None);
+    }
+
+    #[test]
+    fn strings_stop_at_length_and_nul() {
+        assert_eq!(string_from_buffer(b"abc\0def", 7), "abc");
+        assert_eq!(string_from_buffer(b"abcdef", 3), "abc");
+        assert_eq!(string_from_buffer(b"abc", -1), "");
+        assert_eq!(string_from_buffer(b"abc", 99), "abc");
+    }
+}

@@ -1,0 +1,285 @@
+//! Errors: MPI error classes and the crate's own argument checks.
+//!
+//! Every MPI call in the crate goes through one path, [`check`]`(rc, "operation")?`, which turns a
+//! non-success return code into [`Error::Mpi`] with the error class (mapped from the constants of
+//! the installed `mpi.h`, never from literal numbers), the raw code, `MPI_Error_string`'s message
+//! and the operation's name. Errors the crate detects before calling MPI (ranks, tags, counts,
+//! buffer sizes, threads) are their own variants.
+//!
+//! `MPI_ERRORS_RETURN` is installed on `MPI_COMM_WORLD`, `MPI_COMM_SELF` and every communicator the
+//! crate creates, so MPI reports errors instead of aborting (MPI-4.0 §9.3).
+
+use crate::env::ThreadLevel;
+use crate::ffi;
+use std::ffi::c_int;
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in ferrompi.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// MPI returned an error code.
+    #[error("{operation}: MPI error {class:?} (code {code}): {message}")]
+    Mpi {
+        /// The crate operation that made the failing call, such as `"send"`.
+        operation: &'static str,
+        /// The error class of `code` (`MPI_Error_class`).
+        class: ErrorClass,
+        /// The raw error code MPI returned.
+        code: i32,
+        /// `MPI_Error_string` of `code`.
+        message: String,
+    },
+    /// A rank argument is outside the communicator or group.
+    #[error("{operation}: {role} rank {rank} is not in 0..{size}")]
+    InvalidRank {
+        /// The operation.
+        operation: &'static str,
+        /// What the rank is used as: `"destination"`, `"source"`, `"root"`, `"group"`.
+        role: &'static str,
+        /// The rank passed.
+        rank: i32,
+        /// The size of the communicator or group.
+        size: i32,
+    },
+    /// A tag is negative or above the `MPI_TAG_UB` attribute of this MPI.
+    #[error("{operation}: tag {tag} is not in 0..={max} (MPI_TAG_UB)")]
+    InvalidTag {
+        /// The operation.
+        operation: &'static str,
+        /// The tag passed.
+        tag: i32,
+        /// `MPI_TAG_UB`.
+        max: i32,
+    },
+    /// An element count does not fit the `int` the MPI call takes.
+    #[error("{operation}: {count} elements do not fit an MPI count (at most {max})")]
+    CountOverflow {
+        /// The operation.
+        operation: &'static str,
+        /// The count, in elements of the MPI datatype.
+        count: u128,
+        /// The largest count the call accepts.
+        max: i64,
+    },
+    /// A buffer's length does not match what the operation needs.
+    #[error("{operation}: buffer has {actual} elements, {expected} needed")]
+    BufferSize {
+        /// The operation.
+        operation: &'static str,
+        /// What the operation needs.
+        expected: usize,
+        /// What the buffer has.
+        actual: usize,
+    },
+    /// MPI was called from a thread the provided thread level does not allow.
+    #[error(
+        "{operation}: MPI was initialised with {provided:?}, which allows MPI calls only from the \
+         thread that initialised it; request ThreadLevel::Serialized or Multiple to use other threads"
+    )]
+    WrongThread {
+        /// The operation.
+        operation: &'static str,
+        /// The thread level MPI provided.
+        provided: ThreadLevel,
+    },
+    /// [`Mpi::init`](crate::Mpi::init) was called while MPI is initialised.
+    #[error("MPI is already initialised in this process")]
+    AlreadyInitialized,
+    /// [`Mpi::init`](crate::Mpi::init) was called after MPI was finalized: MPI cannot restart.
+    #[error("MPI has been finalized in this process and cannot be initialised again")]
+    AlreadyFinalized,
+    /// The calling process is not a member of the group the operation needs it in.
+    #[error("{operation}: the calling process is not a member of the group")]
+    NotInGroup {
+        /// The operation.
+        operation: &'static str,
+    },
+    /// Any other argument the crate rejects before calling MPI.
+    #[error("{operation}: {reason}")]
+    InvalidArgument {
+        /// The operation.
+        operation: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl Error {
+    /// The MPI error class, for [`Error::Mpi`]; `None` for errors the crate detected itself.
+    pub fn class(&self) -> Option<ErrorClass> {
+        match self {
+            Error::Mpi { class, .. } => Some(*class),
+            _ => None,
+        }
+    }
+
+    /// Builds [`Error::Mpi`] from a return code, asking MPI for its class and message.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn from_code(code: c_int, operation: &'static str) -> Error {
+        let mut class = code;
+        // SAFETY: `MPI_Error_class` writes one int through a valid pointer; an unknown code
+        // makes it return an error, in which case `class` keeps the code itself.
+        let rc = unsafe { ffi::MPI_Error_class(code, &mut class) };
+        if rc != ffi::MPI_SUCCESS {
+            class = code;
+        }
+        Error::Mpi { operation, class: ErrorClass::from_raw(class), code, message: error_string(code) }
+    }
+}
+
+/// `MPI_Error_string` of a code, or a placeholder when MPI does not know it.
+fn error_string(code: c_int) -> String {
+    let mut buf = vec![0u8; usize::try_from(ffi::MPI_MAX_ERROR_STRING).unwrap_or(0).max(1)];
+    let mut len: c_int = 0;
+    // SAFETY: `buf` has room for MPI_MAX_ERROR_STRING bytes, as MPI_Error_string requires.
+    let rc = unsafe { ffi::MPI_Error_string(code, buf.as_mut_ptr().cast(), &mut len) };
+    if rc != ffi::MPI_SUCCESS {
+        return format!("unknown MPI error code {code}");
+    }
+    crate::env::string_from_buffer(&buf, len)
+}
+
+/// Converts an MPI return code to a `Result`: the one path from return codes to [`Error`].
+#[inline(always)]
+pub(crate) fn check(rc: c_int, operation: &'static str) -> Result<()> {
+    if rc == ffi::MPI_SUCCESS { Ok(()) } else { Err(Error::from_code(rc, operation)) }
+}
+
+macro_rules! error_classes {
+    ($( $(#[$cfg:meta])* $variant:ident = $konst:ident, $doc:literal; )*) => {
+        /// MPI error classes (MPI-4.0 §9.4, Table 9.1), mapped from the installed `mpi.h`.
+        ///
+        /// The numeric values differ between implementations (`MPI_ERR_TRUNCATE` is 15 in Open MPI
+        /// and 14 in MPICH); [`ErrorClass::raw`] gives the value of the MPI this crate was built with.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum ErrorClass {
+            $( $(#[$cfg])* #[doc = $doc] $variant, )*
+            /// A class this crate does not name (implementation-specific or user-defined).
+            Other(i32),
+        }
+
+        impl ErrorClass {
+            /// Every named class, in declaration order.
+            pub const ALL: &'static [ErrorClass] = &[ $( $(#[$cfg])* ErrorClass::$variant, )* ];
+
+            /// The class for a raw class number of the installed MPI.
+            pub fn from_raw(class: i32) -> ErrorClass {
+                match class {
+                    $( $(#[$cfg])* ffi::$konst => ErrorClass::$variant, )*
+                    other => ErrorClass::Other(other),
+                }
+            }
+
+            /// The raw class number in the installed MPI.
+            pub fn raw(self) -> i32 {
+                match self {
+                    $( $(#[$cfg])* ErrorClass::$variant => ffi::$konst, )*
+                    ErrorClass::Other(class) => class,
+                }
+            }
+        }
+    };
+}
+
+error_classes! {
+    Buffer = MPI_ERR_BUFFER, "Invalid buffer pointer.";
+    Count = MPI_ERR_COUNT, "Invalid count argument.";
+    Type = MPI_ERR_TYPE, "Invalid datatype argument.";
+    Tag = MPI_ERR_TAG, "Invalid tag argument.";
+    Comm = MPI_ERR_COMM, "Invalid communicator.";
+    Rank = MPI_ERR_RANK, "Invalid rank.";
+    Request = MPI_ERR_REQUEST, "Invalid request (handle).";
+    Root = MPI_ERR_ROOT, "Invalid root.";
+    Group = MPI_ERR_GROUP, "Invalid group.";
+    Op = MPI_ERR_OP, "Invalid operation.";
+    Topology = MPI_ERR_TOPOLOGY, "Invalid topology.";
+    Dims = MPI_ERR_DIMS, "Invalid dimension argument.";
+    Arg = MPI_ERR_ARG, "Invalid argument of some other kind.";
+    Unknown = MPI_ERR_UNKNOWN, "Unknown error.";
+    Truncate = MPI_ERR_TRUNCATE, "Message truncated on receive.";
+    OtherError = MPI_ERR_OTHER, "Known error not in this list.";
+    Intern = MPI_ERR_INTERN, "Internal MPI (implementation) error.";
+    InStatus = MPI_ERR_IN_STATUS, "Error code is in status.";
+    Pending = MPI_ERR_PENDING, "Pending request.";
+    Keyval = MPI_ERR_KEYVAL, "Invalid keyval has been passed.";
+    NoMem = MPI_ERR_NO_MEM, "MPI_ALLOC_MEM failed because memory is exhausted.";
+    Base = MPI_ERR_BASE, "Invalid base passed to MPI_FREE_MEM.";
+    InfoKey = MPI_ERR_INFO_KEY, "Key longer than MPI_MAX_INFO_KEY.";
+    InfoValue = MPI_ERR_INFO_VALUE, "Value longer than MPI_MAX_INFO_VAL.";
+    InfoNokey = MPI_ERR_INFO_NOKEY, "Invalid key passed to MPI_INFO_DELETE.";
+    Spawn = MPI_ERR_SPAWN, "Error in spawning processes.";
+    Port = MPI_ERR_PORT, "Invalid port name.";
+    Service = MPI_ERR_SERVICE, "Invalid service name.";
+    Name = MPI_ERR_NAME, "Invalid service name in MPI_LOOKUP_NAME.";
+    Win = MPI_ERR_WIN, "Invalid window argument.";
+    Size = MPI_ERR_SIZE, "Invalid size argument.";
+    Disp = MPI_ERR_DISP, "Invalid displacement argument.";
+    Info = MPI_ERR_INFO, "Invalid info argument.";
+    Locktype = MPI_ERR_LOCKTYPE, "Invalid locktype argument.";
+    Assert = MPI_ERR_ASSERT, "Invalid assert argument.";
+    RmaConflict = MPI_ERR_RMA_CONFLICT, "Conflicting accesses to window.";
+    RmaSync = MPI_ERR_RMA_SYNC, "Invalid synchronization of RMA calls.";
+    RmaRange = MPI_ERR_RMA_RANGE, "Target memory is not part of the window.";
+    RmaAttach = MPI_ERR_RMA_ATTACH, "Memory cannot be attached.";
+    RmaShared = MPI_ERR_RMA_SHARED, "Memory cannot be shared.";
+    RmaFlavor = MPI_ERR_RMA_FLAVOR, "Passed window has the wrong flavor.";
+    File = MPI_ERR_FILE, "Invalid file handle.";
+    NotSame = MPI_ERR_NOT_SAME, "Collective argument not identical on all processes.";
+    Amode = MPI_ERR_AMODE, "Error related to the amode passed to MPI_FILE_OPEN.";
+    UnsupportedDatarep = MPI_ERR_UNSUPPORTED_DATAREP, "Unsupported datarep.";
+    UnsupportedOperation = MPI_ERR_UNSUPPORTED_OPERATION, "Unsupported operation.";
+    NoSuchFile = MPI_ERR_NO_SUCH_FILE, "File does not exist.";
+    FileExists = MPI_ERR_FILE_EXISTS, "File exists.";
+    BadFile = MPI_ERR_BAD_FILE, "Invalid file name.";
+    Access = MPI_ERR_ACCESS, "Permission denied.";
+    NoSpace = MPI_ERR_NO_SPACE, "Not enough space.";
+    Quota = MPI_ERR_QUOTA, "Quota exceeded.";
+    ReadOnly = MPI_ERR_READ_ONLY, "Read-only file or file system.";
+    FileInUse = MPI_ERR_FILE_IN_USE, "File operation could not be completed: the file is in use.";
+    DupDatarep = MPI_ERR_DUP_DATAREP, "Conversion functions already registered for this datarep.";
+    Conversion = MPI_ERR_CONVERSION, "An error occurred in a user-supplied data conversion function.";
+    Io = MPI_ERR_IO, "Other I/O error.";
+    #[cfg(ferrompi_mpi4)]
+    Session = MPI_ERR_SESSION, "Invalid session handle (MPI-4).";
+    #[cfg(ferrompi_mpi4)]
+    ProcAborted = MPI_ERR_PROC_ABORTED, "Operation failed because a peer process has aborted (MPI-4).";
+    #[cfg(ferrompi_mpi4)]
+    ValueTooLarge = MPI_ERR_VALUE_TOO_LARGE, "Value is too large to store (MPI-4).";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn class_mapping_round_trips_and_is_injective() {
+        let mut seen = std::collections::HashSet::new();
+        for &class in ErrorClass::ALL {
+            assert_eq!(ErrorClass::from_raw(class.raw()), class, "{class:?}");
+            assert!(seen.insert(class.raw()), "{class:?} shares its number with another class");
+            assert_ne!(class.raw(), ffi::MPI_SUCCESS, "{class:?} must not be MPI_SUCCESS");
+            assert!(class.raw() <= ffi::MPI_ERR_LASTCODE, "{class:?} is above MPI_ERR_LASTCODE");
+        }
+    }
+
+    #[test]
+    fn class_numbers_are_the_installed_mpis() {
+        // The two families number classes differently; the mapping must follow the header.
+        #[cfg(ferrompi_family = "openmpi")]
+        assert_eq!(ErrorClass::Truncate.raw(), 15);
+        #[cfg(ferrompi_family = "mpich")]
+        assert_eq!(ErrorClass::Truncate.raw(), 14);
+        assert_eq!(ErrorClass::from_raw(ffi::MPI_ERR_RANK), ErrorClass::Rank);
+        assert_eq!(ErrorClass::from_raw(-12345), ErrorClass::Other(-12345));
+    }
+
+    #[test]
+    fn check_passes_success_through() {
+        assert_eq!(check(ffi::MPI_SUCCESS, "op"), Ok(()));
+    }
+}

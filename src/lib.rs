@@ -1,0 +1,122 @@
+//! # ferrompi
+//!
+//! Safe, idiomatic and zero-overhead access to MPI for Rust programs launched by `mpirun`,
+//! `mpiexec` or Slurm's `srun`.
+//!
+//! ```no_run
+//! use ferrompi::Mpi;
+//!
+//! let mpi = Mpi::init()?;
+//! let world = mpi.world();
+//! let mut data = [0.0f64; 4];
+//! if world.rank() == 0 {
+//!     data = [1.0, 2.0, 3.0, 4.0];
+//! }
+//! world.bcast(&mut data, 0)?;
+//! assert_eq!(data[3], 4.0);
+//! # Ok::<(), ferrompi::Error>(())
+//! ```
+//!
+//! ## What is here
+//!
+//! | module | MPI-4.0 | what |
+//! |---|---|---|
+//! | [`ffi`] | all | bindgen bindings of the installed `mpi.h`, and the constants shim |
+//! | [`env`] | §11.2–§11.6 | [`Mpi`]: init with a [`ThreadLevel`], finalize on drop, [`Launcher`] |
+//! | [`error`] | §9.3–§9.4 | [`Error`], [`ErrorClass`] |
+//! | [`datatype`] | §3.2.2 | [`Equivalence`]: which Rust types travel, as what |
+//! | [`comm`] | ch. 7 | [`Communicator`], [`Group`]: dup, split, split_type, compare, names |
+//! | [`comm::p2p`] | ch. 3 | `send`, `recv`, [`Status`] |
+//! | [`comm::collective`] | ch. 6 | `barrier`, `bcast` |
+//!
+//! Which MPI the crate was built against: [`IMPLEMENTATION`], [`MPI_VERSION`], [`BUILD_PROBE`].
+//!
+//! ## Thread safety
+//!
+//! | type | `Send` | `Sync` | why |
+//! |---|---|---|---|
+//! | [`Mpi`] | no | yes | finalized on the thread that initialised MPI |
+//! | [`Communicator`] | yes | yes | every call passes the thread gate |
+//! | [`Group`] | yes | yes | every call passes the thread gate |
+//! | [`Status`], [`Datatype`] | yes/no¹ | yes/no¹ | plain data |
+//!
+//! ¹ Whatever the raw MPI type is: `MPI_Datatype` is a pointer in Open MPI.
+//!
+//! The *thread gate* makes the handles sound at every thread level MPI may provide: below
+//! `MPI_THREAD_SERIALIZED`, calls from a thread other than the initialising one return
+//! [`Error::WrongThread`]; at `SERIALIZED` they take a process-wide lock; at `MULTIPLE` they go
+//! straight through. See [`env`].
+//!
+//! ## Soundness model
+//!
+//! - **Nothing outlives finalize.** Every handle borrows [`Mpi`]; MPI is finalized when `Mpi`
+//!   drops, on its own thread.
+//! - **No unchecked input reaches MPI.** Ranks, roots, tags and counts are checked before the call
+//!   ([`Error::InvalidRank`], [`Error::InvalidTag`], [`Error::CountOverflow`]), and
+//!   `MPI_ERRORS_RETURN` is installed on every communicator, so MPI's own checks come back as
+//!   [`Error::Mpi`] instead of aborting.
+//! - **Buffers are typed.** A buffer is a slice of an [`Equivalence`] type, whose contract says
+//!   exactly how many MPI elements it is; counts are derived from the slice, so MPI cannot read
+//!   or write past it. Receives repair values whose bit patterns could be invalid (`bool`).
+//! - **Handles are freed once.** Created communicators and groups are freed on drop (or by an
+//!   explicit `free`), predefined ones never.
+//! - **A panicking rank ends the job** (`MPI_Abort`) instead of leaving the others blocked, unless
+//!   turned off with [`InitOptions::abort_on_panic`].
+
+pub mod comm;
+pub mod datatype;
+pub mod env;
+pub mod error;
+pub mod ffi;
+
+pub use comm::group::Group;
+pub use comm::p2p::{ANY_SOURCE, ANY_TAG, Source, Status, TagMatch};
+pub use comm::{Communicator, Comparison, SplitType};
+pub use datatype::{Bytes, Datatype, Equivalence};
+pub use env::{InitOptions, Launcher, Mpi, ThreadLevel};
+pub use error::{Error, ErrorClass, Result};
+
+/// Converts an integer constant of the generated bindings to `c_int`, checked at compile time.
+///
+/// bindgen types `#define` constants as `i32` but Open MPI's anonymous-enum constants
+/// (`MPI_IDENT`, `MPI_THREAD_*`, `MPI_TAG_UB`, …) as `c_uint`; this gives both one type without a
+/// run-time conversion, and fails the build if a value does not fit.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! c_int_const {
+    ($value:expr) => {{
+        const VALUE: i128 = $value as i128;
+        const _: () = assert!(
+            VALUE >= ::std::ffi::c_int::MIN as i128 && VALUE <= ::std::ffi::c_int::MAX as i128,
+            "MPI constant does not fit a C int"
+        );
+        VALUE as ::std::ffi::c_int
+    }};
+}
+
+/// MPI implementation families.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Implementation {
+    /// Open MPI.
+    OpenMpi,
+    /// MPICH or a derivative (Intel MPI, Cray MPICH, MVAPICH).
+    Mpich,
+    /// Another implementation.
+    Other,
+}
+
+/// The MPI family this crate was built against (from `mpi.h`).
+#[cfg(ferrompi_family = "openmpi")]
+pub const IMPLEMENTATION: Implementation = Implementation::OpenMpi;
+/// The MPI family this crate was built against (from `mpi.h`).
+#[cfg(ferrompi_family = "mpich")]
+pub const IMPLEMENTATION: Implementation = Implementation::Mpich;
+/// The MPI family this crate was built against (from `mpi.h`).
+#[cfg(ferrompi_family = "other")]
+pub const IMPLEMENTATION: Implementation = Implementation::Other;
+
+/// `MPI_VERSION.MPI_SUBVERSION` of the `mpi.h` this crate was built against, e.g. `"4.0"`.
+pub const MPI_VERSION: &str = env!("FERROMPI_BUILD_MPI_VERSION");
+
+/// How `build.rs` found MPI, e.g. `` `mpicc.mpich -show` ``.
+pub const BUILD_PROBE: &str = env!("FERROMPI_BUILD_PROBE");

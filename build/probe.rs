@@ -175,7 +175,9 @@ pub struct Capabilities {
 /// Reads the value of `pub const NAME: T = VALUE;` from bindgen output.
 fn const_value(bindings: &str, name: &str) -> Option<i64> {
     let needle = format!("pub const {name}:");
-    let line = bindings.lines().find(|l| l.trim_start().starts_with(&needle))?;
+    let line = bindings
+        .lines()
+        .find(|l| l.trim_start().starts_with(&needle))?;
     let value = line.split('=').nth(1)?.trim().trim_end_matches(';').trim();
     value.parse().ok()
 }
@@ -195,7 +197,8 @@ pub fn capabilities(bindings: &str) -> Result<Capabilities, String> {
     };
     let major = const_value(bindings, "MPI_VERSION").ok_or("mpi.h defines no MPI_VERSION")?;
     let minor = const_value(bindings, "MPI_SUBVERSION").ok_or("mpi.h defines no MPI_SUBVERSION")?;
-    let to_u32 = |v: i64| u32::try_from(v).map_err(|_| format!("MPI version number {v} out of range"));
+    let to_u32 =
+        |v: i64| u32::try_from(v).map_err(|_| format!("MPI version number {v} out of range"));
     Ok(Capabilities {
         family,
         version: (to_u32(major)?, to_u32(minor)?),

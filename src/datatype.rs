@@ -17,7 +17,7 @@
 
 use crate::error::{Error, Result};
 use crate::ffi;
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 
 /// A predefined MPI datatype handle. Copyable and never freed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,8 +187,43 @@ pub(crate) fn count_of<T: Equivalence>(len: usize, operation: &'static str) -> R
 
 #[cold]
 fn count_overflow(len: usize, per_value: usize, operation: &'static str) -> Error {
-    let count = u128::try_from(len).unwrap_or(u128::MAX).saturating_mul(u128::try_from(per_value).unwrap_or(u128::MAX));
-    Error::CountOverflow { operation, count, max: i64::from(c_int::MAX) }
+    let count = u128::try_from(len)
+        .unwrap_or(u128::MAX)
+        .saturating_mul(u128::try_from(per_value).unwrap_or(u128::MAX));
+    Error::CountOverflow {
+        operation,
+        count,
+        max: i64::from(c_int::MAX),
+    }
+}
+
+/// Where a zero-byte buffer points MPI instead of its own dangling address.
+///
+/// An empty slice of a one-byte type points at address 1, which is `MPI_IN_PLACE` in Open MPI
+/// (MPICH's is `(void *) -1`): passing it would turn an empty `bcast` into an in-place one. This
+/// static is a real address that no implementation uses as a sentinel. MPI reads or writes
+/// nothing through it, since the count is 0.
+static EMPTY_BUFFER: u64 = 0;
+
+/// The address MPI gets for a send buffer.
+#[inline(always)]
+pub(crate) fn send_ptr<T>(buf: &[T]) -> *const c_void {
+    if std::mem::size_of_val(buf) == 0 {
+        (&raw const EMPTY_BUFFER).cast()
+    } else {
+        buf.as_ptr().cast()
+    }
+}
+
+/// The address MPI gets for a receive buffer (see [`send_ptr`]). For a zero-byte buffer the
+/// count is 0, so MPI writes nothing through the shared static's address.
+#[inline(always)]
+pub(crate) fn recv_ptr<T>(buf: &mut [T]) -> *mut c_void {
+    if std::mem::size_of_val(buf) == 0 {
+        (&raw const EMPTY_BUFFER).cast_mut().cast()
+    } else {
+        buf.as_mut_ptr().cast()
+    }
 }
 
 /// Repairs a received buffer (see [`Equivalence::repair_received`]).
@@ -213,8 +248,14 @@ mod tests {
             count_of::<u8>(max + 1, "send"),
             Err(Error::CountOverflow { operation: "send", count, .. }) if count == (max as u128) + 1
         ));
-        assert!(matches!(count_of::<[u8; 2]>(max, "t"), Err(Error::CountOverflow { .. })));
-        assert!(matches!(count_of::<[u8; 2]>(usize::MAX, "t"), Err(Error::CountOverflow { .. })));
+        assert!(matches!(
+            count_of::<[u8; 2]>(max, "t"),
+            Err(Error::CountOverflow { .. })
+        ));
+        assert!(matches!(
+            count_of::<[u8; 2]>(usize::MAX, "t"),
+            Err(Error::CountOverflow { .. })
+        ));
     }
 
     #[cfg(ferrompi_c_bool)]

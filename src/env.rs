@@ -42,8 +42,12 @@ pub enum ThreadLevel {
 }
 
 impl ThreadLevel {
-    const ALL: [ThreadLevel; 4] =
-        [ThreadLevel::Single, ThreadLevel::Funneled, ThreadLevel::Serialized, ThreadLevel::Multiple];
+    const ALL: [ThreadLevel; 4] = [
+        ThreadLevel::Single,
+        ThreadLevel::Funneled,
+        ThreadLevel::Serialized,
+        ThreadLevel::Multiple,
+    ];
 
     /// The `MPI_THREAD_*` constant of the installed MPI.
     pub fn raw(self) -> c_int {
@@ -57,7 +61,9 @@ impl ThreadLevel {
 
     /// The level for an `MPI_THREAD_*` value, if it is one.
     pub fn from_raw(raw: c_int) -> Option<ThreadLevel> {
-        ThreadLevel::ALL.into_iter().find(|level| level.raw() == raw)
+        ThreadLevel::ALL
+            .into_iter()
+            .find(|level| level.raw() == raw)
     }
 
     fn index(self) -> u8 {
@@ -181,11 +187,16 @@ pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate> {
     const SERIALIZED: u8 = ThreadLevel::Serialized as u8;
     match PROVIDED.load(Ordering::Relaxed) {
         MULTIPLE => Ok(ThreadGate::Open),
-        SERIALIZED => Ok(ThreadGate::Serialized(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))),
+        SERIALIZED => Ok(ThreadGate::Serialized(
+            SERIAL.lock().unwrap_or_else(|e| e.into_inner()),
+        )),
         _ if IS_INIT_THREAD.with(Cell::get) => Ok(ThreadGate::Open),
         level => Err(Error::WrongThread {
             operation,
-            provided: ThreadLevel::ALL.get(usize::from(level)).copied().unwrap_or(ThreadLevel::Single),
+            provided: ThreadLevel::ALL
+                .get(usize::from(level))
+                .copied()
+                .unwrap_or(ThreadLevel::Single),
         }),
     }
 }
@@ -229,6 +240,22 @@ pub(crate) fn mpi_string(
 ///
 /// `Mpi` is `Sync` (threads may share `&Mpi`) but not `Send`: it stays on the thread that
 /// initialised MPI, which is where MPI must be finalized.
+///
+/// No handle can be used after finalize — this does not compile:
+/// ```compile_fail
+/// # use ferrompi::Mpi;
+/// let mpi = Mpi::init().unwrap();
+/// let world = mpi.world();
+/// drop(mpi); // error[E0505]: cannot move out of `mpi` because it is borrowed
+/// world.barrier().unwrap();
+/// ```
+///
+/// nor does moving the environment to another thread:
+/// ```compile_fail
+/// # use ferrompi::Mpi;
+/// let mpi = Mpi::init().unwrap();
+/// std::thread::spawn(move || drop(mpi)); // error[E0277]: `*const ()` cannot be sent between threads
+/// ```
 #[derive(Debug)]
 pub struct Mpi {
     provided: ThreadLevel,
@@ -263,13 +290,19 @@ impl Mpi {
 
     /// Options for initialisation: thread level and the abort-on-panic hook.
     pub fn builder() -> InitOptions {
-        InitOptions { thread_level: ThreadLevel::Funneled, abort_on_panic: true }
+        InitOptions {
+            thread_level: ThreadLevel::Funneled,
+            abort_on_panic: true,
+        }
     }
 
     fn init_with(options: InitOptions) -> Result<Mpi> {
-        if let Err(state) =
-            STATE.compare_exchange(STATE_UNINIT, STATE_BUSY, Ordering::AcqRel, Ordering::Acquire)
-        {
+        if let Err(state) = STATE.compare_exchange(
+            STATE_UNINIT,
+            STATE_BUSY,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
             return Err(if state == STATE_FINALIZED {
                 Error::AlreadyFinalized
             } else {
@@ -283,7 +316,11 @@ impl Mpi {
             }
             Err(e) => {
                 // MPI may be half-initialised; it can only be told apart by asking it.
-                let state = if is_initialized() { STATE_FINALIZED } else { STATE_UNINIT };
+                let state = if is_initialized() {
+                    STATE_FINALIZED
+                } else {
+                    STATE_UNINIT
+                };
                 STATE.store(state, Ordering::Release);
                 Err(e)
             }
@@ -318,13 +355,22 @@ impl Mpi {
         let provided = ThreadLevel::from_raw(provided).unwrap_or(ThreadLevel::Single);
         for comm in [world_raw(), self_raw()] {
             // SAFETY: predefined communicators and error handler, MPI is initialised.
-            check(unsafe { ffi::MPI_Comm_set_errhandler(comm, errors_return()) }, "init")?;
+            check(
+                unsafe { ffi::MPI_Comm_set_errhandler(comm, errors_return()) },
+                "init",
+            )?;
         }
         let (mut rank, mut size): (c_int, c_int) = (0, 0);
         // SAFETY: MPI is initialised; writes one int.
-        check(unsafe { ffi::MPI_Comm_rank(world_raw(), &mut rank) }, "init")?;
+        check(
+            unsafe { ffi::MPI_Comm_rank(world_raw(), &mut rank) },
+            "init",
+        )?;
         // SAFETY: as above.
-        check(unsafe { ffi::MPI_Comm_size(world_raw(), &mut size) }, "init")?;
+        check(
+            unsafe { ffi::MPI_Comm_size(world_raw(), &mut size) },
+            "init",
+        )?;
         WORLD_RANK.store(rank, Ordering::Relaxed);
         TAG_UB.store(read_tag_ub()?, Ordering::Relaxed);
         IS_INIT_THREAD.with(|flag| flag.set(true));
@@ -333,7 +379,13 @@ impl Mpi {
         if options.abort_on_panic {
             PANIC_HOOK.call_once(install_panic_hook);
         }
-        Ok(Mpi { provided, world_rank: rank, world_size: size, launcher, _not_send: PhantomData })
+        Ok(Mpi {
+            provided,
+            world_rank: rank,
+            world_size: size,
+            launcher,
+            _not_send: PhantomData,
+        })
     }
 
     /// The thread level MPI provided, which may be below the one requested.
@@ -391,7 +443,10 @@ impl Mpi {
     pub fn version(&self) -> Result<(i32, i32)> {
         let (mut major, mut minor) = (0, 0);
         // SAFETY: callable at any time from any thread; writes two ints.
-        check(unsafe { ffi::MPI_Get_version(&mut major, &mut minor) }, "version")?;
+        check(
+            unsafe { ffi::MPI_Get_version(&mut major, &mut minor) },
+            "version",
+        )?;
         Ok((major, minor))
     }
 
@@ -400,10 +455,14 @@ impl Mpi {
     /// # Errors
     /// [`Error::Mpi`] if the call fails.
     pub fn library_version(&self) -> Result<String> {
-        mpi_string(ffi::MPI_MAX_LIBRARY_VERSION_STRING, "library_version", |buf, len| {
-            // SAFETY: `buf` has MPI_MAX_LIBRARY_VERSION_STRING bytes; thread safe at every level.
-            unsafe { ffi::MPI_Get_library_version(buf, len) }
-        })
+        mpi_string(
+            ffi::MPI_MAX_LIBRARY_VERSION_STRING,
+            "library_version",
+            |buf, len| {
+                // SAFETY: `buf` has MPI_MAX_LIBRARY_VERSION_STRING bytes; thread safe at every level.
+                unsafe { ffi::MPI_Get_library_version(buf, len) }
+            },
+        )
     }
 
     /// The largest tag this MPI accepts (the `MPI_TAG_UB` attribute, at least 32767).
@@ -522,16 +581,28 @@ mod tests {
     #[test]
     fn launcher_detection() {
         assert_eq!(detect(&[]), Launcher::Singleton);
-        assert_eq!(detect(&["OMPI_COMM_WORLD_SIZE", "PMIX_RANK"]), Launcher::OpenMpiMpirun);
-        assert_eq!(detect(&["PMI_RANK", "PMI_FD", "MPI_LOCALNRANKS"]), Launcher::Hydra);
-        assert_eq!(detect(&["SLURM_STEP_ID", "SLURM_PROCID", "PMI_RANK"]), Launcher::Srun);
+        assert_eq!(
+            detect(&["OMPI_COMM_WORLD_SIZE", "PMIX_RANK"]),
+            Launcher::OpenMpiMpirun
+        );
+        assert_eq!(
+            detect(&["PMI_RANK", "PMI_FD", "MPI_LOCALNRANKS"]),
+            Launcher::Hydra
+        );
+        assert_eq!(
+            detect(&["SLURM_STEP_ID", "SLURM_PROCID", "PMI_RANK"]),
+            Launcher::Srun
+        );
         // mpirun inside a Slurm allocation is still mpirun.
         assert_eq!(
             detect(&["SLURM_STEP_ID", "SLURM_PROCID", "OMPI_COMM_WORLD_SIZE"]),
             Launcher::OpenMpiMpirun
         );
         // A batch script's environment (job, no step) is not srun.
-        assert_eq!(detect(&["SLURM_JOB_ID", "SLURM_PROCID"]), Launcher::Singleton);
+        assert_eq!(
+            detect(&["SLURM_JOB_ID", "SLURM_PROCID"]),
+            Launcher::Singleton
+        );
         assert_eq!(detect(&["PMIX_RANK"]), Launcher::OtherPmi);
     }
 

@@ -127,13 +127,23 @@ impl Error {
         if rc != ffi::MPI_SUCCESS {
             class = code;
         }
-        Error::Mpi { operation, class: ErrorClass::from_raw(class), code, message: error_string(code) }
+        Error::Mpi {
+            operation,
+            class: ErrorClass::from_raw(class),
+            code,
+            message: error_string(code),
+        }
     }
 }
 
 /// `MPI_Error_string` of a code, or a placeholder when MPI does not know it.
 fn error_string(code: c_int) -> String {
-    let mut buf = vec![0u8; usize::try_from(ffi::MPI_MAX_ERROR_STRING).unwrap_or(0).max(1)];
+    let mut buf = vec![
+        0u8;
+        usize::try_from(ffi::MPI_MAX_ERROR_STRING)
+            .unwrap_or(0)
+            .max(1)
+    ];
     let mut len: c_int = 0;
     // SAFETY: `buf` has room for MPI_MAX_ERROR_STRING bytes, as MPI_Error_string requires.
     let rc = unsafe { ffi::MPI_Error_string(code, buf.as_mut_ptr().cast(), &mut len) };
@@ -144,9 +154,19 @@ fn error_string(code: c_int) -> String {
 }
 
 /// Converts an MPI return code to a `Result`: the one path from return codes to [`Error`].
+///
+/// Public so that code calling [`ffi`](crate::ffi) directly reports errors the same way:
+/// `check(unsafe { ffi::MPI_Barrier(comm.as_raw()) }, "my barrier")?`.
+///
+/// # Errors
+/// [`Error::Mpi`] for any code other than `MPI_SUCCESS`.
 #[inline(always)]
-pub(crate) fn check(rc: c_int, operation: &'static str) -> Result<()> {
-    if rc == ffi::MPI_SUCCESS { Ok(()) } else { Err(Error::from_code(rc, operation)) }
+pub fn check(rc: c_int, operation: &'static str) -> Result<()> {
+    if rc == ffi::MPI_SUCCESS {
+        Ok(())
+    } else {
+        Err(Error::from_code(rc, operation))
+    }
 }
 
 macro_rules! error_classes {
@@ -261,9 +281,19 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for &class in ErrorClass::ALL {
             assert_eq!(ErrorClass::from_raw(class.raw()), class, "{class:?}");
-            assert!(seen.insert(class.raw()), "{class:?} shares its number with another class");
-            assert_ne!(class.raw(), ffi::MPI_SUCCESS, "{class:?} must not be MPI_SUCCESS");
-            assert!(class.raw() <= ffi::MPI_ERR_LASTCODE, "{class:?} is above MPI_ERR_LASTCODE");
+            assert!(
+                seen.insert(class.raw()),
+                "{class:?} shares its number with another class"
+            );
+            assert_ne!(
+                class.raw(),
+                ffi::MPI_SUCCESS,
+                "{class:?} must not be MPI_SUCCESS"
+            );
+            assert!(
+                class.raw() <= ffi::MPI_ERR_LASTCODE,
+                "{class:?} is above MPI_ERR_LASTCODE"
+            );
         }
     }
 

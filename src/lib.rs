@@ -74,7 +74,7 @@ pub use comm::p2p::{ANY_SOURCE, ANY_TAG, Source, Status, TagMatch};
 pub use comm::{Communicator, Comparison, SplitType};
 pub use datatype::{Bytes, Datatype, Equivalence};
 pub use env::{InitOptions, Launcher, Mpi, ThreadLevel};
-pub use error::{Error, ErrorClass, Result};
+pub use error::{Error, ErrorClass, Result, check};
 
 /// Converts an integer constant of the generated bindings to `c_int`, checked at compile time.
 ///

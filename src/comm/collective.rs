@@ -2,7 +2,7 @@
 //! `bcast`; the rest arrive with the collectives issue.
 
 use super::Communicator;
-use crate::datatype::{Equivalence, count_of, repair};
+use crate::datatype::{Equivalence, count_of, recv_ptr, repair};
 use crate::env::enter;
 use crate::error::{Result, check};
 use crate::ffi;
@@ -39,9 +39,7 @@ impl Communicator<'_> {
             let _gate = enter(OP)?;
             // SAFETY: `buf` holds `count` elements of `T::datatype()`, exclusively borrowed for
             // the blocking call; MPI reads it at the root and writes at most `count` elsewhere.
-            unsafe {
-                ffi::MPI_Bcast(buf.as_mut_ptr().cast(), count, T::datatype().as_raw(), root, self.raw)
-            }
+            unsafe { ffi::MPI_Bcast(recv_ptr(buf), count, T::datatype().as_raw(), root, self.raw) }
         };
         if self.rank != root {
             repair(buf);

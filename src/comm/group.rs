@@ -44,7 +44,10 @@ impl<'env> Group<'env> {
     /// # Safety
     /// `raw` must be a valid group handle (or `MPI_GROUP_EMPTY`) that nothing else frees.
     pub(crate) unsafe fn adopt(raw: ffi::MPI_Group) -> Group<'env> {
-        Group { raw, _env: PhantomData }
+        Group {
+            raw,
+            _env: PhantomData,
+        }
     }
 
     /// The raw handle, for calling `ffi` directly. It stays owned by `self`.
@@ -52,7 +55,11 @@ impl<'env> Group<'env> {
         self.raw
     }
 
-    fn query(&self, operation: &'static str, call: impl FnOnce(&mut c_int) -> c_int) -> Result<c_int> {
+    fn query(
+        &self,
+        operation: &'static str,
+        call: impl FnOnce(&mut c_int) -> c_int,
+    ) -> Result<c_int> {
         let _gate = enter(operation)?;
         let mut value = 0;
         check(call(&mut value), operation)?;
@@ -65,7 +72,9 @@ impl<'env> Group<'env> {
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn size(&self) -> Result<i32> {
         // SAFETY: valid group; writes one int.
-        self.query("group_size", |v| unsafe { ffi::MPI_Group_size(self.raw, v) })
+        self.query("group_size", |v| unsafe {
+            ffi::MPI_Group_size(self.raw, v)
+        })
     }
 
     /// This process's rank in the group, or `None` if it is not a member (`MPI_Group_rank`).
@@ -74,7 +83,9 @@ impl<'env> Group<'env> {
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn rank(&self) -> Result<Option<i32>> {
         // SAFETY: valid group; writes one int.
-        let rank = self.query("group_rank", |v| unsafe { ffi::MPI_Group_rank(self.raw, v) })?;
+        let rank = self.query("group_rank", |v| unsafe {
+            ffi::MPI_Group_rank(self.raw, v)
+        })?;
         Ok((rank != ffi::MPI_UNDEFINED).then_some(rank))
     }
 
@@ -85,7 +96,12 @@ impl<'env> Group<'env> {
         for &rank in ranks {
             let index = usize::try_from(rank).ok().filter(|&i| i < seen.len());
             let Some(index) = index else {
-                return Err(Error::InvalidRank { operation, role: "group", rank, size });
+                return Err(Error::InvalidRank {
+                    operation,
+                    role: "group",
+                    rank,
+                    size,
+                });
             };
             if std::mem::replace(&mut seen[index], true) {
                 return Err(Error::InvalidArgument {
@@ -118,7 +134,9 @@ impl<'env> Group<'env> {
         const OP: &str = "group_incl";
         let n = self.check_ranks(ranks, OP)?;
         // SAFETY: `ranks` holds `n` distinct valid ranks; MPI writes the new handle.
-        self.derive(OP, |out| unsafe { ffi::MPI_Group_incl(self.raw, n, ranks.as_ptr(), out) })
+        self.derive(OP, |out| unsafe {
+            ffi::MPI_Group_incl(self.raw, n, ranks.as_ptr(), out)
+        })
     }
 
     /// This group without the processes at `ranks` (`MPI_Group_excl`, MPI-4.0 §7.3.2).
@@ -129,7 +147,9 @@ impl<'env> Group<'env> {
         const OP: &str = "group_excl";
         let n = self.check_ranks(ranks, OP)?;
         // SAFETY: `ranks` holds `n` distinct valid ranks; MPI writes the new handle.
-        self.derive(OP, |out| unsafe { ffi::MPI_Group_excl(self.raw, n, ranks.as_ptr(), out) })
+        self.derive(OP, |out| unsafe {
+            ffi::MPI_Group_excl(self.raw, n, ranks.as_ptr(), out)
+        })
     }
 
     /// All processes of `self`, then those of `other` not in `self` (`MPI_Group_union`).
@@ -138,7 +158,9 @@ impl<'env> Group<'env> {
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn union(&self, other: &Group<'_>) -> Result<Group<'env>> {
         // SAFETY: two valid groups; MPI writes the new handle.
-        self.derive("group_union", |out| unsafe { ffi::MPI_Group_union(self.raw, other.raw, out) })
+        self.derive("group_union", |out| unsafe {
+            ffi::MPI_Group_union(self.raw, other.raw, out)
+        })
     }
 
     /// The processes of `self` that are also in `other` (`MPI_Group_intersection`).
@@ -172,7 +194,12 @@ impl<'env> Group<'env> {
         const OP: &str = "group_translate_ranks";
         let size = self.size()?;
         if let Some(&rank) = ranks.iter().find(|&&r| !(0..size).contains(&r)) {
-            return Err(Error::InvalidRank { operation: OP, role: "group", rank, size });
+            return Err(Error::InvalidRank {
+                operation: OP,
+                role: "group",
+                rank,
+                size,
+            });
         }
         let n = count_of::<i32>(ranks.len(), OP)?;
         let mut out = vec![0; ranks.len()];
@@ -182,7 +209,10 @@ impl<'env> Group<'env> {
             ffi::MPI_Group_translate_ranks(self.raw, n, ranks.as_ptr(), other.raw, out.as_mut_ptr())
         };
         check(rc, OP)?;
-        Ok(out.into_iter().map(|r| (r != ffi::MPI_UNDEFINED).then_some(r)).collect())
+        Ok(out
+            .into_iter()
+            .map(|r| (r != ffi::MPI_UNDEFINED).then_some(r))
+            .collect())
     }
 
     /// `MPI_Group_compare` (MPI-4.0 §7.3.1): [`Comparison::Identical`] for the same members in the
@@ -193,7 +223,9 @@ impl<'env> Group<'env> {
     pub fn compare(&self, other: &Group<'_>) -> Result<Comparison> {
         const OP: &str = "group_compare";
         // SAFETY: two valid groups; writes one int.
-        let raw = self.query(OP, |v| unsafe { ffi::MPI_Group_compare(self.raw, other.raw, v) })?;
+        let raw = self.query(OP, |v| unsafe {
+            ffi::MPI_Group_compare(self.raw, other.raw, v)
+        })?;
         Comparison::from_raw(raw, OP)
     }
 

@@ -95,7 +95,13 @@ impl<'env> Communicator<'env> {
     unsafe fn from_raw(raw: ffi::MPI_Comm, owned: bool, operation: &'static str) -> Result<Self> {
         let (mut rank, mut size) = (0, 0);
         // Created before the calls, so that an error still frees an owned handle.
-        let mut comm = Communicator { raw, rank: 0, size: 0, owned, _env: PhantomData };
+        let mut comm = Communicator {
+            raw,
+            rank: 0,
+            size: 0,
+            owned,
+            _env: PhantomData,
+        };
         // SAFETY: `raw` is a valid communicator; each call writes one int.
         check(unsafe { ffi::MPI_Comm_rank(raw, &mut rank) }, operation)?;
         // SAFETY: as above.
@@ -113,7 +119,10 @@ impl<'env> Communicator<'env> {
         // SAFETY: MPI just created `raw` for this process; we are its only owner.
         let comm = unsafe { Communicator::from_raw(raw, true, operation)? };
         // SAFETY: valid communicator and predefined error handler.
-        check(unsafe { ffi::MPI_Comm_set_errhandler(raw, env::errors_return()) }, operation)?;
+        check(
+            unsafe { ffi::MPI_Comm_set_errhandler(raw, env::errors_return()) },
+            operation,
+        )?;
         Ok(Some(comm))
     }
 
@@ -136,11 +145,21 @@ impl<'env> Communicator<'env> {
 
     /// Checks that `rank` is a rank of this communicator, for use as `role`.
     #[inline]
-    pub(crate) fn check_rank(&self, rank: i32, role: &'static str, operation: &'static str) -> Result<()> {
+    pub(crate) fn check_rank(
+        &self,
+        rank: i32,
+        role: &'static str,
+        operation: &'static str,
+    ) -> Result<()> {
         if (0..self.size).contains(&rank) {
             Ok(())
         } else {
-            Err(Error::InvalidRank { operation, role, rank, size: self.size })
+            Err(Error::InvalidRank {
+                operation,
+                role,
+                rank,
+                size: self.size,
+            })
         }
     }
 
@@ -179,7 +198,10 @@ impl<'env> Communicator<'env> {
         let _gate = enter(OP)?;
         let mut raw = comm_null();
         // SAFETY: valid communicator; MPI writes the new handle.
-        check(unsafe { ffi::MPI_Comm_split(self.raw, color, key, &mut raw) }, OP)?;
+        check(
+            unsafe { ffi::MPI_Comm_split(self.raw, color, key, &mut raw) },
+            OP,
+        )?;
         Communicator::adopt(raw, OP)
     }
 
@@ -194,7 +216,13 @@ impl<'env> Communicator<'env> {
         let mut raw = comm_null();
         // SAFETY: valid communicator; null info is MPI_INFO_NULL's meaning, passed as the constant.
         let rc = unsafe {
-            ffi::MPI_Comm_split_type(self.raw, kind.raw(), key, ffi::ferrompi_MPI_INFO_NULL, &mut raw)
+            ffi::MPI_Comm_split_type(
+                self.raw,
+                kind.raw(),
+                key,
+                ffi::ferrompi_MPI_INFO_NULL,
+                &mut raw,
+            )
         };
         check(rc, OP)?;
         Communicator::adopt(raw, OP)?.ok_or_else(|| unexpected_null(OP))
@@ -217,7 +245,10 @@ impl<'env> Communicator<'env> {
         let _gate = enter(OP)?;
         let mut result = 0;
         // SAFETY: two valid communicators; writes one int.
-        check(unsafe { ffi::MPI_Comm_compare(self.raw, other.raw, &mut result) }, OP)?;
+        check(
+            unsafe { ffi::MPI_Comm_compare(self.raw, other.raw, &mut result) },
+            OP,
+        )?;
         Comparison::from_raw(result, OP)
     }
 
@@ -254,7 +285,10 @@ impl<'env> Communicator<'env> {
         })?;
         let _gate = enter(OP)?;
         // SAFETY: valid communicator and NUL-terminated string that MPI copies.
-        check(unsafe { ffi::MPI_Comm_set_name(self.raw, c_name.as_ptr()) }, OP)
+        check(
+            unsafe { ffi::MPI_Comm_set_name(self.raw, c_name.as_ptr()) },
+            OP,
+        )
     }
 
     /// The group of the communicator (`MPI_Comm_group`, MPI-4.0 §7.3.2).
@@ -281,7 +315,10 @@ impl<'env> Communicator<'env> {
         let _gate = enter(OP)?;
         let mut raw = comm_null();
         // SAFETY: valid communicator and group; MPI writes the new handle.
-        check(unsafe { ffi::MPI_Comm_create(self.raw, group.as_raw(), &mut raw) }, OP)?;
+        check(
+            unsafe { ffi::MPI_Comm_create(self.raw, group.as_raw(), &mut raw) },
+            OP,
+        )?;
         Communicator::adopt(raw, OP)
     }
 
@@ -301,12 +338,24 @@ impl<'env> Communicator<'env> {
         let _gate = enter(OP)?;
         let mut raw = comm_null();
         // SAFETY: valid communicator and group containing this process; MPI writes the handle.
-        check(unsafe { ffi::MPI_Comm_create_group(self.raw, group.as_raw(), tag, &mut raw) }, OP)?;
+        check(
+            unsafe { ffi::MPI_Comm_create_group(self.raw, group.as_raw(), tag, &mut raw) },
+            OP,
+        )?;
         Communicator::adopt(raw, OP)?.ok_or_else(|| unexpected_null(OP))
     }
 
     /// Frees the communicator now (`MPI_Comm_free`, MPI-4.0 §7.4.3), reporting errors; dropping
     /// it does the same silently. Predefined communicators are not freed.
+    ///
+    /// Using a communicator after freeing it does not compile:
+    /// ```compile_fail
+    /// # use ferrompi::Mpi;
+    /// let mpi = Mpi::init().unwrap();
+    /// let comm = mpi.world().dup().unwrap();
+    /// comm.free().unwrap();
+    /// comm.barrier().unwrap(); // error[E0382]: borrow of moved value: `comm`
+    /// ```
     ///
     /// # Errors
     /// [`Error::WrongThread`] (the handle is then leaked, not freed); [`Error::Mpi`].
@@ -337,12 +386,24 @@ impl Mpi {
     /// `MPI_COMM_WORLD`: all processes of the job. Makes no MPI call.
     pub fn world(&self) -> Communicator<'_> {
         let (rank, size) = self.world_rank_size();
-        Communicator { raw: env::world_raw(), rank, size, owned: false, _env: PhantomData }
+        Communicator {
+            raw: env::world_raw(),
+            rank,
+            size,
+            owned: false,
+            _env: PhantomData,
+        }
     }
 
     /// `MPI_COMM_SELF`: this process alone. Makes no MPI call.
     pub fn self_comm(&self) -> Communicator<'_> {
-        Communicator { raw: env::self_raw(), rank: 0, size: 1, owned: false, _env: PhantomData }
+        Communicator {
+            raw: env::self_raw(),
+            rank: 0,
+            size: 1,
+            owned: false,
+            _env: PhantomData,
+        }
     }
 }
 
@@ -353,7 +414,10 @@ pub(crate) fn comm_null() -> ffi::MPI_Comm {
 
 #[cold]
 fn unexpected_null(operation: &'static str) -> Error {
-    Error::InvalidArgument { operation, reason: "MPI returned MPI_COMM_NULL unexpectedly".into() }
+    Error::InvalidArgument {
+        operation,
+        reason: "MPI returned MPI_COMM_NULL unexpectedly".into(),
+    }
 }
 
 /// Compile-time assertion of the thread-safety traits of the public handle types.

@@ -1,4 +1,5 @@
-//! Blocking point-to-point communication (MPI-4.0 chapter 3): `send`, `recv` and [`Status`].
+//! Blocking point-to-point communication (MPI-4.0 chapter 3): `send`, `recv`, `sendrecv` and
+//! [`Status`].
 //!
 //! Every call checks, before MPI sees it, that the peer rank is in the communicator, that the tag
 //! is in `0..=MPI_TAG_UB`, and that the element count fits MPI's `int`. A receive buffer smaller
@@ -6,7 +7,7 @@
 //! past the buffer, and the job goes on.
 
 use super::Communicator;
-use crate::datatype::{Equivalence, count_of, repair};
+use crate::datatype::{Equivalence, count_of, recv_ptr, repair, send_ptr};
 use crate::env::{enter, tag_ub};
 use crate::error::{Error, Result, check};
 use crate::ffi;
@@ -53,7 +54,15 @@ pub const ANY_TAG: TagMatch = TagMatch::Any;
 #[inline]
 pub(crate) fn check_tag(tag: i32, operation: &'static str) -> Result<()> {
     let max = tag_ub();
-    if (0..=max).contains(&tag) { Ok(()) } else { Err(Error::InvalidTag { operation, tag, max }) }
+    if (0..=max).contains(&tag) {
+        Ok(())
+    } else {
+        Err(Error::InvalidTag {
+            operation,
+            tag,
+            max,
+        })
+    }
 }
 
 impl Communicator<'_> {
@@ -82,7 +91,14 @@ impl Communicator<'_> {
         // SAFETY: `buf` holds `count` elements of `T::datatype()` (Equivalence contract) that
         // MPI only reads, and stays borrowed until the blocking call returns.
         let rc = unsafe {
-            ffi::MPI_Send(buf.as_ptr().cast(), count, T::datatype().as_raw(), dest, tag, self.raw)
+            ffi::MPI_Send(
+                send_ptr(buf),
+                count,
+                T::datatype().as_raw(),
+                dest,
+                tag,
+                self.raw,
+            )
         };
         check(rc, OP)
     }
@@ -105,10 +121,7 @@ impl Communicator<'_> {
         const OP: &str = "recv";
         let count = count_of::<T>(buf.len(), OP)?;
         let source = self.raw_source(source.into(), OP)?;
-        let tag = match tag.into() {
-            TagMatch::Tag(tag) => check_tag(tag, OP).map(|()| tag)?,
-            TagMatch::Any => ffi::MPI_ANY_TAG,
-        };
+        let tag = raw_tag(tag.into(), OP)?;
         let mut status = Status::empty();
         let rc = {
             let _gate = enter(OP)?;
@@ -116,7 +129,7 @@ impl Communicator<'_> {
             // borrowed until the blocking call returns; MPI writes at most `count` elements.
             unsafe {
                 ffi::MPI_Recv(
-                    buf.as_mut_ptr().cast(),
+                    recv_ptr(buf),
                     count,
                     T::datatype().as_raw(),
                     source,
@@ -130,6 +143,65 @@ impl Communicator<'_> {
         check(rc, OP)?;
         Ok(status)
     }
+
+    /// Sends `send` to `dest` and receives into `recv` in one call (`MPI_Sendrecv`,
+    /// MPI-4.0 §3.10): the safe way to exchange in a ring, or with oneself, without deadlock.
+    ///
+    /// # Errors
+    /// As [`Communicator::send`] and [`Communicator::recv`], checked before any communication.
+    #[inline]
+    pub fn sendrecv<S: Equivalence, R: Equivalence>(
+        &self,
+        send: &[S],
+        dest: i32,
+        send_tag: i32,
+        recv: &mut [R],
+        source: impl Into<Source>,
+        recv_tag: impl Into<TagMatch>,
+    ) -> Result<Status> {
+        const OP: &str = "sendrecv";
+        let send_count = count_of::<S>(send.len(), OP)?;
+        let recv_count = count_of::<R>(recv.len(), OP)?;
+        self.check_rank(dest, "destination", OP)?;
+        check_tag(send_tag, OP)?;
+        let source = self.raw_source(source.into(), OP)?;
+        let recv_tag = raw_tag(recv_tag.into(), OP)?;
+        let mut status = Status::empty();
+        let rc = {
+            let _gate = enter(OP)?;
+            // SAFETY: `send` holds `send_count` elements that MPI only reads; `recv` has room for
+            // `recv_count` elements and is exclusively borrowed; they cannot overlap (shared vs
+            // exclusive borrow). Both stay borrowed until the blocking call returns.
+            unsafe {
+                ffi::MPI_Sendrecv(
+                    send_ptr(send),
+                    send_count,
+                    S::datatype().as_raw(),
+                    dest,
+                    send_tag,
+                    recv_ptr(recv),
+                    recv_count,
+                    R::datatype().as_raw(),
+                    source,
+                    recv_tag,
+                    self.raw,
+                    &mut status.raw,
+                )
+            }
+        };
+        repair(recv);
+        check(rc, OP)?;
+        Ok(status)
+    }
+}
+
+/// The raw tag of a receive, checked.
+#[inline]
+fn raw_tag(tag: TagMatch, operation: &'static str) -> Result<c_int> {
+    match tag {
+        TagMatch::Tag(tag) => check_tag(tag, operation).map(|()| tag),
+        TagMatch::Any => Ok(ffi::MPI_ANY_TAG),
+    }
 }
 
 /// What a receive learned about its message (`MPI_Status`, MPI-4.0 §3.2.5).
@@ -141,13 +213,18 @@ pub struct Status {
 
 impl std::fmt::Debug for Status {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Status").field("source", &self.source()).field("tag", &self.tag()).finish()
+        f.debug_struct("Status")
+            .field("source", &self.source())
+            .field("tag", &self.tag())
+            .finish()
     }
 }
 
 impl Status {
     pub(crate) fn empty() -> Status {
-        Status { raw: ffi::MPI_Status::default() }
+        Status {
+            raw: ffi::MPI_Status::default(),
+        }
     }
 
     /// The rank of the sender (`MPI_SOURCE`); `MPI_PROC_NULL`'s value for a receive from
@@ -195,7 +272,10 @@ impl Status {
         let mut flag = 0;
         let _gate = enter("status_cancelled")?;
         // SAFETY: a status filled by MPI; writes one int.
-        check(unsafe { ffi::MPI_Test_cancelled(&self.raw, &mut flag) }, "status_cancelled")?;
+        check(
+            unsafe { ffi::MPI_Test_cancelled(&self.raw, &mut flag) },
+            "status_cancelled",
+        )?;
         Ok(flag != 0)
     }
 

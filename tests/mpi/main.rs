@@ -1,0 +1,393 @@
+//! The multi-rank test harness.
+//!
+//! One binary, two roles. Run by `cargo test` with no `--program` argument it is the **driver**:
+//! it runs every registered program under the MPI launcher of the implementation the crate was
+//! built against, with 1, 2 and 4 ranks (and once as a singleton, with no launcher), each run
+//! with a timeout, and reports per program, implementation and rank count. Started with
+//! `--program NAME` (by the driver, under the launcher) it is one **rank** of that program.
+//!
+//! The driver fails when a program fails, times out, reports no checks from some rank, or when a
+//! file under `tests/mpi/programs/` is not registered (a program that would silently not run).
+//!
+//! Environment: `FERROMPI_MPIEXEC` overrides the launcher, `FERROMPI_TEST_TIMEOUT` the per-run
+//! timeout in seconds (default 120). Positional arguments filter programs by name.
+
+mod checks;
+mod programs;
+mod values;
+
+use checks::Checks;
+use ferrompi::{Implementation, Mpi, ThreadLevel};
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What a run of a program must show.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Expect {
+    /// Exit 0 and every rank reports its checks.
+    Pass,
+    /// The job ends promptly, unsuccessfully, with this text in its output.
+    AbortWith(&'static str),
+}
+
+/// A registered multi-rank test program.
+pub struct Program {
+    /// Name used on the command line and in reports.
+    pub name: &'static str,
+    /// The file under `tests/mpi/programs/` it lives in (without `.rs`).
+    pub file: &'static str,
+    /// Thread level to request.
+    pub level: ThreadLevel,
+    /// Rank counts to run with.
+    pub ranks: &'static [u32],
+    /// Also run it once as a singleton (no launcher).
+    pub singleton: bool,
+    /// What a run must show.
+    pub expect: Expect,
+    /// The program itself.
+    pub run: fn(&Mpi, &mut Checks),
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(i) = args.iter().position(|a| a == "--program") {
+        let name = args.get(i + 1).expect("--program needs a name");
+        run_rank(name);
+    } else {
+        let filters: Vec<&str> = args
+            .iter()
+            .filter(|a| !a.starts_with('-'))
+            .map(String::as_str)
+            .collect();
+        std::process::exit(drive(&filters));
+    }
+}
+
+/// One rank of program `name`.
+fn run_rank(name: &str) {
+    let program = programs::ALL
+        .iter()
+        .find(|p| p.name == name)
+        .unwrap_or_else(|| panic!("no program named {name}"));
+    let mpi = Mpi::builder()
+        .thread_level(program.level)
+        .init()
+        .expect("MPI init");
+    let mut checks = Checks::new(program.name, mpi.world().rank(), mpi.world().size());
+    (program.run)(&mpi, &mut checks);
+    mpi.world().barrier().expect("final barrier");
+    mpi.finalize().expect("finalize");
+    // Every program also checks that MPI cannot be restarted.
+    checks.err(
+        Mpi::init(),
+        |e| matches!(e, ferrompi::Error::AlreadyFinalized),
+        "init after finalize",
+    );
+    checks.report();
+}
+
+struct Launch {
+    program: &'static str,
+    args: Vec<String>,
+    label: String,
+}
+
+fn launcher() -> Launch {
+    if let Ok(cmd) = std::env::var("FERROMPI_MPIEXEC") {
+        let mut words = cmd.split_whitespace().map(String::from);
+        let program = Box::leak(
+            words
+                .next()
+                .expect("FERROMPI_MPIEXEC is empty")
+                .into_boxed_str(),
+        );
+        return Launch {
+            program,
+            args: words.collect(),
+            label: cmd.clone(),
+        };
+    }
+    let found = |names: &[&'static str]| -> &'static str {
+        names
+            .iter()
+            .copied()
+            .find(|n| which(n))
+            .unwrap_or(names[names.len() - 1])
+    };
+    match ferrompi::IMPLEMENTATION {
+        Implementation::OpenMpi => Launch {
+            program: found(&["mpirun.openmpi", "mpirun"]),
+            args: vec!["--oversubscribe".into()],
+            label: "Open MPI".into(),
+        },
+        Implementation::Mpich => Launch {
+            program: found(&["mpiexec.mpich", "mpiexec"]),
+            args: vec![],
+            label: "MPICH".into(),
+        },
+        Implementation::Other => Launch {
+            program: found(&["mpiexec"]),
+            args: vec![],
+            label: "MPI".into(),
+        },
+    }
+}
+
+fn which(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.join(name).is_file()))
+        .unwrap_or(false)
+}
+
+struct Outcome {
+    ok: bool,
+    summary: String,
+    detail: String,
+}
+
+fn drive(filters: &[&str]) -> i32 {
+    let launch = launcher();
+    let exe = std::env::current_exe().expect("current_exe");
+    let timeout = std::env::var("FERROMPI_TEST_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map_or(Duration::from_secs(120), Duration::from_secs);
+    let (mut passed, mut failed) = (0u32, 0u32);
+    let mut failures = Vec::new();
+
+    for problem in registration_problems() {
+        failed += 1;
+        println!("FAIL  registry: {problem}");
+        failures.push(problem);
+    }
+    println!(
+        "ferrompi multi-rank harness: {} ({} {}), launcher `{} {}`",
+        launch.label,
+        ferrompi::BUILD_PROBE,
+        ferrompi::MPI_VERSION,
+        launch.program,
+        launch.args.join(" ")
+    );
+    for program in programs::ALL {
+        if !filters.is_empty() && !filters.iter().any(|f| program.name.contains(f)) {
+            continue;
+        }
+        let mut runs: Vec<Option<u32>> = program.ranks.iter().map(|&n| Some(n)).collect();
+        if program.singleton {
+            runs.push(None);
+        }
+        for ranks in runs {
+            let mut cmd = match ranks {
+                Some(n) => {
+                    let mut cmd = Command::new(launch.program);
+                    cmd.args(&launch.args)
+                        .arg("-n")
+                        .arg(n.to_string())
+                        .arg(&exe);
+                    cmd.env("FERROMPI_EXPECT_LAUNCHER", "launcher");
+                    cmd
+                }
+                None => {
+                    let mut cmd = Command::new(&exe);
+                    cmd.env("FERROMPI_EXPECT_LAUNCHER", "singleton");
+                    cmd
+                }
+            };
+            cmd.arg("--program").arg(program.name);
+            cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+                .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+            let label = match ranks {
+                Some(n) => format!("{} n={n} {}", launch.label, program.name),
+                None => format!("{} singleton {}", launch.label, program.name),
+            };
+            let outcome = run_one(cmd, program, ranks.unwrap_or(1), timeout);
+            if outcome.ok {
+                passed += 1;
+                println!("PASS  {label}: {}", outcome.summary);
+            } else {
+                failed += 1;
+                println!(
+                    "FAIL  {label}: {}\n{}",
+                    outcome.summary,
+                    indent(&outcome.detail)
+                );
+                failures.push(format!("{label}: {}", outcome.summary));
+            }
+        }
+    }
+    if passed + failed == 0 {
+        println!("FAIL  no program ran (filter {filters:?} matched nothing)");
+        failed += 1;
+    }
+    if !failures.is_empty() {
+        println!("\nfailures:");
+        for f in &failures {
+            println!("  {f}");
+        }
+    }
+    println!("\nmpi harness: {passed} passed, {failed} failed");
+    i32::from(failed > 0)
+}
+
+/// Every file under `programs/` must be registered, and every registration must name a file.
+fn registration_problems() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mpi/programs");
+    let mut problems = Vec::new();
+    let files: Vec<String> = std::fs::read_dir(&dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter_map(|name| name.strip_suffix(".rs").map(String::from))
+                .filter(|stem| stem != "mod")
+                .collect()
+        })
+        .unwrap_or_default();
+    if files.is_empty() {
+        problems.push(format!("no program files in {}", dir.display()));
+    }
+    for file in &files {
+        if !programs::ALL.iter().any(|p| p.file == file) {
+            problems.push(format!(
+                "program file {file}.rs is not registered in programs::ALL"
+            ));
+        }
+    }
+    for program in programs::ALL {
+        if !files.iter().any(|f| f == program.file) {
+            problems.push(format!(
+                "program {} names missing file {}.rs",
+                program.name, program.file
+            ));
+        }
+    }
+    problems
+}
+
+fn run_one(mut cmd: Command, program: &Program, ranks: u32, timeout: Duration) -> Outcome {
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdin(Stdio::null());
+    // Its own process group, so a timeout kills the launcher and every rank.
+    cmd.process_group(0);
+    let start = Instant::now();
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            return Outcome {
+                ok: false,
+                summary: format!("cannot start {cmd:?}: {e}"),
+                detail: String::new(),
+            };
+        }
+    };
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    let out_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let err_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if start.elapsed() > timeout => {
+                timed_out = true;
+                let pgid = i32::try_from(child.id()).expect("pid fits i32");
+                // SAFETY: plain kill(2) of the process group we created; no memory involved.
+                unsafe {
+                    libc::kill(-pgid, libc::SIGKILL);
+                }
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => panic!("waiting for {cmd:?}: {e}"),
+        }
+    };
+    let elapsed = start.elapsed();
+    let out = out_thread.join().unwrap_or_default();
+    let err = err_thread.join().unwrap_or_default();
+    let detail = format!(
+        "--- stdout\n{}\n--- stderr\n{}",
+        tail(&out, 40),
+        tail(&err, 40)
+    );
+    if timed_out {
+        return Outcome {
+            ok: false,
+            summary: format!("timed out after {timeout:?}"),
+            detail,
+        };
+    }
+    let success = status.is_some_and(|s| s.success());
+    match program.expect {
+        Expect::Pass => {
+            let reports = checks::parse_reports(&out, program.name);
+            let mut missing: Vec<u32> = (0..ranks)
+                .filter(|r| !reports.iter().any(|(rank, _)| rank == r))
+                .collect();
+            missing.dedup();
+            let empty = reports.iter().any(|&(_, n)| n == 0);
+            let total: u64 = reports.iter().map(|&(_, n)| u64::from(n)).sum();
+            let ok = success && missing.is_empty() && !empty && reports.len() == ranks as usize;
+            let summary = if ok {
+                format!(
+                    "{total} checks over {ranks} rank(s) in {:.1}s",
+                    elapsed.as_secs_f64()
+                )
+            } else if !success {
+                format!("exited with {status:?}")
+            } else if !missing.is_empty() {
+                format!("no check report from rank(s) {missing:?}")
+            } else {
+                format!("a rank reported no checks or too many reports ({reports:?})")
+            };
+            Outcome {
+                ok,
+                summary,
+                detail,
+            }
+        }
+        Expect::AbortWith(text) => {
+            let all = format!("{out}{err}");
+            let ok = !success && all.contains(text);
+            let summary = if ok {
+                format!(
+                    "aborted as expected in {:.1}s, with {text:?}",
+                    elapsed.as_secs_f64()
+                )
+            } else if success {
+                "exited successfully, but should have aborted".into()
+            } else {
+                format!("aborted without {text:?} in its output")
+            };
+            Outcome {
+                ok,
+                summary,
+                detail,
+            }
+        }
+    }
+}
+
+fn tail(s: &str, lines: usize) -> String {
+    let all: Vec<&str> = s.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+fn indent(s: &str) -> String {
+    s.lines()
+        .map(|l| format!("      {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -1,0 +1,109 @@
+//! The registered multi-rank programs. Each file here must appear in [`ALL`]; the driver checks.
+
+mod bcast;
+mod communicator;
+mod environment;
+mod errors;
+mod group;
+mod p2p;
+mod panic_abort;
+mod threads;
+
+use crate::{Expect, Program};
+use ferrompi::ThreadLevel;
+
+const RANKS: &[u32] = &[1, 2, 4];
+
+/// Every program the driver runs.
+pub const ALL: &[Program] = &[
+    Program {
+        name: "environment",
+        file: "environment",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: true,
+        expect: Expect::Pass,
+        run: environment::run,
+    },
+    Program {
+        name: "errors",
+        file: "errors",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::Pass,
+        run: errors::run,
+    },
+    Program {
+        name: "communicator",
+        file: "communicator",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::Pass,
+        run: communicator::run,
+    },
+    Program {
+        name: "group",
+        file: "group",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::Pass,
+        run: group::run,
+    },
+    Program {
+        name: "p2p",
+        file: "p2p",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: true,
+        expect: Expect::Pass,
+        run: p2p::run,
+    },
+    Program {
+        name: "bcast",
+        file: "bcast",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::Pass,
+        run: bcast::run,
+    },
+    Program {
+        name: "threads_funneled",
+        file: "threads",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::Pass,
+        run: threads::run,
+    },
+    Program {
+        name: "threads_serialized",
+        file: "threads",
+        level: ThreadLevel::Serialized,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::Pass,
+        run: threads::run,
+    },
+    Program {
+        name: "threads_multiple",
+        file: "threads",
+        level: ThreadLevel::Multiple,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::Pass,
+        run: threads::run,
+    },
+    Program {
+        name: "panic_abort",
+        file: "panic_abort",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::AbortWith("deliberate panic from the last rank"),
+        run: panic_abort::run,
+    },
+];

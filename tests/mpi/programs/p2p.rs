@@ -1,0 +1,208 @@
+//! Blocking send/recv: every type, several sizes, status, ANY_SOURCE, and bad input.
+
+use crate::checks::Checks;
+use crate::for_each_type;
+use crate::values::{TestValue, values};
+use ferrompi::{ANY_SOURCE, ANY_TAG, Communicator, Error, ErrorClass, Mpi, Source};
+
+/// Ring exchange with `send` and `recv`: rank r sends `len` values seeded by r to r+1 and checks
+/// what r-1 sent. Rank 0 sends first and everyone else receives first, so blocking sends of any
+/// size cannot deadlock. Needs two ranks: a blocking send to oneself may wait for the receive
+/// (MPICH's always does), so one rank uses `ring_sendrecv` only.
+fn ring<T: TestValue>(comm: &Communicator<'_>, t: &mut Checks, len: usize) {
+    let (rank, size) = (comm.rank(), comm.size());
+    if size == 1 {
+        return;
+    }
+    let (next, prev) = ((rank + 1) % size, (rank + size - 1) % size);
+    let tag = (len % 1000) as i32;
+    let out: Vec<T> = values(rank as u64, len);
+    let mut inbox = vec![T::default(); len];
+    let status = if rank == 0 {
+        t.okay(comm.send(&out, next, tag), "send");
+        t.okay(comm.recv(&mut inbox, prev, tag), "recv")
+    } else {
+        let status = t.okay(comm.recv(&mut inbox, prev, tag), "recv");
+        t.okay(comm.send(&out, next, tag), "send");
+        status
+    };
+    let name = std::any::type_name::<T>();
+    t.eq(
+        inbox,
+        values(prev as u64, len),
+        format!("{name} x {len} from {prev}"),
+    );
+    t.eq(status.source(), prev, "status source");
+    t.eq(status.tag(), tag, "status tag");
+    t.eq_ok(status.count::<T>(), len, format!("status count of {name}"));
+}
+
+/// The same ring with `sendrecv`, which works with any number of ranks, including one.
+fn ring_sendrecv<T: TestValue>(comm: &Communicator<'_>, t: &mut Checks, len: usize) {
+    let (rank, size) = (comm.rank(), comm.size());
+    let (next, prev) = ((rank + 1) % size, (rank + size - 1) % size);
+    let out: Vec<T> = values(rank as u64 + 50, len);
+    let mut inbox = vec![T::default(); len];
+    let status = t.okay(
+        comm.sendrecv(&out, next, 5, &mut inbox, prev, 5),
+        "sendrecv",
+    );
+    let name = std::any::type_name::<T>();
+    t.eq(
+        inbox,
+        values(prev as u64 + 50, len),
+        format!("sendrecv {name} x {len} from {prev}"),
+    );
+    t.eq(
+        (status.source(), status.tag()),
+        (prev, 5),
+        "sendrecv status",
+    );
+    t.eq_ok(status.count::<T>(), len, "sendrecv count");
+}
+
+fn all_sizes<T: TestValue>(comm: &Communicator<'_>, t: &mut Checks) {
+    for len in [0, 1, 1000] {
+        ring::<T>(comm, t, len);
+        ring_sendrecv::<T>(comm, t, len);
+    }
+}
+
+pub fn run(mpi: &Mpi, t: &mut Checks) {
+    let world = mpi.world();
+    let (rank, size) = (world.rank(), world.size());
+    for_each_type!(all_sizes(&world, t));
+    ring::<u8>(&world, t, 1 << 20);
+    ring::<f64>(&world, t, 1 << 17);
+    ring_sendrecv::<u8>(&world, t, 1 << 20);
+
+    // Fan-in with ANY_SOURCE / ANY_TAG: every other rank sends its rank, tagged with it. On its
+    // own communicator, so that the wildcards cannot match later stages' messages.
+    let fan_in = t.okay(world.dup(), "dup");
+    if rank == 0 {
+        let mut seen = Vec::new();
+        for _ in 1..size {
+            let mut v = [0i32];
+            let status = t.okay(fan_in.recv(&mut v, ANY_SOURCE, ANY_TAG), "recv any");
+            t.eq(status.source(), v[0], "source matches payload");
+            t.eq(status.tag(), v[0], "tag matches payload");
+            seen.push(v[0]);
+        }
+        seen.sort();
+        t.eq(
+            seen,
+            (1..size).collect::<Vec<_>>(),
+            "one message from every other rank",
+        );
+    } else {
+        t.okay(fan_in.send(&[rank], 0, rank), "send to 0");
+    }
+
+    // PROC_NULL: completes at once with nothing.
+    let mut nothing = [0u8; 4];
+    let status = t.okay(
+        world.recv(&mut nothing, Source::ProcNull, 0),
+        "recv from PROC_NULL",
+    );
+    t.eq_ok(status.count::<u8>(), 0, "PROC_NULL count");
+
+    // Bad input: each returns a specific error and the job continues.
+    let one = [1u8];
+    let mut buf = [0u8; 1];
+    let bad_rank = |e: &Error, r: i32| matches!(e, Error::InvalidRank { rank, .. } if *rank == r);
+    t.err(
+        world.send(&one, size, 0),
+        |e| bad_rank(e, size),
+        "send to rank == size",
+    );
+    t.err(
+        world.send(&one, -1, 0),
+        |e| bad_rank(e, -1),
+        "send to rank -1",
+    );
+    t.err(
+        world.recv(&mut buf, size + 5, 0),
+        |e| bad_rank(e, size + 5),
+        "recv from bad rank",
+    );
+    t.err(
+        world.send(&one, 0, -1),
+        |e| matches!(e, Error::InvalidTag { tag: -1, .. }),
+        "negative tag",
+    );
+    if let Some(over) = mpi.tag_ub().checked_add(1) {
+        t.err(
+            world.send(&one, 0, over),
+            |e| matches!(e, Error::InvalidTag { .. }),
+            "tag over MPI_TAG_UB",
+        );
+        t.err(
+            world.recv(&mut buf, 0, over),
+            |e| matches!(e, Error::InvalidTag { .. }),
+            "recv tag over UB",
+        );
+    }
+    // A count over i32::MAX: calloc'd and never touched, so it costs no memory.
+    let huge = vec![0u8; i32::MAX as usize + 1];
+    t.err(
+        world.send(&huge, 0, 0),
+        |e| matches!(e, Error::CountOverflow { .. }),
+        "count over i32::MAX",
+    );
+    let mut huge = huge;
+    t.err(
+        world.recv(&mut huge, 0, 0),
+        |e| matches!(e, Error::CountOverflow { .. }),
+        "recv count over i32::MAX",
+    );
+    drop(huge);
+    let pairs = vec![[0u8; 2]; (i32::MAX as usize) / 2 + 1];
+    t.err(
+        world.send(&pairs, 0, 0),
+        |e| matches!(e, Error::CountOverflow { .. }),
+        "elements over i32::MAX",
+    );
+    drop(pairs);
+
+    // A receive buffer too small: the truncation class, then the job goes on.
+    let (next, prev) = ((rank + 1) % size, (rank + size - 1) % size);
+    const CANARY: u64 = 0xDEAD_BEEF;
+    let mut backing = [CANARY; 6];
+    let result = world.sendrecv(&[rank as u64; 8], next, 9, &mut backing[..3], prev, 9);
+    t.truncated(result, size == 1, "short receive buffer");
+    t.eq(
+        &backing[3..],
+        &[CANARY; 3][..],
+        "nothing written past the buffer",
+    );
+    if size > 1 {
+        t.okay(world.send(&[rank as u64; 8], next, 9), "send 8");
+        let mut backing = [CANARY; 6];
+        let e = world
+            .recv(&mut backing[..3], prev, 9)
+            .expect_err("short buffer");
+        t.eq(
+            e.class(),
+            Some(ErrorClass::Truncate),
+            "short receive buffer, recv",
+        );
+        t.eq(
+            &backing[3..],
+            &[CANARY; 3][..],
+            "nothing written past the buffer, recv",
+        );
+    }
+    ring::<i64>(&world, t, 16);
+    ring_sendrecv::<i64>(&world, t, 16);
+
+    // bool values sent as arbitrary bytes arrive as valid bools.
+    let bytes = [0u8, 1, 2, 255];
+    let mut bools = [false; 4];
+    // The type mismatch is erroneous MPI, but must not be UB in Rust.
+    let _ = world.sendrecv(&bytes, next, 10, &mut bools, prev, 10);
+    t.eq(
+        bools.map(u8::from),
+        [0, 1, 1, 1],
+        "bytes received as bool are valid bools",
+    );
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The full test suite: installs what is missing, then for Open MPI and MPICH in turn builds the
+# crate, runs clippy, the unit and doc tests, and the multi-rank harness (1, 2 and 4 ranks, plus
+# singleton runs); then rustfmt and rustdoc. Fails on the first failure.
+#
+#   tools/test.sh            # both implementations
+#   tools/test.sh mpich      # one of them
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+cd "$ROOT"
+
+impls=("$@")
+((${#impls[@]})) || impls=(openmpi mpich)
+
+echo "== rustfmt"
+cargo fmt --all -- --check
+
+for impl in "${impls[@]}"; do
+  mpi_env "$impl"
+  echo "== $impl: clippy ($MPICC)"
+  cargo clippy --all-targets --locked -- -D warnings
+  echo "== $impl: tests"
+  cargo test --locked
+  echo "== $impl: docs"
+  RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked --quiet
+done
+echo "== all tests passed on: ${impls[*]}"

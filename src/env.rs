@@ -355,22 +355,16 @@ impl Mpi {
         let provided = ThreadLevel::from_raw(provided).unwrap_or(ThreadLevel::Single);
         for comm in [world_raw(), self_raw()] {
             // SAFETY: predefined communicators and error handler, MPI is initialised.
-            check(
-                unsafe { ffi::MPI_Comm_set_errhandler(comm, errors_return()) },
-                "init",
-            )?;
+            let rc = unsafe { ffi::MPI_Comm_set_errhandler(comm, errors_return()) };
+            check(rc, "init")?;
         }
         let (mut rank, mut size): (c_int, c_int) = (0, 0);
         // SAFETY: MPI is initialised; writes one int.
-        check(
-            unsafe { ffi::MPI_Comm_rank(world_raw(), &mut rank) },
-            "init",
-        )?;
+        let rc = unsafe { ffi::MPI_Comm_rank(world_raw(), &mut rank) };
+        check(rc, "init")?;
         // SAFETY: as above.
-        check(
-            unsafe { ffi::MPI_Comm_size(world_raw(), &mut size) },
-            "init",
-        )?;
+        let rc = unsafe { ffi::MPI_Comm_size(world_raw(), &mut size) };
+        check(rc, "init")?;
         WORLD_RANK.store(rank, Ordering::Relaxed);
         TAG_UB.store(read_tag_ub()?, Ordering::Relaxed);
         IS_INIT_THREAD.with(|flag| flag.set(true));
@@ -443,10 +437,8 @@ impl Mpi {
     pub fn version(&self) -> Result<(i32, i32)> {
         let (mut major, mut minor) = (0, 0);
         // SAFETY: callable at any time from any thread; writes two ints.
-        check(
-            unsafe { ffi::MPI_Get_version(&mut major, &mut minor) },
-            "version",
-        )?;
+        let rc = unsafe { ffi::MPI_Get_version(&mut major, &mut minor) };
+        check(rc, "version")?;
         Ok((major, minor))
     }
 

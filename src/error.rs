@@ -155,7 +155,7 @@ fn error_string(code: c_int) -> String {
 
 /// Converts an MPI return code to a `Result`: the one path from return codes to [`Error`].
 ///
-/// Public so that code calling [`ffi`](crate::ffi) directly reports errors the same way:
+/// Public so that code calling [`ffi`](mod@crate::ffi) directly reports errors the same way:
 /// `check(unsafe { ffi::MPI_Barrier(comm.as_raw()) }, "my barrier")?`.
 ///
 /// # Errors

@@ -22,7 +22,7 @@
 //! | module | MPI-4.0 | what |
 //! |---|---|---|
 //! | [`ffi`] | all | bindgen bindings of the installed `mpi.h`, and the constants shim |
-//! | [`env`] | §11.2–§11.6 | [`Mpi`]: init with a [`ThreadLevel`], finalize on drop, [`Launcher`] |
+//! | [`env`](mod@env) | §11.2–§11.6 | [`Mpi`]: init with a [`ThreadLevel`], finalize on drop, [`Launcher`] |
 //! | [`error`] | §9.3–§9.4 | [`Error`], [`ErrorClass`] |
 //! | [`datatype`] | §3.2.2 | [`Equivalence`]: which Rust types travel, as what |
 //! | [`comm`] | ch. 7 | [`Communicator`], [`Group`]: dup, split, split_type, compare, names |
@@ -45,7 +45,7 @@
 //! The *thread gate* makes the handles sound at every thread level MPI may provide: below
 //! `MPI_THREAD_SERIALIZED`, calls from a thread other than the initialising one return
 //! [`Error::WrongThread`]; at `SERIALIZED` they take a process-wide lock; at `MULTIPLE` they go
-//! straight through. See [`env`].
+//! straight through. See [`env`](mod@env).
 //!
 //! ## Soundness model
 //!
@@ -120,3 +120,8 @@ pub const MPI_VERSION: &str = env!("FERROMPI_BUILD_MPI_VERSION");
 
 /// How `build.rs` found MPI, e.g. `` `mpicc.mpich -show` ``.
 pub const BUILD_PROBE: &str = env!("FERROMPI_BUILD_PROBE");
+
+/// The README's examples, compiled as doctests so they stay correct.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -20,7 +20,7 @@ use std::mem::ManuallyDrop;
 /// An MPI communicator.
 ///
 /// `Send + Sync` at every thread level: each call passes the thread gate described in
-/// [`env`](crate::env), and the raw handle is only an identifier (a pointer in Open MPI, an
+/// [`env`](mod@crate::env), and the raw handle is only an identifier (a pointer in Open MPI, an
 /// integer in MPICH) that MPI itself synchronises.
 #[derive(Debug)]
 pub struct Communicator<'env> {
@@ -119,10 +119,8 @@ impl<'env> Communicator<'env> {
         // SAFETY: MPI just created `raw` for this process; we are its only owner.
         let comm = unsafe { Communicator::from_raw(raw, true, operation)? };
         // SAFETY: valid communicator and predefined error handler.
-        check(
-            unsafe { ffi::MPI_Comm_set_errhandler(raw, env::errors_return()) },
-            operation,
-        )?;
+        let rc = unsafe { ffi::MPI_Comm_set_errhandler(raw, env::errors_return()) };
+        check(rc, operation)?;
         Ok(Some(comm))
     }
 
@@ -198,10 +196,8 @@ impl<'env> Communicator<'env> {
         let _gate = enter(OP)?;
         let mut raw = comm_null();
         // SAFETY: valid communicator; MPI writes the new handle.
-        check(
-            unsafe { ffi::MPI_Comm_split(self.raw, color, key, &mut raw) },
-            OP,
-        )?;
+        let rc = unsafe { ffi::MPI_Comm_split(self.raw, color, key, &mut raw) };
+        check(rc, OP)?;
         Communicator::adopt(raw, OP)
     }
 
@@ -245,10 +241,8 @@ impl<'env> Communicator<'env> {
         let _gate = enter(OP)?;
         let mut result = 0;
         // SAFETY: two valid communicators; writes one int.
-        check(
-            unsafe { ffi::MPI_Comm_compare(self.raw, other.raw, &mut result) },
-            OP,
-        )?;
+        let rc = unsafe { ffi::MPI_Comm_compare(self.raw, other.raw, &mut result) };
+        check(rc, OP)?;
         Comparison::from_raw(result, OP)
     }
 
@@ -285,10 +279,8 @@ impl<'env> Communicator<'env> {
         })?;
         let _gate = enter(OP)?;
         // SAFETY: valid communicator and NUL-terminated string that MPI copies.
-        check(
-            unsafe { ffi::MPI_Comm_set_name(self.raw, c_name.as_ptr()) },
-            OP,
-        )
+        let rc = unsafe { ffi::MPI_Comm_set_name(self.raw, c_name.as_ptr()) };
+        check(rc, OP)
     }
 
     /// The group of the communicator (`MPI_Comm_group`, MPI-4.0 §7.3.2).
@@ -315,10 +307,8 @@ impl<'env> Communicator<'env> {
         let _gate = enter(OP)?;
         let mut raw = comm_null();
         // SAFETY: valid communicator and group; MPI writes the new handle.
-        check(
-            unsafe { ffi::MPI_Comm_create(self.raw, group.as_raw(), &mut raw) },
-            OP,
-        )?;
+        let rc = unsafe { ffi::MPI_Comm_create(self.raw, group.as_raw(), &mut raw) };
+        check(rc, OP)?;
         Communicator::adopt(raw, OP)
     }
 
@@ -338,10 +328,8 @@ impl<'env> Communicator<'env> {
         let _gate = enter(OP)?;
         let mut raw = comm_null();
         // SAFETY: valid communicator and group containing this process; MPI writes the handle.
-        check(
-            unsafe { ffi::MPI_Comm_create_group(self.raw, group.as_raw(), tag, &mut raw) },
-            OP,
-        )?;
+        let rc = unsafe { ffi::MPI_Comm_create_group(self.raw, group.as_raw(), tag, &mut raw) };
+        check(rc, OP)?;
         Communicator::adopt(raw, OP)?.ok_or_else(|| unexpected_null(OP))
     }
 

@@ -272,10 +272,8 @@ impl Status {
         let mut flag = 0;
         let _gate = enter("status_cancelled")?;
         // SAFETY: a status filled by MPI; writes one int.
-        check(
-            unsafe { ffi::MPI_Test_cancelled(&self.raw, &mut flag) },
-            "status_cancelled",
-        )?;
+        let rc = unsafe { ffi::MPI_Test_cancelled(&self.raw, &mut flag) };
+        check(rc, "status_cancelled")?;
         Ok(flag != 0)
     }
 

@@ -228,7 +228,7 @@ fn drive(filters: &[&str]) -> i32 {
             println!("  {f}");
         }
     }
-    println!("\nmpi harness: {passed} passed, {failed} failed");
+    println!("\nmpi-harness: {passed} passed, {failed} failed");
     i32::from(failed > 0)
 }
 

@@ -9,11 +9,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         let mut out = -1;
         // SAFETY: MPI_Error_class writes one int.
         let rc = unsafe { ffi::MPI_Error_class(class.raw(), &mut out) };
-        t.eq(
-            rc,
-            ffi::MPI_SUCCESS as i32,
-            format!("MPI_Error_class({class:?})"),
-        );
+        t.eq(rc, ffi::MPI_SUCCESS, format!("MPI_Error_class({class:?})"));
         t.eq(
             ErrorClass::from_raw(out),
             class,

@@ -1,5 +1,6 @@
 //! The MPI environment: initialisation with a thread level, finalisation on drop, and what the
-//! process can ask of it (time, names, versions, how it was launched). MPI-4.0 §11.2–§11.4.
+//! process can ask of it (time, names, versions, how it was launched). MPI-4.0 chapter 11 (The
+//! World Model: `MPI_INIT_THREAD`, `MPI_FINALIZE`, `MPI_ABORT`) and chapter 9 (inquiries, timers).
 //!
 //! # Lifetimes
 //! [`Mpi`] is the environment token. Every handle the crate gives out (communicators, groups,
@@ -28,7 +29,7 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard, Once};
 
-/// The level of thread support (MPI-4.0 §11.6.3), ordered from least to most.
+/// The level of thread support (MPI-4.0, "MPI and Threads"), ordered from least to most.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ThreadLevel {
     /// `MPI_THREAD_SINGLE`: only one thread will execute.
@@ -83,7 +84,7 @@ pub enum Launcher {
     Srun,
     /// Some other PMI or PMIx launcher.
     OtherPmi,
-    /// No launcher: a singleton `MPI_Init` (MPI-4.0 §11.8.2), e.g. `cargo run`.
+    /// No launcher: a singleton `MPI_Init` (MPI-4.0, "Singleton MPI_INIT"), e.g. `cargo run`.
     Singleton,
 }
 
@@ -138,7 +139,7 @@ impl InitOptions {
         self
     }
 
-    /// Initialises MPI (`MPI_Init_thread`, MPI-4.0 §11.2.1).
+    /// Initialises MPI (`MPI_Init_thread`, MPI-4.0 chapter 11, The World Model).
     ///
     /// The provided level may be lower than the requested one; see [`Mpi::thread_level`]. Installs
     /// `MPI_ERRORS_RETURN` on `MPI_COMM_WORLD` and `MPI_COMM_SELF`.
@@ -265,10 +266,10 @@ pub struct Mpi {
     _not_send: PhantomData<*const ()>,
 }
 
-// SAFETY: `Mpi` holds only plain values; its methods either make MPI calls that are allowed from
-// any thread (MPI_Wtime, MPI_Wtick, MPI_Get_version, MPI_Get_library_version, MPI_Initialized are
-// thread safe at every level per MPI-4.0 §11.6.3, and the ones that are not pass the thread
-// gate), or create handles whose own calls pass the gate. It stays `!Send` through `_not_send`.
+// SAFETY: `Mpi` holds only plain values. Its methods either pass the thread gate, or call
+// functions that touch no shared MPI state: MPI_Get_version and MPI_Get_library_version, which
+// the standard allows at any time from any thread, and MPI_Wtime/MPI_Wtick, which in Open MPI and
+// MPICH only read a clock. Handles it creates gate their own calls. `_not_send` keeps it `!Send`.
 unsafe impl Sync for Mpi {}
 
 impl Mpi {
@@ -342,7 +343,7 @@ impl Mpi {
         let launcher = Launcher::detect();
         let mut provided: c_int = 0;
         // SAFETY: MPI is not initialised (checked above, and STATE_BUSY excludes other threads);
-        // null argc/argv are allowed (MPI-4.0 §11.2.1).
+        // null argc/argv are allowed (MPI-4.0, MPI_INIT_THREAD).
         let rc = unsafe {
             ffi::MPI_Init_thread(
                 std::ptr::null_mut(),
@@ -405,15 +406,15 @@ impl Mpi {
         ABORT_ON_PANIC.store(on, Ordering::Relaxed);
     }
 
-    /// `MPI_Wtime`: seconds since some time in the past (MPI-4.0 §9.6).
+    /// `MPI_Wtime`: seconds since some time in the past (MPI-4.0 §9.6). Callable from any thread.
     pub fn wtime(&self) -> f64 {
-        // SAFETY: no arguments; callable from any thread.
+        // SAFETY: no arguments; only reads a clock (see the `Sync` argument above).
         unsafe { ffi::MPI_Wtime() }
     }
 
     /// `MPI_Wtick`: the resolution of [`Mpi::wtime`] in seconds.
     pub fn wtick(&self) -> f64 {
-        // SAFETY: no arguments; callable from any thread.
+        // SAFETY: no arguments; only reads the clock's resolution.
         unsafe { ffi::MPI_Wtick() }
     }
 
@@ -462,7 +463,7 @@ impl Mpi {
         tag_ub()
     }
 
-    /// Aborts every process of `MPI_COMM_WORLD` with `code` (`MPI_Abort`, MPI-4.0 §11.3).
+    /// Aborts every process of `MPI_COMM_WORLD` with `code` (`MPI_Abort`, MPI-4.0 chapter 11).
     pub fn abort(&self, code: i32) -> ! {
         abort_world(code)
     }

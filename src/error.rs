@@ -171,7 +171,7 @@ pub fn check(rc: c_int, operation: &'static str) -> Result<()> {
 
 macro_rules! error_classes {
     ($( $(#[$cfg:meta])* $variant:ident = $konst:ident, $doc:literal; )*) => {
-        /// MPI error classes (MPI-4.0 §9.4, Table 9.1), mapped from the installed `mpi.h`.
+        /// MPI error classes (MPI-4.0 §9.4), mapped from the installed `mpi.h`.
         ///
         /// The numeric values differ between implementations (`MPI_ERR_TRUNCATE` is 15 in Open MPI
         /// and 14 in MPICH); [`ErrorClass::raw`] gives the value of the MPI this crate was built with.
@@ -180,7 +180,7 @@ macro_rules! error_classes {
         pub enum ErrorClass {
             $( $(#[$cfg])* #[doc = $doc] $variant, )*
             /// A class this crate does not name (implementation-specific or user-defined).
-            Other(i32),
+            Unlisted(i32),
         }
 
         impl ErrorClass {
@@ -191,7 +191,7 @@ macro_rules! error_classes {
             pub fn from_raw(class: i32) -> ErrorClass {
                 match class {
                     $( $(#[$cfg])* ffi::$konst => ErrorClass::$variant, )*
-                    other => ErrorClass::Other(other),
+                    other => ErrorClass::Unlisted(other),
                 }
             }
 
@@ -199,7 +199,7 @@ macro_rules! error_classes {
             pub fn raw(self) -> i32 {
                 match self {
                     $( $(#[$cfg])* ErrorClass::$variant => ffi::$konst, )*
-                    ErrorClass::Other(class) => class,
+                    ErrorClass::Unlisted(class) => class,
                 }
             }
         }
@@ -222,7 +222,7 @@ error_classes! {
     Arg = MPI_ERR_ARG, "Invalid argument of some other kind.";
     Unknown = MPI_ERR_UNKNOWN, "Unknown error.";
     Truncate = MPI_ERR_TRUNCATE, "Message truncated on receive.";
-    OtherError = MPI_ERR_OTHER, "Known error not in this list.";
+    Other = MPI_ERR_OTHER, "Known error not in this list.";
     Intern = MPI_ERR_INTERN, "Internal MPI (implementation) error.";
     InStatus = MPI_ERR_IN_STATUS, "Error code is in status.";
     Pending = MPI_ERR_PENDING, "Pending request.";
@@ -305,7 +305,7 @@ mod tests {
         #[cfg(ferrompi_family = "mpich")]
         assert_eq!(ErrorClass::Truncate.raw(), 14);
         assert_eq!(ErrorClass::from_raw(ffi::MPI_ERR_RANK), ErrorClass::Rank);
-        assert_eq!(ErrorClass::from_raw(-12345), ErrorClass::Other(-12345));
+        assert_eq!(ErrorClass::from_raw(-12345), ErrorClass::Unlisted(-12345));
     }
 
     #[test]

@@ -22,8 +22,8 @@
 //! | module | MPI-4.0 | what |
 //! |---|---|---|
 //! | [`ffi`] | all | bindgen bindings of the installed `mpi.h`, and the constants shim |
-//! | [`env`](mod@env) | §11.2–§11.6 | [`Mpi`]: init with a [`ThreadLevel`], finalize on drop, [`Launcher`] |
-//! | [`error`] | §9.3–§9.4 | [`Error`], [`ErrorClass`] |
+//! | [`env`](mod@env) | ch. 9, 11 | [`Mpi`]: init with a [`ThreadLevel`], finalize on drop, [`Launcher`] |
+//! | [`error`] | §9.3, §9.4 | [`Error`], [`ErrorClass`] |
 //! | [`datatype`] | §3.2.2 | [`Equivalence`]: which Rust types travel, as what |
 //! | [`comm`] | ch. 7 | [`Communicator`], [`Group`]: dup, split, split_type, compare, names |
 //! | [`comm::p2p`] | ch. 3 | `send`, `recv`, [`Status`] |
@@ -81,8 +81,6 @@ pub use error::{Error, ErrorClass, Result, check};
 /// bindgen types `#define` constants as `i32` but Open MPI's anonymous-enum constants
 /// (`MPI_IDENT`, `MPI_THREAD_*`, `MPI_TAG_UB`, …) as `c_uint`; this gives both one type without a
 /// run-time conversion, and fails the build if a value does not fit.
-#[doc(hidden)]
-#[macro_export]
 macro_rules! c_int_const {
     ($value:expr) => {{
         const VALUE: i128 = $value as i128;
@@ -93,6 +91,7 @@ macro_rules! c_int_const {
         VALUE as ::std::ffi::c_int
     }};
 }
+pub(crate) use c_int_const;
 
 /// MPI implementation families.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

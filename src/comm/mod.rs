@@ -87,41 +87,45 @@ impl SplitType {
 }
 
 impl<'env> Communicator<'env> {
-    /// Wraps a communicator handle, caching its rank and size.
-    ///
-    /// # Safety
-    /// `raw` must be a valid communicator (not `MPI_COMM_NULL`) of the MPI that `_mpi` is, and if
-    /// `owned`, nothing else may free it.
-    unsafe fn from_raw(raw: ffi::MPI_Comm, owned: bool, operation: &'static str) -> Result<Self> {
-        let (mut rank, mut size) = (0, 0);
-        // Created before the calls, so that an error still frees an owned handle.
-        let mut comm = Communicator {
-            raw,
-            rank: 0,
-            size: 0,
-            owned,
-            _env: PhantomData,
-        };
-        // SAFETY: `raw` is a valid communicator; each call writes one int.
-        check(unsafe { ffi::MPI_Comm_rank(raw, &mut rank) }, operation)?;
-        // SAFETY: as above.
-        check(unsafe { ffi::MPI_Comm_size(raw, &mut size) }, operation)?;
-        (comm.rank, comm.size) = (rank, size);
-        Ok(comm)
-    }
-
     /// Takes ownership of a communicator MPI just created: installs `MPI_ERRORS_RETURN` and
     /// caches rank and size. `MPI_COMM_NULL` (the process is not in the new communicator) is `None`.
+    ///
+    /// Called with the thread gate held, right after the creating call, so on error it frees the
+    /// handle itself: dropping it would take the gate again (a deadlock at `SERIALIZED`).
     fn adopt(raw: ffi::MPI_Comm, operation: &'static str) -> Result<Option<Self>> {
         if raw == comm_null() {
             return Ok(None);
         }
-        // SAFETY: MPI just created `raw` for this process; we are its only owner.
-        let comm = unsafe { Communicator::from_raw(raw, true, operation)? };
-        // SAFETY: valid communicator and predefined error handler.
-        let rc = unsafe { ffi::MPI_Comm_set_errhandler(raw, env::errors_return()) };
-        check(rc, operation)?;
-        Ok(Some(comm))
+        let mut comm = Communicator {
+            raw,
+            rank: 0,
+            size: 0,
+            owned: false,
+            _env: PhantomData,
+        };
+        let set_up = |comm: &mut Communicator<'_>| -> Result<()> {
+            // SAFETY: a valid communicator MPI just created, and a predefined error handler.
+            let rc = unsafe { ffi::MPI_Comm_set_errhandler(raw, env::errors_return()) };
+            check(rc, operation)?;
+            // SAFETY: a valid communicator; writes one int.
+            let rc = unsafe { ffi::MPI_Comm_rank(raw, &mut comm.rank) };
+            check(rc, operation)?;
+            // SAFETY: as above.
+            let rc = unsafe { ffi::MPI_Comm_size(raw, &mut comm.size) };
+            check(rc, operation)
+        };
+        match set_up(&mut comm) {
+            Ok(()) => {
+                comm.owned = true;
+                Ok(Some(comm))
+            }
+            Err(e) => {
+                // SAFETY: the handle is ours and not yet owned by `comm` (whose drop is a no-op);
+                // the caller holds the thread gate. Best effort: the first error is the one reported.
+                let _ = unsafe { ffi::MPI_Comm_free(&mut comm.raw) };
+                Err(e)
+            }
+        }
     }
 
     /// The raw handle, for calling `ffi` directly. It stays owned by `self`.

@@ -241,10 +241,10 @@ fn write_shim(out_dir: &Path) {
         } else {
             (format!("#ifdef {name}\n"), "#endif\n")
         };
-        let _ = write!(header, "{open}extern const {ty} ferrompi_{name};\n{close}");
+        let _ = write!(header, "{open}extern {ty} const ferrompi_{name};\n{close}");
         let _ = write!(
             source,
-            "{open}const {ty} ferrompi_{name} = {name};\n{close}"
+            "{open}{ty} const ferrompi_{name} = {name};\n{close}"
         );
     }
     header.push_str("#endif\n");

@@ -61,6 +61,11 @@ pub unsafe trait Equivalence: Copy + 'static {
     /// The predefined MPI datatype of one element.
     fn datatype() -> Datatype;
 
+    /// Whether [`repair_received`](Self::repair_received) does anything; lets nonblocking
+    /// receives skip remembering it for the (common) types where every bit pattern is valid.
+    #[doc(hidden)]
+    const NEEDS_REPAIR: bool = false;
+
     /// Turns whatever bytes MPI wrote into valid values. Called by every receive, before the
     /// buffer is given back, including on error (a truncated message may be partly written).
     ///
@@ -113,6 +118,7 @@ equivalence! { isize => ferrompi_MPI_INT32_T, usize => ferrompi_MPI_UINT32_T }
 #[cfg(ferrompi_c_bool)]
 unsafe impl Equivalence for bool {
     const ELEMENTS: usize = 1;
+    const NEEDS_REPAIR: bool = true;
     #[inline(always)]
     fn datatype() -> Datatype {
         // SAFETY: an immutable predefined handle defined by the shim.
@@ -136,6 +142,7 @@ unsafe impl Equivalence for bool {
 // elements of `T`'s datatype; repairing it repairs its `N * len` values of `T`.
 unsafe impl<T: Equivalence, const N: usize> Equivalence for [T; N] {
     const ELEMENTS: usize = T::ELEMENTS * N;
+    const NEEDS_REPAIR: bool = T::NEEDS_REPAIR;
     #[inline(always)]
     fn datatype() -> Datatype {
         T::datatype()

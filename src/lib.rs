@@ -68,13 +68,22 @@ pub mod datatype;
 pub mod env;
 pub mod error;
 pub mod ffi;
+pub mod request;
 
+pub use comm::bsend::{AttachedBuffer, BSEND_OVERHEAD};
 pub use comm::group::Group;
-pub use comm::p2p::{ANY_SOURCE, ANY_TAG, Source, Status, TagMatch};
+pub use comm::p2p::{
+    ANY_SOURCE, ANY_TAG, Destination, PROC_NULL, ProcNull, Source, Status, TagMatch,
+};
+pub use comm::probe::Message;
 pub use comm::{Communicator, Comparison, SplitType};
 pub use datatype::{Bytes, Datatype, Equivalence};
 pub use env::{InitOptions, Launcher, Mpi, ThreadLevel};
 pub use error::{Error, ErrorClass, Result, check};
+pub use request::{
+    Active, ActiveAll, OwnedBuffer, OwnedRequest, PersistentRequest, Request, RequestSet, Scope,
+    scope,
+};
 
 /// Converts an integer constant of the generated bindings to `c_int`, checked at compile time.
 ///

@@ -5,9 +5,13 @@
 //! created (by `dup`, `split`, …) is freed when dropped; the predefined ones never are.
 //! Every created communicator gets `MPI_ERRORS_RETURN`.
 
+pub mod bsend;
 pub mod collective;
 pub mod group;
+pub mod nonblocking;
 pub mod p2p;
+pub mod persistent;
+pub mod probe;
 
 use crate::env::{self, Mpi, enter};
 use crate::error::{Error, Result, check};

@@ -1,5 +1,5 @@
-//! Blocking point-to-point communication (MPI-4.0 chapter 3): `send`, `recv`, `sendrecv` and
-//! [`Status`].
+//! Blocking point-to-point communication (MPI-4.0 chapter 3): the four send modes, `recv`,
+//! `sendrecv`, `sendrecv_replace`, typed peers and tags, and [`Status`].
 //!
 //! Every call checks, before MPI sees it, that the peer rank is in the communicator, that the tag
 //! is in `0..=MPI_TAG_UB`, and that the element count fits MPI's `int`. A receive buffer smaller
@@ -27,6 +27,41 @@ pub enum Source {
 impl From<i32> for Source {
     fn from(rank: i32) -> Source {
         Source::Rank(rank)
+    }
+}
+
+/// Where a message goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Destination {
+    /// The process with this rank in the communicator.
+    Rank(i32),
+    /// No process (`MPI_PROC_NULL`): the send completes at once and sends nothing.
+    ProcNull,
+}
+
+impl From<i32> for Destination {
+    fn from(rank: i32) -> Destination {
+        Destination::Rank(rank)
+    }
+}
+
+/// The null process (`MPI_PROC_NULL`), usable as a [`Destination`] or a [`Source`]: operations
+/// with it complete at once and move no data, which removes edge cases at the ends of a chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ProcNull;
+
+/// The null process; see [`ProcNull`].
+pub const PROC_NULL: ProcNull = ProcNull;
+
+impl From<ProcNull> for Destination {
+    fn from(_: ProcNull) -> Destination {
+        Destination::ProcNull
+    }
+}
+
+impl From<ProcNull> for Source {
+    fn from(_: ProcNull) -> Source {
+        Source::ProcNull
     }
 }
 
@@ -65,7 +100,58 @@ pub(crate) fn check_tag(tag: i32, operation: &'static str) -> Result<()> {
     }
 }
 
+/// Checked arguments of a send: count, destination and tag.
+#[derive(Clone, Copy)]
+pub(crate) struct SendArgs {
+    pub(crate) count: c_int,
+    pub(crate) dest: c_int,
+    pub(crate) tag: c_int,
+}
+
+/// Checked arguments of a receive: count, source and tag.
+#[derive(Clone, Copy)]
+pub(crate) struct RecvArgs {
+    pub(crate) count: c_int,
+    pub(crate) source: c_int,
+    pub(crate) tag: c_int,
+}
+
 impl Communicator<'_> {
+    /// Checks a send's arguments before any MPI call.
+    #[inline]
+    pub(crate) fn send_args<T: Equivalence>(
+        &self,
+        len: usize,
+        dest: impl Into<Destination>,
+        tag: i32,
+        operation: &'static str,
+    ) -> Result<SendArgs> {
+        let count = count_of::<T>(len, operation)?;
+        let dest = match dest.into() {
+            Destination::Rank(rank) => self
+                .check_rank(rank, "destination", operation)
+                .map(|()| rank)?,
+            Destination::ProcNull => ffi::MPI_PROC_NULL,
+        };
+        check_tag(tag, operation)?;
+        Ok(SendArgs { count, dest, tag })
+    }
+
+    /// Checks a receive's arguments before any MPI call.
+    #[inline]
+    pub(crate) fn recv_args<T: Equivalence>(
+        &self,
+        len: usize,
+        source: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+        operation: &'static str,
+    ) -> Result<RecvArgs> {
+        let count = count_of::<T>(len, operation)?;
+        let source = self.raw_source(source.into(), operation)?;
+        let tag = raw_tag(tag.into(), operation)?;
+        Ok(RecvArgs { count, source, tag })
+    }
+
     #[inline]
     fn raw_source(&self, source: Source, operation: &'static str) -> Result<c_int> {
         match source {
@@ -75,32 +161,106 @@ impl Communicator<'_> {
         }
     }
 
-    /// Sends `buf` to rank `dest` with `tag`, blocking until the buffer can be reused
-    /// (`MPI_Send`, MPI-4.0 §3.2.1).
+    /// Sends with one of the blocking send functions, which share a signature.
+    #[inline(always)]
+    fn send_with<T: Equivalence>(
+        &self,
+        send_fn: SendFn,
+        buf: &[T],
+        dest: impl Into<Destination>,
+        tag: i32,
+        operation: &'static str,
+    ) -> Result<()> {
+        let args = self.send_args::<T>(buf.len(), dest, tag, operation)?;
+        let _gate = enter(operation)?;
+        // SAFETY: `buf` holds `args.count` elements of `T::datatype()` (Equivalence contract)
+        // that MPI only reads, and stays borrowed until the blocking call returns.
+        let rc = unsafe {
+            send_fn(
+                send_ptr(buf),
+                args.count,
+                T::datatype().as_raw(),
+                args.dest,
+                args.tag,
+                self.raw,
+            )
+        };
+        check(rc, operation)
+    }
+
+    /// Sends `buf` to `dest` with `tag`, blocking until the buffer can be reused (`MPI_Send`,
+    /// MPI-4.0 §3.2.1). `dest` is a rank or [`PROC_NULL`].
     ///
     /// # Errors
     /// [`Error::InvalidRank`], [`Error::InvalidTag`], [`Error::CountOverflow`] before any
     /// communication; [`Error::WrongThread`]; [`Error::Mpi`].
     #[inline]
-    pub fn send<T: Equivalence>(&self, buf: &[T], dest: i32, tag: i32) -> Result<()> {
-        const OP: &str = "send";
-        let count = count_of::<T>(buf.len(), OP)?;
-        self.check_rank(dest, "destination", OP)?;
-        check_tag(tag, OP)?;
-        let _gate = enter(OP)?;
-        // SAFETY: `buf` holds `count` elements of `T::datatype()` (Equivalence contract) that
-        // MPI only reads, and stays borrowed until the blocking call returns.
-        let rc = unsafe {
-            ffi::MPI_Send(
-                send_ptr(buf),
-                count,
-                T::datatype().as_raw(),
-                dest,
-                tag,
-                self.raw,
-            )
-        };
-        check(rc, OP)
+    pub fn send<T: Equivalence>(
+        &self,
+        buf: &[T],
+        dest: impl Into<Destination>,
+        tag: i32,
+    ) -> Result<()> {
+        self.send_with(ffi::MPI_Send, buf, dest, tag, "send")
+    }
+
+    /// Synchronous send (`MPI_Ssend`, MPI-4.0 §3.4): returns only once the receiver has started
+    /// receiving, so it never relies on buffering.
+    ///
+    /// # Errors
+    /// As [`Communicator::send`].
+    #[inline]
+    pub fn ssend<T: Equivalence>(
+        &self,
+        buf: &[T],
+        dest: impl Into<Destination>,
+        tag: i32,
+    ) -> Result<()> {
+        self.send_with(ffi::MPI_Ssend, buf, dest, tag, "ssend")
+    }
+
+    /// Buffered send (`MPI_Bsend`, MPI-4.0 §3.4, §3.6): copies the message into the buffer
+    /// attached with [`Mpi::attach_buffer`](crate::Mpi::attach_buffer) and returns at once.
+    ///
+    /// # Errors
+    /// As [`Communicator::send`]; [`Error::InvalidArgument`] when no buffer is attached (checked
+    /// by ferrompi, since Open MPI 4.1 would send anyway); [`Error::Mpi`] with class `Buffer`
+    /// when the attached buffer is too small.
+    #[inline]
+    pub fn bsend<T: Equivalence>(
+        &self,
+        buf: &[T],
+        dest: impl Into<Destination>,
+        tag: i32,
+    ) -> Result<()> {
+        if !super::bsend::is_attached() {
+            return Err(Error::InvalidArgument {
+                operation: "bsend",
+                reason: "no buffer is attached; call Mpi::attach_buffer first".into(),
+            });
+        }
+        self.send_with(ffi::MPI_Bsend, buf, dest, tag, "bsend")
+    }
+
+    /// Ready send (`MPI_Rsend`, MPI-4.0 §3.4): may skip the handshake a standard send needs.
+    ///
+    /// # Safety
+    /// The matching receive must already be posted at `dest`. The standard makes a ready send
+    /// without one erroneous with an undefined outcome, and neither ferrompi nor MPI can check it
+    /// (it is a property of the other process's progress), so this is `unsafe` rather than
+    /// guarded. A receive posted before a barrier or a message that both ranks order on is
+    /// the usual way to establish it.
+    ///
+    /// # Errors
+    /// As [`Communicator::send`].
+    #[inline]
+    pub unsafe fn rsend<T: Equivalence>(
+        &self,
+        buf: &[T],
+        dest: impl Into<Destination>,
+        tag: i32,
+    ) -> Result<()> {
+        self.send_with(ffi::MPI_Rsend, buf, dest, tag, "rsend")
     }
 
     /// Receives a message into `buf` (`MPI_Recv`, MPI-4.0 §3.2.4). The message may be shorter
@@ -119,21 +279,19 @@ impl Communicator<'_> {
         tag: impl Into<TagMatch>,
     ) -> Result<Status> {
         const OP: &str = "recv";
-        let count = count_of::<T>(buf.len(), OP)?;
-        let source = self.raw_source(source.into(), OP)?;
-        let tag = raw_tag(tag.into(), OP)?;
+        let args = self.recv_args::<T>(buf.len(), source, tag, OP)?;
         let mut status = Status::empty();
         let rc = {
             let _gate = enter(OP)?;
-            // SAFETY: `buf` has room for `count` elements of `T::datatype()` and is exclusively
-            // borrowed until the blocking call returns; MPI writes at most `count` elements.
+            // SAFETY: `buf` has room for `args.count` elements of `T::datatype()` and is
+            // exclusively borrowed until the blocking call returns; MPI writes at most that many.
             unsafe {
                 ffi::MPI_Recv(
                     recv_ptr(buf),
-                    count,
+                    args.count,
                     T::datatype().as_raw(),
-                    source,
-                    tag,
+                    args.source,
+                    args.tag,
                     self.raw,
                     &mut status.raw,
                 )
@@ -153,37 +311,33 @@ impl Communicator<'_> {
     pub fn sendrecv<S: Equivalence, R: Equivalence>(
         &self,
         send: &[S],
-        dest: i32,
+        dest: impl Into<Destination>,
         send_tag: i32,
         recv: &mut [R],
         source: impl Into<Source>,
         recv_tag: impl Into<TagMatch>,
     ) -> Result<Status> {
         const OP: &str = "sendrecv";
-        let send_count = count_of::<S>(send.len(), OP)?;
-        let recv_count = count_of::<R>(recv.len(), OP)?;
-        self.check_rank(dest, "destination", OP)?;
-        check_tag(send_tag, OP)?;
-        let source = self.raw_source(source.into(), OP)?;
-        let recv_tag = raw_tag(recv_tag.into(), OP)?;
+        let out = self.send_args::<S>(send.len(), dest, send_tag, OP)?;
+        let inc = self.recv_args::<R>(recv.len(), source, recv_tag, OP)?;
         let mut status = Status::empty();
         let rc = {
             let _gate = enter(OP)?;
-            // SAFETY: `send` holds `send_count` elements that MPI only reads; `recv` has room for
-            // `recv_count` elements and is exclusively borrowed; they cannot overlap (shared vs
+            // SAFETY: `send` holds `out.count` elements that MPI only reads; `recv` has room for
+            // `inc.count` elements and is exclusively borrowed; they cannot overlap (shared vs
             // exclusive borrow). Both stay borrowed until the blocking call returns.
             unsafe {
                 ffi::MPI_Sendrecv(
                     send_ptr(send),
-                    send_count,
+                    out.count,
                     S::datatype().as_raw(),
-                    dest,
-                    send_tag,
+                    out.dest,
+                    out.tag,
                     recv_ptr(recv),
-                    recv_count,
+                    inc.count,
                     R::datatype().as_raw(),
-                    source,
-                    recv_tag,
+                    inc.source,
+                    inc.tag,
                     self.raw,
                     &mut status.raw,
                 )
@@ -193,7 +347,58 @@ impl Communicator<'_> {
         check(rc, OP)?;
         Ok(status)
     }
+
+    /// Sends `buf` to `dest`, then replaces its contents with a message from `source`
+    /// (`MPI_Sendrecv_replace`, MPI-4.0 §3.10). The message received must fit `buf`.
+    ///
+    /// # Errors
+    /// As [`Communicator::sendrecv`].
+    #[inline]
+    pub fn sendrecv_replace<T: Equivalence>(
+        &self,
+        buf: &mut [T],
+        dest: impl Into<Destination>,
+        send_tag: i32,
+        source: impl Into<Source>,
+        recv_tag: impl Into<TagMatch>,
+    ) -> Result<Status> {
+        const OP: &str = "sendrecv_replace";
+        let out = self.send_args::<T>(buf.len(), dest, send_tag, OP)?;
+        let inc = self.recv_args::<T>(buf.len(), source, recv_tag, OP)?;
+        let mut status = Status::empty();
+        let rc = {
+            let _gate = enter(OP)?;
+            // SAFETY: `buf` holds `out.count` elements, exclusively borrowed for the blocking
+            // call; MPI reads them, then writes at most as many.
+            unsafe {
+                ffi::MPI_Sendrecv_replace(
+                    recv_ptr(buf),
+                    out.count,
+                    T::datatype().as_raw(),
+                    out.dest,
+                    out.tag,
+                    inc.source,
+                    inc.tag,
+                    self.raw,
+                    &mut status.raw,
+                )
+            }
+        };
+        repair(buf);
+        check(rc, OP)?;
+        Ok(status)
+    }
 }
+
+/// The signature shared by `MPI_Send`, `MPI_Ssend`, `MPI_Bsend` and `MPI_Rsend`.
+type SendFn = unsafe extern "C" fn(
+    *const std::ffi::c_void,
+    c_int,
+    ffi::MPI_Datatype,
+    c_int,
+    c_int,
+    ffi::MPI_Comm,
+) -> c_int;
 
 /// The raw tag of a receive, checked.
 #[inline]
@@ -225,6 +430,10 @@ impl Status {
         Status {
             raw: ffi::MPI_Status::default(),
         }
+    }
+
+    pub(crate) fn as_raw_mut(&mut self) -> &mut ffi::MPI_Status {
+        &mut self.raw
     }
 
     /// The rank of the sender (`MPI_SOURCE`); `MPI_PROC_NULL`'s value for a receive from

@@ -83,6 +83,19 @@ impl Checks {
         self.eq(got, want, what);
     }
 
+    /// Checks that `result` is `Ok` with a value satisfying `holds`.
+    #[track_caller]
+    pub fn ok_with<T: Debug, E: Debug>(
+        &mut self,
+        result: Result<T, E>,
+        holds: impl FnOnce(&T) -> bool,
+        what: impl Display,
+    ) {
+        let value = self.okay(result, &what);
+        let good = holds(&value);
+        self.ok(good, format!("{what}: {value:?}"));
+    }
+
     /// Checks that `result` is an error matching `matches`.
     #[track_caller]
     pub fn err<T: Debug, E: Debug>(

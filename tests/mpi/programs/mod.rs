@@ -5,8 +5,13 @@ mod communicator;
 mod environment;
 mod errors;
 mod group;
+mod leak_abort;
+mod nonblocking;
 mod p2p;
 mod panic_abort;
+mod persistent_p2p;
+mod probe;
+mod send_modes;
 mod threads;
 
 use crate::{Expect, Program};
@@ -62,6 +67,42 @@ pub const ALL: &[Program] = &[
         run: p2p::run,
     },
     Program {
+        name: "send_modes",
+        file: "send_modes",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::Pass,
+        run: send_modes::run,
+    },
+    Program {
+        name: "probe",
+        file: "probe",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::Pass,
+        run: probe::run,
+    },
+    Program {
+        name: "nonblocking",
+        file: "nonblocking",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: true,
+        expect: Expect::Pass,
+        run: nonblocking::run,
+    },
+    Program {
+        name: "persistent_p2p",
+        file: "persistent_p2p",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::Pass,
+        run: persistent_p2p::run,
+    },
+    Program {
         name: "bcast",
         file: "bcast",
         level: ThreadLevel::Funneled,
@@ -105,5 +146,14 @@ pub const ALL: &[Program] = &[
         singleton: false,
         expect: Expect::AbortWith("deliberate panic from the last rank"),
         run: panic_abort::run,
+    },
+    Program {
+        name: "leak_abort",
+        file: "leak_abort",
+        level: ThreadLevel::Funneled,
+        ranks: &[1, 2],
+        singleton: false,
+        expect: Expect::AbortWith("leaked (mem::forget) and still in flight"),
+        run: leak_abort::run,
     },
 ];

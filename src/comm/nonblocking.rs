@@ -1,0 +1,215 @@
+//! Nonblocking point-to-point (MPI-4.0 §3.7): `isend`, `issend`, `irecv`, on buffers borrowed for
+//! a [`scope`](crate::scope) or owned by the request. See [`request`](crate::request) for why
+//! both are sound when a request is leaked.
+
+use super::Communicator;
+use super::p2p::{Destination, Source, TagMatch};
+use crate::datatype::{Equivalence, recv_ptr, send_ptr};
+use crate::env::enter;
+use crate::error::{Result, check};
+use crate::ffi;
+use crate::request::{
+    Kind, OwnedBuffer, OwnedRequest, RawRequest, Repair, Request, Scope, request_null,
+};
+use std::ffi::{c_int, c_void};
+
+/// The signature shared by `MPI_Isend`, `MPI_Issend` (and the persistent `*_init` sends).
+type IsendFn = unsafe extern "C" fn(
+    *const c_void,
+    c_int,
+    ffi::MPI_Datatype,
+    c_int,
+    c_int,
+    ffi::MPI_Comm,
+    *mut ffi::MPI_Request,
+) -> c_int;
+
+impl<'env> Communicator<'env> {
+    /// Starts a send or a send-like `*_init`; the buffer must stay valid until it completes.
+    ///
+    /// # Safety
+    /// `buf` must stay allocated, unmoved and unmodified until the returned request completes.
+    #[inline(always)]
+    pub(crate) unsafe fn start_send<T: Equivalence>(
+        &self,
+        start: IsendFn,
+        buf: &[T],
+        dest: impl Into<Destination>,
+        tag: i32,
+        operation: &'static str,
+    ) -> Result<RawRequest> {
+        let args = self.send_args::<T>(buf.len(), dest, tag, operation)?;
+        let mut raw = request_null();
+        let _gate = enter(operation)?;
+        // SAFETY: `buf` holds `args.count` elements of `T::datatype()` and, per the caller,
+        // outlives the operation; MPI writes the request handle.
+        let rc = unsafe {
+            start(
+                send_ptr(buf),
+                args.count,
+                T::datatype().as_raw(),
+                args.dest,
+                args.tag,
+                self.raw,
+                &mut raw,
+            )
+        };
+        check(rc, operation)?;
+        Ok(RawRequest {
+            raw,
+            kind: Kind::Send,
+        })
+    }
+
+    /// Starts a receive (`MPI_Irecv`) or a `MPI_Recv_init`.
+    ///
+    /// # Safety
+    /// `buf` must stay allocated, unmoved and otherwise unaccessed until the request completes.
+    #[inline(always)]
+    pub(crate) unsafe fn start_recv<T: Equivalence>(
+        &self,
+        persistent: bool,
+        buf: &mut [T],
+        source: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+        operation: &'static str,
+    ) -> Result<RawRequest> {
+        let args = self.recv_args::<T>(buf.len(), source, tag, operation)?;
+        let mut raw = request_null();
+        let (ptr, datatype) = (recv_ptr(buf), T::datatype().as_raw());
+        let _gate = enter(operation)?;
+        // SAFETY: `buf` has room for `args.count` elements and, per the caller, stays ours until
+        // the operation completes; MPI writes the request handle.
+        let rc = unsafe {
+            if persistent {
+                ffi::MPI_Recv_init(
+                    ptr,
+                    args.count,
+                    datatype,
+                    args.source,
+                    args.tag,
+                    self.raw,
+                    &mut raw,
+                )
+            } else {
+                ffi::MPI_Irecv(
+                    ptr,
+                    args.count,
+                    datatype,
+                    args.source,
+                    args.tag,
+                    self.raw,
+                    &mut raw,
+                )
+            }
+        };
+        check(rc, operation)?;
+        Ok(RawRequest {
+            raw,
+            kind: Kind::Recv,
+        })
+    }
+
+    /// Starts a standard-mode send of `buf`, borrowed for `scope` (`MPI_Isend`, MPI-4.0 §3.7.2).
+    ///
+    /// # Errors
+    /// [`Error::InvalidRank`](crate::Error::InvalidRank), [`Error::InvalidTag`](crate::Error::InvalidTag),
+    /// [`Error::CountOverflow`](crate::Error::CountOverflow) before any communication;
+    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi).
+    #[inline]
+    pub fn isend<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [T],
+        dest: impl Into<Destination>,
+        tag: i32,
+    ) -> Result<Request<'s>> {
+        // SAFETY: `buf` is borrowed for 's; the scope completes or aborts before 's ends.
+        let raw = unsafe { self.start_send(ffi::MPI_Isend, buf, dest, tag, "isend")? };
+        Ok(Request::started(raw, None, &scope.in_flight))
+    }
+
+    /// Starts a synchronous-mode send (`MPI_Issend`): completes once the receive has started.
+    ///
+    /// # Errors
+    /// As [`Communicator::isend`].
+    #[inline]
+    pub fn issend<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [T],
+        dest: impl Into<Destination>,
+        tag: i32,
+    ) -> Result<Request<'s>> {
+        // SAFETY: as in `isend`.
+        let raw = unsafe { self.start_send(ffi::MPI_Issend, buf, dest, tag, "issend")? };
+        Ok(Request::started(raw, None, &scope.in_flight))
+    }
+
+    /// Starts a receive into `buf`, borrowed for `scope` (`MPI_Irecv`, MPI-4.0 §3.7.2).
+    ///
+    /// # Errors
+    /// As [`Communicator::isend`].
+    #[inline]
+    pub fn irecv<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [T],
+        source: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<Request<'s>> {
+        let repair = Repair::for_slice(buf);
+        // SAFETY: `buf` is exclusively borrowed for 's; the scope completes or aborts first.
+        let raw = unsafe { self.start_recv(false, buf, source, tag, "irecv")? };
+        Ok(Request::started(raw, repair, &scope.in_flight))
+    }
+
+    /// Starts a send of a buffer the request owns and hands back on completion.
+    ///
+    /// # Errors
+    /// As [`Communicator::isend`]; the buffer is dropped.
+    #[inline]
+    pub fn isend_owned<B: OwnedBuffer>(
+        &self,
+        buf: B,
+        dest: impl Into<Destination>,
+        tag: i32,
+    ) -> Result<OwnedRequest<'_, B>> {
+        // SAFETY: the heap storage of `buf` moves into the request, which never frees it while
+        // the operation may be in flight (see `OwnedRequest`).
+        let raw = unsafe { self.start_send(ffi::MPI_Isend, buf.as_slice(), dest, tag, "isend")? };
+        Ok(OwnedRequest::started(raw, buf))
+    }
+
+    /// Starts a synchronous-mode send of an owned buffer (`MPI_Issend`).
+    ///
+    /// # Errors
+    /// As [`Communicator::isend`].
+    #[inline]
+    pub fn issend_owned<B: OwnedBuffer>(
+        &self,
+        buf: B,
+        dest: impl Into<Destination>,
+        tag: i32,
+    ) -> Result<OwnedRequest<'_, B>> {
+        // SAFETY: as in `isend_owned`.
+        let raw = unsafe { self.start_send(ffi::MPI_Issend, buf.as_slice(), dest, tag, "issend")? };
+        Ok(OwnedRequest::started(raw, buf))
+    }
+
+    /// Starts a receive into a buffer the request owns and hands back on completion.
+    ///
+    /// # Errors
+    /// As [`Communicator::isend`].
+    #[inline]
+    pub fn irecv_owned<B: OwnedBuffer>(
+        &self,
+        mut buf: B,
+        source: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<OwnedRequest<'_, B>> {
+        // SAFETY: as in `isend_owned`; nothing else can reach the storage.
+        let raw = unsafe { self.start_recv(false, buf.as_mut_slice(), source, tag, "irecv")? };
+        Ok(OwnedRequest::started(raw, buf))
+    }
+}

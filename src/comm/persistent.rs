@@ -1,0 +1,61 @@
+//! Persistent point-to-point requests (MPI-4.0 §3.9): `send_init`, `ssend_init`, `recv_init`.
+//! The request owns its buffer; see [`PersistentRequest`].
+
+use super::Communicator;
+use super::p2p::{Destination, Source, TagMatch};
+use crate::error::Result;
+use crate::ffi;
+use crate::request::{OwnedBuffer, PersistentRequest};
+
+impl Communicator<'_> {
+    /// Sets up a persistent standard-mode send of `buf` (`MPI_Send_init`, MPI-4.0 §3.9).
+    ///
+    /// # Errors
+    /// [`Error::InvalidRank`](crate::Error::InvalidRank), [`Error::InvalidTag`](crate::Error::InvalidTag),
+    /// [`Error::CountOverflow`](crate::Error::CountOverflow) before any MPI call;
+    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi).
+    pub fn send_init<B: OwnedBuffer>(
+        &self,
+        buf: B,
+        dest: impl Into<Destination>,
+        tag: i32,
+    ) -> Result<PersistentRequest<'_, B>> {
+        // SAFETY: the buffer's heap storage moves into the request, which keeps it until the
+        // request is freed and never while an operation is active (see `PersistentRequest`).
+        let raw =
+            unsafe { self.start_send(ffi::MPI_Send_init, buf.as_slice(), dest, tag, "send_init")? };
+        Ok(PersistentRequest::created(raw, buf))
+    }
+
+    /// Sets up a persistent synchronous-mode send (`MPI_Ssend_init`).
+    ///
+    /// # Errors
+    /// As [`Communicator::send_init`].
+    pub fn ssend_init<B: OwnedBuffer>(
+        &self,
+        buf: B,
+        dest: impl Into<Destination>,
+        tag: i32,
+    ) -> Result<PersistentRequest<'_, B>> {
+        // SAFETY: as in `send_init`.
+        let raw = unsafe {
+            self.start_send(ffi::MPI_Ssend_init, buf.as_slice(), dest, tag, "ssend_init")?
+        };
+        Ok(PersistentRequest::created(raw, buf))
+    }
+
+    /// Sets up a persistent receive into `buf` (`MPI_Recv_init`, MPI-4.0 §3.9).
+    ///
+    /// # Errors
+    /// As [`Communicator::send_init`].
+    pub fn recv_init<B: OwnedBuffer>(
+        &self,
+        mut buf: B,
+        source: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<PersistentRequest<'_, B>> {
+        // SAFETY: as in `send_init`.
+        let raw = unsafe { self.start_recv(true, buf.as_mut_slice(), source, tag, "recv_init")? };
+        Ok(PersistentRequest::created(raw, buf))
+    }
+}

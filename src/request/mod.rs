@@ -1,0 +1,364 @@
+//! Requests: nonblocking and persistent operations and their completion (MPI-4.0 §3.7–§3.9).
+//!
+//! # Why leaking a request is never undefined behaviour
+//!
+//! MPI reads or writes a nonblocking operation's buffer until the operation completes. Rust
+//! cannot rely on a destructor to complete it, because `std::mem::forget` skips destructors. So
+//! every buffer handed to a nonblocking operation is either
+//!
+//! - **owned** by the request ([`OwnedRequest`], [`PersistentRequest`]): the buffer is handed back
+//!   on completion, and a leaked request leaks its buffer too, so the memory MPI uses is never
+//!   freed or reused; or
+//! - **borrowed for a [`scope`]** ([`Request`], [`RequestSet`]): like `std::thread::scope`, the
+//!   buffers are borrowed until the scope ends. The scope counts operations in flight; dropping a
+//!   request completes it (a receive is cancelled first, so drop does not wait for a message that
+//!   may never come; a send waits). If a request was leaked and its operation is still in
+//!   flight when the scope ends, the scope **aborts the job** instead of returning, because
+//!   returning would let the buffers be freed while MPI may still write into them.
+//!
+//! A received buffer is repaired (see [`Equivalence`]) when its operation completes, before any
+//! safe code can read it.
+//!
+//! # Threads
+//! Scoped requests stay on the thread of their scope (`!Send`); owned and persistent requests are
+//! `Send` when their buffers are. Every MPI call passes the thread gate, as everywhere.
+
+mod owned;
+mod persistent;
+pub mod progress;
+mod set;
+
+pub use owned::{OwnedBuffer, OwnedRequest};
+pub use persistent::{Active, ActiveAll, PersistentRequest};
+pub use set::RequestSet;
+
+use crate::Status;
+use crate::datatype::Equivalence;
+use crate::env::enter;
+use crate::error::{Error, Result, check};
+use crate::ffi;
+use std::cell::Cell;
+use std::ffi::c_int;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// What a request does with its buffer, which decides how it is completed on drop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// MPI reads the buffer: drop waits for the send to complete.
+    Send,
+    /// MPI writes the buffer: drop cancels, then waits.
+    Recv,
+}
+
+pub(crate) fn request_null() -> ffi::MPI_Request {
+    // SAFETY: an immutable constant defined by the shim.
+    unsafe { ffi::ferrompi_MPI_REQUEST_NULL }
+}
+
+/// A request handle with the calls every request kind needs.
+#[derive(Debug)]
+pub(crate) struct RawRequest {
+    pub(crate) raw: ffi::MPI_Request,
+    pub(crate) kind: Kind,
+}
+
+impl RawRequest {
+    pub(crate) fn is_null(&self) -> bool {
+        self.raw == request_null()
+    }
+
+    /// `MPI_Wait`. A nonblocking request becomes `MPI_REQUEST_NULL`; a persistent one inactive.
+    pub(crate) fn wait(&mut self, operation: &'static str) -> Result<Status> {
+        let mut status = Status::empty();
+        let _gate = enter(operation)?;
+        // SAFETY: `raw` is a request handle we own (or MPI_REQUEST_NULL, which returns at once).
+        let rc = unsafe { ffi::MPI_Wait(&mut self.raw, status.as_raw_mut()) };
+        check(rc, operation)?;
+        Ok(status)
+    }
+
+    /// `MPI_Test`: `Some(status)` once complete.
+    pub(crate) fn test(&mut self, operation: &'static str) -> Result<Option<Status>> {
+        let mut status = Status::empty();
+        let mut flag: c_int = 0;
+        let _gate = enter(operation)?;
+        // SAFETY: as for `wait`; writes the flag and the status.
+        let rc = unsafe { ffi::MPI_Test(&mut self.raw, &mut flag, status.as_raw_mut()) };
+        check(rc, operation)?;
+        Ok((flag != 0).then_some(status))
+    }
+
+    /// `MPI_Cancel` of a receive. Cancelling sends is deprecated in MPI-4.0 and not offered.
+    pub(crate) fn cancel(&mut self, operation: &'static str) -> Result<()> {
+        if self.kind != Kind::Recv {
+            return Err(Error::InvalidArgument {
+                operation,
+                reason:
+                    "only receives can be cancelled (cancelling sends is deprecated in MPI-4.0)"
+                        .into(),
+            });
+        }
+        if self.is_null() {
+            return Ok(());
+        }
+        let _gate = enter(operation)?;
+        // SAFETY: an active receive request we own; the request still has to be completed.
+        let rc = unsafe { ffi::MPI_Cancel(&mut self.raw) };
+        check(rc, operation)
+    }
+
+    /// Completes the operation for a destructor: cancels a receive, then waits. Errors cannot be
+    /// reported from a destructor; if the wait itself fails the handle stays non-null and the
+    /// caller must treat the operation as still in flight.
+    pub(crate) fn finish(&mut self) {
+        if self.kind == Kind::Recv {
+            let _ = self.cancel("drop");
+        }
+        let _ = self.wait("drop");
+    }
+}
+
+/// Repairs a received buffer when its operation completes (type-erased, for `bool`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Repair {
+    apply: unsafe fn(*mut u8, usize),
+    ptr: *mut u8,
+    len: usize,
+}
+
+unsafe fn repair_erased<T: Equivalence>(ptr: *mut u8, len: usize) {
+    // SAFETY: `Repair::for_slice` built `ptr`/`len` from a `&mut [T]` that is still exclusively
+    // borrowed (scope) or owned (request) when this runs.
+    unsafe { T::repair_received(ptr.cast(), len) }
+}
+
+impl Repair {
+    /// `None` for the types that need no repair, so they pay nothing.
+    pub(crate) fn for_slice<T: Equivalence>(buf: &mut [T]) -> Option<Repair> {
+        T::NEEDS_REPAIR.then(|| Repair {
+            apply: repair_erased::<T>,
+            ptr: buf.as_mut_ptr().cast(),
+            len: buf.len(),
+        })
+    }
+
+    /// # Safety
+    /// The buffer this was made from must still be valid and not otherwise borrowed.
+    pub(crate) unsafe fn apply(self) {
+        // SAFETY: per the contract.
+        unsafe { (self.apply)(self.ptr, self.len) }
+    }
+}
+
+/// The count of operations in flight in a scope. Invariant in `'scope`, so a request can only
+/// ever be accounted in the scope that created it.
+#[derive(Debug)]
+pub(crate) struct InFlight<'scope> {
+    count: Cell<usize>,
+    _invariant: PhantomData<fn(&'scope ()) -> &'scope ()>,
+}
+
+impl InFlight<'_> {
+    pub(crate) fn started(&self) {
+        self.count.set(self.count.get() + 1);
+    }
+
+    pub(crate) fn completed(&self, n: usize) {
+        self.count.set(self.count.get() - n);
+    }
+}
+
+/// A scope for nonblocking operations on borrowed buffers; see [`scope`].
+#[derive(Debug)]
+pub struct Scope<'scope, 'env: 'scope> {
+    pub(crate) in_flight: InFlight<'scope>,
+    _env: PhantomData<&'env mut &'env ()>,
+}
+
+/// Runs `f` with a [`Scope`] in which nonblocking operations may borrow buffers from outside it.
+///
+/// Every operation started in the scope is complete when `scope` returns: requests complete on
+/// `wait`, on drop, or in a [`RequestSet`]. If one was leaked with `mem::forget` and is still in
+/// flight, the job is aborted (`MPI_Abort`) rather than letting its buffer be freed under MPI.
+///
+/// ```no_run
+/// # use ferrompi::Mpi;
+/// # let mpi = Mpi::init()?;
+/// let world = mpi.world();
+/// let (next, prev) = ((world.rank() + 1) % world.size(), (world.rank() + world.size() - 1) % world.size());
+/// let send = vec![1.0f64; 1024];
+/// let mut recv = vec![0.0f64; 1024];
+/// ferrompi::scope(|s| -> ferrompi::Result<()> {
+///     let r = world.irecv(s, &mut recv, prev, 0)?;
+///     let w = world.isend(s, &send, next, 0)?;
+///     w.wait()?;
+///     r.wait()?;
+///     Ok(())
+/// })?;
+/// assert_eq!(recv[0], 1.0);
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
+pub fn scope<'env, F, R>(f: F) -> R
+where
+    F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R,
+{
+    let scope = Scope {
+        in_flight: InFlight {
+            count: Cell::new(0),
+            _invariant: PhantomData,
+        },
+        _env: PhantomData,
+    };
+    let guard = LeakGuard(&scope.in_flight.count);
+    let result = f(&scope);
+    drop(guard);
+    result
+}
+
+/// Aborts if operations are still in flight when a scope ends (also while unwinding).
+struct LeakGuard<'a>(&'a Cell<usize>);
+
+impl Drop for LeakGuard<'_> {
+    fn drop(&mut self) {
+        let n = self.0.get();
+        if n != 0 {
+            eprintln!(
+                "ferrompi: {n} nonblocking operation(s) leaked (mem::forget) and still in flight at \
+                 the end of their scope; aborting so their buffers are not freed while MPI uses them"
+            );
+            crate::env::abort_world(102);
+        }
+    }
+}
+
+/// A nonblocking operation on a buffer borrowed for a [`scope`].
+///
+/// Complete it with [`wait`](Request::wait), [`test`](Request::test), `.await`, or by pushing it
+/// into a [`RequestSet`]. Dropping a pending request completes it: a receive is cancelled first.
+#[must_use = "dropping a request waits for it (and cancels a receive)"]
+#[derive(Debug)]
+pub struct Request<'scope> {
+    raw: RawRequest,
+    repair: Option<Repair>,
+    in_flight: &'scope InFlight<'scope>,
+    pending: bool,
+    /// The status a successful `test` saw, for a later `wait`.
+    done: Option<Status>,
+}
+
+impl<'scope> Request<'scope> {
+    /// A request MPI just started, counted in its scope.
+    pub(crate) fn started(
+        raw: RawRequest,
+        repair: Option<Repair>,
+        in_flight: &'scope InFlight<'scope>,
+    ) -> Self {
+        in_flight.started();
+        Request {
+            raw,
+            repair,
+            in_flight,
+            pending: true,
+            done: None,
+        }
+    }
+
+    /// Accounts for completion once MPI has nulled the handle.
+    fn settle(&mut self) {
+        if self.pending && self.raw.is_null() {
+            self.pending = false;
+            self.in_flight.completed(1);
+            if let Some(repair) = self.repair {
+                // SAFETY: the buffer is borrowed for 'scope, which has not ended.
+                unsafe { repair.apply() };
+            }
+        }
+    }
+
+    /// Blocks until the operation completes (`MPI_Wait`, MPI-4.0 §3.7.3).
+    ///
+    /// # Errors
+    /// [`Error::Mpi`] (e.g. [`ErrorClass::Truncate`](crate::ErrorClass::Truncate) for a receive
+    /// buffer too small); [`Error::WrongThread`].
+    pub fn wait(mut self) -> Result<Status> {
+        if let Some(status) = self.done {
+            return Ok(status);
+        }
+        let result = self.raw.wait("wait");
+        self.settle();
+        result
+    }
+
+    /// Whether the operation has completed, without blocking (`MPI_Test`, MPI-4.0 §3.7.3).
+    /// Once it returns `Some`, the request is done and `wait` returns the same status.
+    ///
+    /// # Errors
+    /// As [`Request::wait`].
+    pub fn test(&mut self) -> Result<Option<Status>> {
+        if self.done.is_some() {
+            return Ok(self.done);
+        }
+        let result = self.raw.test("test");
+        self.settle();
+        if let Ok(Some(status)) = result {
+            self.done = Some(status);
+        }
+        result
+    }
+
+    /// Requests cancellation of a pending receive (`MPI_Cancel`, MPI-4.0 §3.8.4); it still has to
+    /// be completed, and [`Status::cancelled`] says whether it was cancelled.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a send; [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn cancel(&mut self) -> Result<()> {
+        self.raw.cancel("cancel")
+    }
+
+    /// Whether the operation is still in flight.
+    pub fn is_pending(&self) -> bool {
+        self.pending
+    }
+
+    /// Hands the handle to a [`RequestSet`], which takes over completing it.
+    pub(crate) fn into_parts(self) -> (RawRequest, Option<Repair>, bool) {
+        let this = std::mem::ManuallyDrop::new(self);
+        (
+            RawRequest {
+                raw: this.raw.raw,
+                kind: this.raw.kind,
+            },
+            this.repair,
+            this.pending,
+        )
+    }
+}
+
+impl Drop for Request<'_> {
+    fn drop(&mut self) {
+        if self.pending {
+            self.raw.finish();
+            self.settle();
+        }
+    }
+}
+
+impl std::future::Future for Request<'_> {
+    type Output = Result<Status>;
+
+    /// Tests the request; while it is pending, the progress ticker wakes the task again shortly
+    /// (see [`progress`](mod@crate::request::progress)).
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        match this.test() {
+            Ok(Some(status)) => Poll::Ready(Ok(status)),
+            Ok(None) => {
+                progress::wake_soon(cx.waker());
+                Poll::Pending
+            }
+            Err(e) => Poll::Ready(Err(e)),
+        }
+    }
+}

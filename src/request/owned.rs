@@ -1,0 +1,160 @@
+//! Nonblocking operations that own their buffer and hand it back on completion.
+
+use super::{Kind, RawRequest, progress};
+use crate::Status;
+use crate::datatype::{Equivalence, repair};
+use crate::error::Result;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// A buffer a request can own: its elements stay at the same address when the buffer value is
+/// moved, and it holds no borrow, so leaking it leaks the memory rather than freeing it.
+///
+/// # Safety
+/// `as_slice` and `as_mut_slice` must return the same address and length for the lifetime of the
+/// value, however the value is moved, as long as no other method is called on it.
+pub unsafe trait OwnedBuffer: Send + 'static {
+    /// The element type.
+    type Item: Equivalence;
+    /// The elements, for a send.
+    fn as_slice(&self) -> &[Self::Item];
+    /// The elements, for a receive.
+    fn as_mut_slice(&mut self) -> &mut [Self::Item];
+}
+
+// SAFETY: a `Vec`'s elements live on the heap; moving the `Vec` moves only its pointer.
+unsafe impl<T: Equivalence + Send> OwnedBuffer for Vec<T> {
+    type Item = T;
+    fn as_slice(&self) -> &[T] {
+        self
+    }
+    fn as_mut_slice(&mut self) -> &mut [T] {
+        self
+    }
+}
+
+// SAFETY: as for `Vec`.
+unsafe impl<T: Equivalence + Send> OwnedBuffer for Box<[T]> {
+    type Item = T;
+    fn as_slice(&self) -> &[T] {
+        self
+    }
+    fn as_mut_slice(&mut self) -> &mut [T] {
+        self
+    }
+}
+
+/// A nonblocking operation that owns its buffer; [`wait`](OwnedRequest::wait) hands it back.
+///
+/// Dropping a pending request completes it (a receive is cancelled first) and drops the buffer.
+/// Leaking it with `mem::forget` leaks the buffer too, so MPI never writes freed memory.
+#[must_use = "dropping a request waits for it (and cancels a receive)"]
+#[derive(Debug)]
+pub struct OwnedRequest<'comm, B: OwnedBuffer> {
+    raw: RawRequest,
+    /// `None` only after the buffer was handed back.
+    buffer: Option<B>,
+    /// The status a successful `test` saw, for a later `wait`.
+    done: Option<Status>,
+    _comm: PhantomData<&'comm ()>,
+}
+
+impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
+    pub(crate) fn started(raw: RawRequest, buffer: B) -> Self {
+        OwnedRequest {
+            raw,
+            buffer: Some(buffer),
+            done: None,
+            _comm: PhantomData,
+        }
+    }
+
+    /// Repairs a completed receive's buffer and takes it out.
+    fn take_buffer(&mut self) -> B {
+        let mut buffer = self
+            .buffer
+            .take()
+            .expect("buffer is present until handed back");
+        if self.raw.kind == Kind::Recv {
+            repair(buffer.as_mut_slice());
+        }
+        buffer
+    }
+
+    /// Blocks until the operation completes (`MPI_Wait`), handing back the buffer and the
+    /// outcome. The buffer comes back even on error (a truncated receive may hold part of the
+    /// message). In the one case where no buffer can be handed back safely — MPI reports an error
+    /// *and* keeps the operation — the job is aborted rather than let MPI write freed memory.
+    pub fn wait(mut self) -> (B, Result<Status>) {
+        let result = match self.done {
+            Some(status) => Ok(status),
+            None => self.raw.wait("wait"),
+        };
+        (self.take_or_leak(), result)
+    }
+
+    /// Whether the operation has completed, without blocking (`MPI_Test`); after `Ok(true)`,
+    /// [`wait`](OwnedRequest::wait) returns at once with the same status.
+    ///
+    /// # Errors
+    /// [`Error::Mpi`](crate::Error::Mpi), [`Error::WrongThread`](crate::Error::WrongThread).
+    pub fn test(&mut self) -> Result<bool> {
+        if self.done.is_none() {
+            self.done = self.raw.test("test")?;
+        }
+        Ok(self.done.is_some())
+    }
+
+    /// Requests cancellation of a pending receive (`MPI_Cancel`, MPI-4.0 §3.8.4).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a send; others as `test`.
+    pub fn cancel(&mut self) -> Result<()> {
+        self.raw.cancel("cancel")
+    }
+
+    fn take_or_leak(&mut self) -> B {
+        if self.raw.is_null() {
+            self.take_buffer()
+        } else {
+            // MPI failed to complete the operation and may still use the buffer: it must never
+            // be freed. Abort rather than hand back a buffer MPI may still write.
+            eprintln!("ferrompi: MPI could not complete an operation whose buffer it still holds");
+            crate::env::abort_world(103)
+        }
+    }
+}
+
+impl<B: OwnedBuffer> Drop for OwnedRequest<'_, B> {
+    fn drop(&mut self) {
+        if !self.raw.is_null() {
+            self.raw.finish();
+            if !self.raw.is_null() {
+                // Still held by MPI: leak the buffer rather than free it.
+                std::mem::forget(self.buffer.take());
+            }
+        }
+    }
+}
+
+impl<B: OwnedBuffer> Unpin for OwnedRequest<'_, B> {}
+
+impl<B: OwnedBuffer> std::future::Future for OwnedRequest<'_, B> {
+    type Output = (B, Result<Status>);
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        if let Some(status) = this.done {
+            return Poll::Ready((this.take_buffer(), Ok(status)));
+        }
+        match this.raw.test("poll") {
+            Ok(Some(status)) => Poll::Ready((this.take_buffer(), Ok(status))),
+            Ok(None) => {
+                progress::wake_soon(cx.waker());
+                Poll::Pending
+            }
+            Err(e) => Poll::Ready((this.take_or_leak(), Err(e))),
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! Progress for futures.
+//!
+//! MPI has no completion callbacks, so a pending request future must be polled again later. A
+//! single ticker thread per process keeps the wakers of pending futures and wakes them every
+//! [`interval`]; each woken task re-tests its request with `MPI_Test` on its own thread. The
+//! ticker makes **no MPI calls**, so futures are sound at every thread level: the MPI calls happen
+//! where the executor polls, through the thread gate (at `Funneled`, poll on the initialising
+//! thread, e.g. with a single-threaded executor; at `Multiple`, anywhere).
+//!
+//! Cost: one thread for the whole process, asleep when nothing is pending; per tick, one
+//! `MPI_Test` per pending future. Completion is noticed within about one interval.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::task::Waker;
+use std::time::Duration;
+
+static WAKERS: Mutex<Vec<Waker>> = Mutex::new(Vec::new());
+static PENDING: Condvar = Condvar::new();
+static STARTED: std::sync::Once = std::sync::Once::new();
+static INTERVAL_NANOS: AtomicU64 = AtomicU64::new(50_000);
+
+/// How often pending futures are polled again (default 50 µs).
+pub fn interval() -> Duration {
+    Duration::from_nanos(INTERVAL_NANOS.load(Ordering::Relaxed))
+}
+
+/// Sets how often pending futures are polled again: shorter notices completion sooner, longer
+/// costs less CPU when many futures wait a long time.
+pub fn set_interval(interval: Duration) {
+    let nanos = u64::try_from(interval.as_nanos())
+        .unwrap_or(u64::MAX)
+        .max(1);
+    INTERVAL_NANOS.store(nanos, Ordering::Relaxed);
+}
+
+/// Asks the ticker to wake `waker` after about one interval.
+pub(crate) fn wake_soon(waker: &Waker) {
+    STARTED.call_once(|| {
+        std::thread::Builder::new()
+            .name("ferrompi-progress".into())
+            .spawn(ticker)
+            .expect("spawn the ferrompi progress thread");
+    });
+    WAKERS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(waker.clone());
+    PENDING.notify_one();
+}
+
+fn ticker() {
+    let mut batch = Vec::new();
+    loop {
+        {
+            let mut wakers = WAKERS.lock().unwrap_or_else(|e| e.into_inner());
+            while wakers.is_empty() {
+                wakers = PENDING.wait(wakers).unwrap_or_else(|e| e.into_inner());
+            }
+            std::mem::swap(&mut *wakers, &mut batch);
+        }
+        std::thread::sleep(interval());
+        for waker in batch.drain(..) {
+            waker.wake();
+        }
+    }
+}

@@ -1,0 +1,341 @@
+//! A set of scoped requests completed together (`MPI_Waitall`, `MPI_Waitany`, `MPI_Waitsome` and
+//! the `MPI_Test*` forms, MPI-4.0 §3.7.5), for the post-N-then-wait-all pattern.
+//!
+//! The handles live in one contiguous array, exactly what a C program passes to `MPI_Waitall`;
+//! pushing a request copies its handle in, so once the set has capacity for a batch, posting and
+//! completing a batch allocates nothing.
+
+use super::{InFlight, Kind, RawRequest, Repair, Request, request_null};
+use crate::Status;
+use crate::env::enter;
+use crate::error::{Result, check};
+use crate::ffi;
+use std::ffi::c_int;
+
+/// Requests of one [`scope`](super::scope), completed together.
+///
+/// Indices are positions in push order and stay valid until [`clear`](RequestSet::clear).
+/// Dropping a set with pending requests completes them (receives are cancelled first).
+#[derive(Debug)]
+pub struct RequestSet<'scope> {
+    raw: Vec<ffi::MPI_Request>,
+    kinds: Vec<Kind>,
+    /// Repairs of receive buffers that need one (only `bool`-like types), by index.
+    repairs: Vec<(usize, Repair)>,
+    /// Scratch for `MPI_Waitsome`/`MPI_Testsome`, kept to avoid allocating per call.
+    indices: Vec<c_int>,
+    statuses: Vec<Status>,
+    pending: usize,
+    in_flight: Option<&'scope InFlight<'scope>>,
+}
+
+impl Default for RequestSet<'_> {
+    fn default() -> Self {
+        RequestSet::new()
+    }
+}
+
+impl<'scope> RequestSet<'scope> {
+    /// An empty set.
+    pub fn new() -> Self {
+        RequestSet::with_capacity(0)
+    }
+
+    /// An empty set with room for `n` requests.
+    pub fn with_capacity(n: usize) -> Self {
+        RequestSet {
+            raw: Vec::with_capacity(n),
+            kinds: Vec::with_capacity(n),
+            repairs: Vec::new(),
+            indices: Vec::new(),
+            statuses: Vec::new(),
+            pending: 0,
+            in_flight: None,
+        }
+    }
+
+    /// Adds a request; returns its index.
+    pub fn push(&mut self, request: Request<'scope>) -> usize {
+        let in_flight = request.in_flight;
+        let (raw, repair, pending) = request.into_parts();
+        let index = self.raw.len();
+        self.raw.push(raw.raw);
+        self.kinds.push(raw.kind);
+        if pending {
+            self.pending += 1;
+            if let Some(repair) = repair {
+                self.repairs.push((index, repair));
+            }
+        }
+        // Every request of a set comes from the same scope: `InFlight` is invariant in 'scope.
+        self.in_flight = Some(in_flight);
+        index
+    }
+
+    /// Number of requests in the set, complete or not.
+    pub fn len(&self) -> usize {
+        self.raw.len()
+    }
+
+    /// Whether the set holds no requests.
+    pub fn is_empty(&self) -> bool {
+        self.raw.is_empty()
+    }
+
+    /// Number of requests still in flight.
+    pub fn pending(&self) -> usize {
+        self.pending
+    }
+
+    /// Accounts for requests MPI has completed (nulled), repairing their receive buffers.
+    fn settle(&mut self, newly_completed: usize) {
+        if newly_completed == 0 {
+            return;
+        }
+        self.pending -= newly_completed;
+        if let Some(in_flight) = self.in_flight {
+            in_flight.completed(newly_completed);
+        }
+        let null = request_null();
+        let raw = &self.raw;
+        self.repairs.retain(|&(index, repair)| {
+            if raw[index] == null {
+                // SAFETY: the buffer is borrowed for 'scope, which has not ended.
+                unsafe { repair.apply() };
+                false
+            } else {
+                true
+            }
+        });
+    }
+
+    /// After an error, MPI may have completed some requests: count what is still pending.
+    fn recount(&mut self) {
+        let null = request_null();
+        let still = self.raw.iter().filter(|&&r| r != null).count();
+        let done = self.pending - still;
+        self.settle(done);
+    }
+
+    fn count(&self, operation: &'static str) -> Result<c_int> {
+        crate::datatype::count_of::<c_int>(self.raw.len(), operation)
+    }
+
+    /// Waits for every request (`MPI_Waitall`).
+    ///
+    /// # Errors
+    /// [`Error::Mpi`](crate::Error::Mpi) (class `InStatus` when some operations failed; use
+    /// [`wait_all_statuses`](RequestSet::wait_all_statuses) to see which);
+    /// [`Error::WrongThread`](crate::Error::WrongThread).
+    pub fn wait_all(&mut self) -> Result<()> {
+        const OP: &str = "wait_all";
+        let n = self.count(OP)?;
+        let rc = {
+            let _gate = enter(OP)?;
+            // SAFETY: `raw` holds `n` handles we own (or MPI_REQUEST_NULL); statuses ignored.
+            unsafe { ffi::MPI_Waitall(n, self.raw.as_mut_ptr(), ffi::ferrompi_MPI_STATUSES_IGNORE) }
+        };
+        self.finish_all(rc, OP)
+    }
+
+    /// Waits for every request, writing each one's status into `statuses` (resized to
+    /// [`len`](RequestSet::len)), index for index.
+    ///
+    /// # Errors
+    /// As [`RequestSet::wait_all`]; on `InStatus`, each status's error field tells.
+    pub fn wait_all_statuses(&mut self, statuses: &mut Vec<Status>) -> Result<()> {
+        const OP: &str = "wait_all";
+        let n = self.count(OP)?;
+        statuses.clear();
+        statuses.resize(self.raw.len(), Status::empty());
+        let rc = {
+            let _gate = enter(OP)?;
+            // SAFETY: `raw` and `statuses` hold `n` entries each (`Status` is a transparent
+            // `MPI_Status`).
+            unsafe { ffi::MPI_Waitall(n, self.raw.as_mut_ptr(), statuses.as_mut_ptr().cast()) }
+        };
+        self.finish_all(rc, OP)
+    }
+
+    fn finish_all(&mut self, rc: c_int, operation: &'static str) -> Result<()> {
+        if rc == ffi::MPI_SUCCESS {
+            self.settle(self.pending);
+        } else {
+            self.recount();
+        }
+        check(rc, operation)
+    }
+
+    /// Tests whether every request has completed (`MPI_Testall`); completes them all if so.
+    ///
+    /// # Errors
+    /// As [`RequestSet::wait_all`].
+    pub fn test_all(&mut self) -> Result<bool> {
+        const OP: &str = "test_all";
+        let n = self.count(OP)?;
+        let mut flag: c_int = 0;
+        let rc = {
+            let _gate = enter(OP)?;
+            // SAFETY: `raw` holds `n` handles we own; writes the flag.
+            unsafe {
+                ffi::MPI_Testall(
+                    n,
+                    self.raw.as_mut_ptr(),
+                    &mut flag,
+                    ffi::ferrompi_MPI_STATUSES_IGNORE,
+                )
+            }
+        };
+        if rc == ffi::MPI_SUCCESS && flag != 0 {
+            self.settle(self.pending);
+        } else if rc != ffi::MPI_SUCCESS {
+            self.recount();
+        }
+        check(rc, OP)?;
+        Ok(flag != 0)
+    }
+
+    /// Waits for any one pending request (`MPI_Waitany`): its index and status, or `None` when
+    /// none is pending.
+    ///
+    /// # Errors
+    /// As [`RequestSet::wait_all`].
+    pub fn wait_any(&mut self) -> Result<Option<(usize, Status)>> {
+        self.any("wait_any", true)
+    }
+
+    /// Like [`wait_any`](RequestSet::wait_any) but returns at once (`MPI_Testany`): `None` when
+    /// no pending request has completed yet.
+    ///
+    /// # Errors
+    /// As [`RequestSet::wait_all`].
+    pub fn test_any(&mut self) -> Result<Option<(usize, Status)>> {
+        self.any("test_any", false)
+    }
+
+    fn any(&mut self, operation: &'static str, block: bool) -> Result<Option<(usize, Status)>> {
+        if self.pending == 0 {
+            return Ok(None);
+        }
+        let n = self.count(operation)?;
+        let mut index: c_int = 0;
+        let mut flag: c_int = 1;
+        let mut status = Status::empty();
+        let rc = {
+            let _gate = enter(operation)?;
+            // SAFETY: `raw` holds `n` handles we own; MPI writes index, flag and status.
+            unsafe {
+                if block {
+                    ffi::MPI_Waitany(n, self.raw.as_mut_ptr(), &mut index, status.as_raw_mut())
+                } else {
+                    ffi::MPI_Testany(
+                        n,
+                        self.raw.as_mut_ptr(),
+                        &mut index,
+                        &mut flag,
+                        status.as_raw_mut(),
+                    )
+                }
+            }
+        };
+        if rc != ffi::MPI_SUCCESS {
+            self.recount();
+            check(rc, operation)?;
+        }
+        match usize::try_from(index) {
+            Ok(i) if flag != 0 && index != ffi::MPI_UNDEFINED => {
+                self.settle(1);
+                Ok(Some((i, status)))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Waits until at least one pending request completes (`MPI_Waitsome`), appending each
+    /// completed one's `(index, status)` to `completed`; returns how many.
+    ///
+    /// # Errors
+    /// As [`RequestSet::wait_all`].
+    pub fn wait_some(&mut self, completed: &mut Vec<(usize, Status)>) -> Result<usize> {
+        self.some("wait_some", true, completed)
+    }
+
+    /// Like [`wait_some`](RequestSet::wait_some) but returns at once (`MPI_Testsome`).
+    ///
+    /// # Errors
+    /// As [`RequestSet::wait_all`].
+    pub fn test_some(&mut self, completed: &mut Vec<(usize, Status)>) -> Result<usize> {
+        self.some("test_some", false, completed)
+    }
+
+    fn some(
+        &mut self,
+        operation: &'static str,
+        block: bool,
+        out: &mut Vec<(usize, Status)>,
+    ) -> Result<usize> {
+        if self.pending == 0 {
+            return Ok(0);
+        }
+        let n = self.count(operation)?;
+        self.indices.resize(self.raw.len(), 0);
+        self.statuses.resize(self.raw.len(), Status::empty());
+        let mut outcount: c_int = 0;
+        let rc = {
+            let _gate = enter(operation)?;
+            let (raw, idx, st) = (
+                self.raw.as_mut_ptr(),
+                self.indices.as_mut_ptr(),
+                self.statuses.as_mut_ptr().cast(),
+            );
+            // SAFETY: `raw`, `indices` and `statuses` hold `n` entries each.
+            unsafe {
+                if block {
+                    ffi::MPI_Waitsome(n, raw, &mut outcount, idx, st)
+                } else {
+                    ffi::MPI_Testsome(n, raw, &mut outcount, idx, st)
+                }
+            }
+        };
+        if rc != ffi::MPI_SUCCESS {
+            self.recount();
+            check(rc, operation)?;
+        }
+        let done = usize::try_from(outcount).unwrap_or(0); // MPI_UNDEFINED: nothing was pending
+        for k in 0..done {
+            let index = usize::try_from(self.indices[k]).expect("MPI returns valid indices");
+            out.push((index, self.statuses[k]));
+        }
+        self.settle(done);
+        Ok(done)
+    }
+
+    /// Empties the set for reuse, keeping its capacity; completes pending requests first.
+    ///
+    /// # Errors
+    /// As [`RequestSet::wait_all`].
+    pub fn clear(&mut self) -> Result<()> {
+        if self.pending > 0 {
+            self.wait_all()?;
+        }
+        self.raw.clear();
+        self.kinds.clear();
+        self.repairs.clear();
+        Ok(())
+    }
+}
+
+impl Drop for RequestSet<'_> {
+    fn drop(&mut self) {
+        if self.pending == 0 {
+            return;
+        }
+        for (raw, &kind) in self.raw.iter_mut().zip(&self.kinds) {
+            if kind == Kind::Recv && *raw != request_null() {
+                let mut request = RawRequest { raw: *raw, kind };
+                let _ = request.cancel("drop");
+            }
+        }
+        let _ = self.wait_all();
+    }
+}

@@ -1,0 +1,261 @@
+//! Nonblocking point-to-point: scoped and owned requests, request sets (wait/test all/any/some),
+//! 10 000 outstanding requests, cancel, completion on drop, and leaks that must stay sound.
+
+use crate::checks::Checks;
+use crate::for_each_type;
+use crate::values::{TestValue, values};
+use ferrompi::{ANY_SOURCE, Communicator, Mpi, RequestSet, Status, scope};
+
+fn neighbours(comm: &Communicator<'_>) -> (i32, i32) {
+    let (rank, size) = (comm.rank(), comm.size());
+    ((rank + 1) % size, (rank + size - 1) % size)
+}
+
+/// Ring with borrowed buffers in a scope; works with one rank too (the receive is posted first).
+fn ring_scoped<T: TestValue>(comm: &Communicator<'_>, t: &mut Checks, len: usize) {
+    let (next, prev) = neighbours(comm);
+    let out: Vec<T> = values(comm.rank() as u64 + 11, len);
+    let mut inbox = vec![T::default(); len];
+    let (sent, got) = scope(|s| {
+        let recv = comm.irecv(s, &mut inbox, prev, 21)?;
+        let send = comm.isend(s, &out, next, 21)?;
+        Ok::<_, ferrompi::Error>((send.wait()?, recv.wait()?))
+    })
+    .expect("ring");
+    let _ = sent;
+    t.eq(
+        inbox,
+        values(prev as u64 + 11, len),
+        format!("isend/irecv {} x {len}", std::any::type_name::<T>()),
+    );
+    t.eq((got.source(), got.tag()), (prev, 21), "irecv status");
+    t.eq_ok(got.count::<T>(), len, "irecv count");
+}
+
+fn ring_all_sizes<T: TestValue>(comm: &Communicator<'_>, t: &mut Checks) {
+    for len in [0, 1, 1000] {
+        ring_scoped::<T>(comm, t, len);
+    }
+}
+
+pub fn run(mpi: &Mpi, t: &mut Checks) {
+    let world = mpi.world();
+    let (rank, size) = (world.rank(), world.size());
+    let (next, prev) = neighbours(&world);
+    for_each_type!(ring_all_sizes(&world, t));
+    ring_scoped::<u8>(&world, t, 1 << 20);
+    ring_scoped::<u8>(&world, t, 64 << 20);
+
+    // Synchronous mode.
+    let mut got = [0u32; 3];
+    let sent3 = [rank as u32; 3];
+    scope(|s| {
+        let r = t.okay(world.irecv(s, &mut got, prev, 22), "irecv");
+        let w = t.okay(world.issend(s, &sent3, next, 22), "issend");
+        t.okay(w.wait(), "issend wait");
+        t.okay(r.wait(), "irecv wait");
+    });
+    t.eq(got, [prev as u32; 3], "issend delivered");
+
+    // Owned buffers come back on completion, also through `.await`-free test loops.
+    let recv = t.okay(world.irecv_owned(vec![0i64; 500], prev, 23), "irecv_owned");
+    let send = t.okay(
+        world.isend_owned(values::<i64>(rank as u64, 500), next, 23),
+        "isend_owned",
+    );
+    let (sent_back, status) = send.wait();
+    t.okay(status, "isend_owned wait");
+    t.eq(
+        sent_back,
+        values::<i64>(rank as u64, 500),
+        "send buffer handed back unchanged",
+    );
+    let mut recv = recv;
+    while !t.okay(recv.test(), "owned test") {}
+    let (inbox, status) = recv.wait();
+    t.ok_with(status, |s| s.source() == prev, "owned status after test");
+    t.eq(
+        inbox,
+        values::<i64>(prev as u64, 500),
+        "irecv_owned content",
+    );
+    let boxed: Box<[f32]> = vec![1.5f32; 8].into_boxed_slice();
+    let recv = t.okay(
+        world.irecv_owned(vec![0f32; 8].into_boxed_slice(), prev, 24),
+        "irecv boxed",
+    );
+    let (_, status) = t
+        .okay(world.isend_owned(boxed, next, 24), "isend boxed")
+        .wait();
+    t.okay(status, "boxed send");
+    let (inbox, status) = recv.wait();
+    t.okay(status, "boxed recv");
+    t.eq(&inbox[..], &[1.5f32; 8][..], "boxed slice round trip");
+
+    // All-pairs exchange through one request set: from every rank, to every rank (self too).
+    let outgoing: Vec<Vec<u16>> = (0..size)
+        .map(|to| values(rank as u64 * 100 + to as u64, 64))
+        .collect();
+    let mut incoming: Vec<Vec<u16>> = vec![vec![0; 64]; size as usize];
+    let mut statuses: Vec<Status> = Vec::new();
+    scope(|s| {
+        let mut set = RequestSet::with_capacity(2 * size as usize);
+        for (from, buf) in incoming.iter_mut().enumerate() {
+            set.push(t.okay(world.irecv(s, buf, from as i32, 25), "irecv"));
+        }
+        for (to, buf) in outgoing.iter().enumerate() {
+            set.push(t.okay(world.isend(s, buf, to as i32, 25), "isend"));
+        }
+        t.eq(set.pending(), 2 * size as usize, "pending before wait_all");
+        t.okay(set.wait_all_statuses(&mut statuses), "wait_all");
+        t.eq(set.pending(), 0, "pending after wait_all");
+    });
+    for (from, buf) in incoming.iter().enumerate() {
+        t.eq(
+            buf,
+            &values::<u16>(from as u64 * 100 + rank as u64, 64),
+            format!("all-pairs from {from}"),
+        );
+        t.eq(
+            statuses[from].source(),
+            from as i32,
+            "all-pairs status source",
+        );
+    }
+
+    // 10 000 outstanding requests each way, posted and then completed by one MPI_Waitall.
+    const MANY: usize = 10_000;
+    let out: Vec<u32> = (0..MANY as u32).map(|i| i ^ rank as u32).collect();
+    let mut inbox = vec![u32::MAX; MANY];
+    scope(|s| {
+        let mut set = RequestSet::with_capacity(2 * MANY);
+        for (i, slot) in inbox.chunks_mut(1).enumerate() {
+            set.push(t.okay(
+                world.irecv(s, slot, prev, (i % 30_000) as i32),
+                "irecv many",
+            ));
+        }
+        for (i, value) in out.chunks(1).enumerate() {
+            set.push(t.okay(
+                world.isend(s, value, next, (i % 30_000) as i32),
+                "isend many",
+            ));
+        }
+        t.okay(set.wait_all(), "wait_all many");
+    });
+    let want: Vec<u32> = (0..MANY as u32).map(|i| i ^ prev as u32).collect();
+    t.eq(inbox == want, true, "10 000 messages arrived in order");
+
+    // wait_any / wait_some / test_*: complete every request exactly once.
+    let mut slots = [[0u8; 4]; 6];
+    let sends: Vec<[u8; 4]> = (0..6u8).map(|i| [i, rank as u8, 0, 1]).collect();
+    scope(|s| {
+        let mut recvs = RequestSet::new();
+        let mut others = RequestSet::new();
+        for (i, slot) in slots.iter_mut().enumerate() {
+            recvs.push(t.okay(
+                world.irecv(s, std::slice::from_mut(slot), prev, 30 + i as i32),
+                "irecv",
+            ));
+        }
+        t.eq_ok(recvs.test_all(), false, "nothing arrived yet");
+        t.ok_with(recvs.test_any(), |v| v.is_none(), "test_any before sends");
+        // No rank sends before every rank has tested its empty receives.
+        t.okay(world.barrier(), "barrier before sends");
+        for (i, value) in sends.iter().enumerate().rev() {
+            others.push(t.okay(
+                world.isend(s, std::slice::from_ref(value), next, 30 + i as i32),
+                "isend",
+            ));
+        }
+        let mut seen = Vec::new();
+        let (i, status) = t.okay(recvs.wait_any(), "wait_any").expect("one pending");
+        t.eq(status.tag(), 30 + i as i32, "wait_any index matches tag");
+        seen.push(i);
+        let mut done = Vec::new();
+        while recvs.pending() > 0 {
+            let n = t.okay(recvs.wait_some(&mut done), "wait_some");
+            t.ok(n > 0, "wait_some completes at least one");
+        }
+        seen.extend(done.iter().map(|&(i, _)| i));
+        for &(i, status) in &done {
+            t.eq(status.tag(), 30 + i as i32, "wait_some index matches tag");
+        }
+        seen.sort();
+        t.eq(
+            seen,
+            (0..6).collect::<Vec<_>>(),
+            "every receive completed exactly once",
+        );
+        t.ok_with(recvs.wait_any(), |v| v.is_none(), "none pending");
+        let mut later = Vec::new();
+        while others.pending() > 0 {
+            t.okay(others.test_some(&mut later), "test_some");
+        }
+        t.eq(later.len(), 6, "test_some saw all sends");
+    });
+    for (i, slot) in slots.iter().enumerate() {
+        t.eq(
+            *slot,
+            [i as u8, prev as u8, 0, 1],
+            "wait_any/wait_some content",
+        );
+    }
+
+    // Cancel a receive that nothing matches; drop of a pending receive cancels it (no hang).
+    let mut never = [0u8; 8];
+    let mut never2 = [0u8; 8];
+    scope(|s| {
+        let mut r = t.okay(
+            world.irecv(s, &mut never, ANY_SOURCE, 999),
+            "irecv unmatched",
+        );
+        t.ok_with(r.test(), |v| v.is_none(), "unmatched receive is pending");
+        t.okay(r.cancel(), "cancel");
+        let status = t.okay(r.wait(), "wait after cancel");
+        t.eq_ok(status.cancelled(), true, "receive was cancelled");
+        let pending = t.okay(
+            world.irecv(s, &mut never2, ANY_SOURCE, 998),
+            "irecv to drop",
+        );
+        drop(pending);
+    });
+    let mut sink = [0u8; 1];
+    let refused = scope(|s| {
+        let r = world.irecv(s, &mut sink, prev, 997)?;
+        let mut w = world.isend(s, &[1u8], next, 997)?;
+        let refused = w.cancel();
+        w.wait()?;
+        r.wait()?;
+        Ok::<_, ferrompi::Error>(refused)
+    });
+    let refused = t.okay(refused, "exchange around a refused cancel");
+    t.err(
+        refused,
+        |e| matches!(e, ferrompi::Error::InvalidArgument { .. }),
+        "cancelling a send is refused",
+    );
+
+    // A truncated nonblocking receive reports the truncation class (not for self on Open MPI).
+    let mut short = [0u64; 2];
+    let result = scope(|s| {
+        let r = world.irecv(s, &mut short, prev, 26)?;
+        world.isend(s, &[7u64; 5], next, 26)?.wait()?;
+        r.wait()
+    });
+    t.truncated(result, size == 1, "irecv into a short buffer");
+    t.okay(world.barrier(), "communicator still works after truncation");
+
+    // Leaking an owned request leaks its buffer: sound, and the message still flows.
+    let leaked = t.okay(
+        world.isend_owned(vec![rank as u8; 16], next, 27),
+        "isend_owned to leak",
+    );
+    std::mem::forget(leaked);
+    let mut got = [0u8; 16];
+    t.okay(
+        world.recv(&mut got, prev, 27),
+        "receive the leaked send's message",
+    );
+    t.eq(got, [prev as u8; 16], "leaked send delivered");
+}

@@ -97,6 +97,14 @@ pub enum Error {
         /// The operation.
         operation: &'static str,
     },
+    /// A typed message could not be encoded or decoded (feature `serde`).
+    #[error("{operation}: {reason}")]
+    Codec {
+        /// The operation.
+        operation: &'static str,
+        /// What the encoder or decoder said.
+        reason: String,
+    },
     /// Any other argument the crate rejects before calling MPI.
     #[error("{operation}: {reason}")]
     InvalidArgument {

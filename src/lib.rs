@@ -63,6 +63,7 @@
 //! - **A panicking rank ends the job** (`MPI_Abort`) instead of leaving the others blocked, unless
 //!   turned off with [`InitOptions::abort_on_panic`].
 
+pub mod channel;
 pub mod comm;
 pub mod datatype;
 pub mod env;
@@ -70,12 +71,15 @@ pub mod error;
 pub mod ffi;
 pub mod request;
 
+pub use channel::Channel;
 pub use comm::bsend::{AttachedBuffer, BSEND_OVERHEAD};
 pub use comm::group::Group;
 pub use comm::p2p::{
     ANY_SOURCE, ANY_TAG, Destination, PROC_NULL, ProcNull, Source, Status, TagMatch,
 };
 pub use comm::probe::Message;
+#[cfg(feature = "serde")]
+pub use comm::typed::RecvValue;
 pub use comm::{Communicator, Comparison, SplitType};
 pub use datatype::{Bytes, Datatype, Equivalence};
 pub use env::{InitOptions, Launcher, Mpi, ThreadLevel};

@@ -18,10 +18,11 @@ cargo fmt --all -- --check
 for impl in "${impls[@]}"; do
   mpi_env "$impl"
   echo "== $impl: clippy ($MPICC)"
-  cargo clippy --all-targets --locked -- -D warnings
+  cargo clippy --all-targets --all-features --locked -- -D warnings
+  cargo clippy --lib --locked -- -D warnings # and without optional features
   echo "== $impl: tests"
-  cargo test --locked
+  cargo test --all-features --locked
   echo "== $impl: docs"
-  RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked --quiet
+  RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features --locked --quiet
 done
 echo "== all tests passed on: ${impls[*]}"

@@ -12,6 +12,8 @@ pub mod nonblocking;
 pub mod p2p;
 pub mod persistent;
 pub mod probe;
+#[cfg(feature = "serde")]
+pub mod typed;
 
 use crate::env::{self, Mpi, enter};
 use crate::error::{Error, Result, check};

@@ -12,6 +12,7 @@ use crate::datatype::{Equivalence, count_of, recv_ptr, repair};
 use crate::env::enter;
 use crate::error::{Result, check};
 use crate::ffi;
+use crate::request::{Kind, OwnedBuffer, OwnedRequest, RawRequest, request_null};
 use std::ffi::c_int;
 use std::marker::PhantomData;
 use std::mem::{ManuallyDrop, MaybeUninit};
@@ -191,7 +192,7 @@ pub struct Message<'comm> {
 // gate. The status is plain data.
 unsafe impl Send for Message<'_> {}
 
-impl Message<'_> {
+impl<'comm> Message<'comm> {
     fn null() -> Self {
         // SAFETY: an immutable constant defined by the shim.
         let raw = unsafe { ffi::ferrompi_MPI_MESSAGE_NULL };
@@ -239,6 +240,47 @@ impl Message<'_> {
             values.set_len(n);
         }
         Ok((values, status))
+    }
+
+    /// Starts receiving the message into a buffer the request owns (`MPI_Imrecv`, MPI-4.0
+    /// §3.8.3); the buffer comes back on completion.
+    ///
+    /// # Errors
+    /// [`Error::CountOverflow`](crate::Error::CountOverflow); [`Error::WrongThread`](crate::Error::WrongThread)
+    /// (the message is then discarded); [`Error::Mpi`](crate::Error::Mpi).
+    pub fn irecv_owned<B: OwnedBuffer>(self, mut buf: B) -> Result<OwnedRequest<'comm, B>> {
+        const OP: &str = "imrecv";
+        let slice = buf.as_mut_slice();
+        let count = count_of::<B::Item>(slice.len(), OP)?;
+        let ptr = recv_ptr(slice);
+        let mut this = ManuallyDrop::new(self);
+        let mut raw = request_null();
+        let _gate = match enter(OP) {
+            Ok(gate) => gate,
+            Err(e) => {
+                drop(ManuallyDrop::into_inner(this)); // its drop discards the message
+                return Err(e);
+            }
+        };
+        // SAFETY: a matched message we own (MPI nulls it); the buffer's heap storage moves into
+        // the returned request, which keeps it until the operation completes.
+        let rc = unsafe {
+            ffi::MPI_Imrecv(
+                ptr,
+                count,
+                <B::Item as Equivalence>::datatype().as_raw(),
+                &mut this.raw,
+                &mut raw,
+            )
+        };
+        check(rc, OP)?;
+        Ok(OwnedRequest::started(
+            RawRequest {
+                raw,
+                kind: Kind::Recv,
+            },
+            buf,
+        ))
     }
 
     /// `MPI_Mrecv` into raw storage.

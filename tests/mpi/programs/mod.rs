@@ -1,6 +1,8 @@
 //! The registered multi-rank programs. Each file here must appear in [`ALL`]; the driver checks.
 
+mod async_p2p;
 mod bcast;
+mod channel;
 mod communicator;
 mod environment;
 mod errors;
@@ -13,8 +15,17 @@ mod persistent_p2p;
 mod probe;
 mod send_modes;
 mod threads;
+#[cfg(feature = "serde")]
+mod typed;
 
 use crate::{Expect, Program};
+
+/// Program files that this build cannot run, with the reason; the driver reports them as SKIP
+/// lines instead of failing registration.
+pub const UNAVAILABLE: &[(&str, &str)] = &[
+    #[cfg(not(feature = "serde"))]
+    ("typed", "needs --features serde (tools/test.sh enables it)"),
+];
 use ferrompi::ThreadLevel;
 
 const RANKS: &[u32] = &[1, 2, 4];
@@ -92,6 +103,34 @@ pub const ALL: &[Program] = &[
         singleton: true,
         expect: Expect::Pass,
         run: nonblocking::run,
+    },
+    Program {
+        name: "async_p2p",
+        file: "async_p2p",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::Pass,
+        run: async_p2p::run,
+    },
+    Program {
+        name: "channel",
+        file: "channel",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::Pass,
+        run: channel::run,
+    },
+    #[cfg(feature = "serde")]
+    Program {
+        name: "typed",
+        file: "typed",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::Pass,
+        run: typed::run,
     },
     Program {
         name: "persistent_p2p",

@@ -38,6 +38,41 @@ fn ring_all_sizes<T: TestValue>(comm: &Communicator<'_>, t: &mut Checks) {
     }
 }
 
+/// From every rank to every rank (self included), through one request set.
+fn all_pairs<T: TestValue>(comm: &Communicator<'_>, t: &mut Checks) {
+    let (rank, size) = (comm.rank(), comm.size());
+    let outgoing: Vec<Vec<T>> = (0..size)
+        .map(|to| values(rank as u64 * 100 + to as u64, 64))
+        .collect();
+    let mut incoming: Vec<Vec<T>> = (0..size).map(|_| vec![T::default(); 64]).collect();
+    let mut statuses: Vec<Status> = Vec::new();
+    scope(|s| {
+        let mut set = RequestSet::with_capacity(2 * size as usize);
+        for (from, buf) in incoming.iter_mut().enumerate() {
+            set.push(t.okay(comm.irecv(s, buf, from as i32, 25), "irecv"));
+        }
+        for (to, buf) in outgoing.iter().enumerate() {
+            set.push(t.okay(comm.isend(s, buf, to as i32, 25), "isend"));
+        }
+        t.eq(set.pending(), 2 * size as usize, "pending before wait_all");
+        t.okay(set.wait_all_statuses(&mut statuses), "wait_all");
+        t.eq(set.pending(), 0, "pending after wait_all");
+    });
+    let name = std::any::type_name::<T>();
+    for (from, buf) in incoming.iter().enumerate() {
+        t.eq(
+            buf,
+            &values::<T>(from as u64 * 100 + rank as u64, 64),
+            format!("all-pairs {name} from {from}"),
+        );
+        t.eq(
+            statuses[from].source(),
+            from as i32,
+            "all-pairs status source",
+        );
+    }
+}
+
 pub fn run(mpi: &Mpi, t: &mut Checks) {
     let world = mpi.world();
     let (rank, size) = (world.rank(), world.size());
@@ -92,36 +127,8 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     t.okay(status, "boxed recv");
     t.eq(&inbox[..], &[1.5f32; 8][..], "boxed slice round trip");
 
-    // All-pairs exchange through one request set: from every rank, to every rank (self too).
-    let outgoing: Vec<Vec<u16>> = (0..size)
-        .map(|to| values(rank as u64 * 100 + to as u64, 64))
-        .collect();
-    let mut incoming: Vec<Vec<u16>> = vec![vec![0; 64]; size as usize];
-    let mut statuses: Vec<Status> = Vec::new();
-    scope(|s| {
-        let mut set = RequestSet::with_capacity(2 * size as usize);
-        for (from, buf) in incoming.iter_mut().enumerate() {
-            set.push(t.okay(world.irecv(s, buf, from as i32, 25), "irecv"));
-        }
-        for (to, buf) in outgoing.iter().enumerate() {
-            set.push(t.okay(world.isend(s, buf, to as i32, 25), "isend"));
-        }
-        t.eq(set.pending(), 2 * size as usize, "pending before wait_all");
-        t.okay(set.wait_all_statuses(&mut statuses), "wait_all");
-        t.eq(set.pending(), 0, "pending after wait_all");
-    });
-    for (from, buf) in incoming.iter().enumerate() {
-        t.eq(
-            buf,
-            &values::<u16>(from as u64 * 100 + rank as u64, 64),
-            format!("all-pairs from {from}"),
-        );
-        t.eq(
-            statuses[from].source(),
-            from as i32,
-            "all-pairs status source",
-        );
-    }
+    // All-pairs exchange of every type through one request set.
+    for_each_type!(all_pairs(&world, t));
 
     // 10 000 outstanding requests each way, posted and then completed by one MPI_Waitall.
     const MANY: usize = 10_000;

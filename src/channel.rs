@@ -1,0 +1,149 @@
+//! Point-to-point channels: a private link between this rank and one peer.
+//!
+//! [`Communicator::channel`] creates a two-process communicator of just this rank and the peer
+//! (`MPI_Comm_create_group`, so only the two take part), which gives the channel its own message
+//! context: its traffic never matches the user's other messages, whatever their tags. Both ends
+//! must open the channel with the same `tag`; a rank opening several channels must open them in
+//! an order its peers agree on, as with any blocking collective.
+
+use crate::comm::{Communicator, p2p};
+use crate::datatype::Equivalence;
+use crate::error::Result;
+use crate::request::{OwnedBuffer, OwnedRequest};
+
+/// A link between this rank and one peer; see the [module docs](self).
+///
+/// `Send + Sync` like its communicator; blocking and nonblocking (`.await`-able) forms.
+#[derive(Debug)]
+pub struct Channel<'env> {
+    comm: Communicator<'env>,
+    peer: i32,
+    tag: i32,
+}
+
+impl<'env> Communicator<'env> {
+    /// Opens a channel to `peer` (a rank of this communicator). Both ranks call it with each
+    /// other's rank and the same `tag`; it blocks until both have.
+    ///
+    /// # Errors
+    /// [`Error::InvalidRank`](crate::Error::InvalidRank),
+    /// [`Error::InvalidTag`](crate::Error::InvalidTag) before any communication;
+    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi).
+    pub fn channel(&self, peer: i32, tag: i32) -> Result<Channel<'env>> {
+        const OP: &str = "channel";
+        self.check_rank(peer, "peer", OP)?;
+        p2p::check_tag(tag, OP)?;
+        let me = self.rank();
+        let pair = if peer == me {
+            vec![me]
+        } else {
+            vec![me.min(peer), me.max(peer)]
+        };
+        let group = self.group()?.incl(&pair)?;
+        let comm = self.create_from_group(&group, tag)?;
+        let peer = i32::from(peer != me && me < peer);
+        Ok(Channel { comm, peer, tag })
+    }
+}
+
+impl<'env> Channel<'env> {
+    /// The channel's private communicator (this rank and the peer).
+    pub fn communicator(&self) -> &Communicator<'env> {
+        &self.comm
+    }
+
+    /// Sends bytes to the peer.
+    ///
+    /// # Errors
+    /// As [`Communicator::send`].
+    pub fn send(&self, bytes: &[u8]) -> Result<()> {
+        self.comm.send(bytes, self.peer, self.tag)
+    }
+
+    /// Receives bytes from the peer into `buf`; returns how many arrived.
+    ///
+    /// # Errors
+    /// As [`Communicator::recv`] (class `Truncate` if the message is longer than `buf`).
+    pub fn recv(&self, buf: &mut [u8]) -> Result<usize> {
+        self.comm.recv(buf, self.peer, self.tag)?.count::<u8>()
+    }
+
+    /// Sends a slice of any [`Equivalence`] type (`bytemuck::Pod` structs via
+    /// [`Bytes`](crate::Bytes)).
+    ///
+    /// # Errors
+    /// As [`Communicator::send`].
+    pub fn send_slice<T: Equivalence>(&self, values: &[T]) -> Result<()> {
+        self.comm.send(values, self.peer, self.tag)
+    }
+
+    /// Receives a message of any length from the peer into a new `Vec`.
+    ///
+    /// # Errors
+    /// As [`Communicator::recv_vec`].
+    pub fn recv_vec<T: Equivalence>(&self) -> Result<Vec<T>> {
+        Ok(self.comm.recv_vec(self.peer, self.tag)?.0)
+    }
+
+    /// Starts sending an owned buffer; `.await` or `wait` the request to get it back.
+    ///
+    /// # Errors
+    /// As [`Communicator::isend_owned`].
+    pub fn isend<B: OwnedBuffer>(&self, buf: B) -> Result<OwnedRequest<'_, B>> {
+        self.comm.isend_owned(buf, self.peer, self.tag)
+    }
+
+    /// Starts receiving into an owned buffer; `.await` or `wait` the request to get it back.
+    ///
+    /// # Errors
+    /// As [`Communicator::irecv_owned`].
+    pub fn irecv<B: OwnedBuffer>(&self, buf: B) -> Result<OwnedRequest<'_, B>> {
+        self.comm.irecv_owned(buf, self.peer, self.tag)
+    }
+
+    /// Sends any serializable value (feature `serde`).
+    ///
+    /// # Errors
+    /// As [`Communicator::send_value`].
+    #[cfg(feature = "serde")]
+    pub fn send_value<T: serde::Serialize + ?Sized>(&self, value: &T) -> Result<()> {
+        self.comm.send_value(value, self.peer, self.tag)
+    }
+
+    /// Receives a value sent with [`Channel::send_value`] (feature `serde`).
+    ///
+    /// # Errors
+    /// As [`Communicator::recv_value`].
+    #[cfg(feature = "serde")]
+    pub fn recv_value<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
+        Ok(self.comm.recv_value(self.peer, self.tag)?.0)
+    }
+
+    /// Starts sending a serializable value (feature `serde`).
+    ///
+    /// # Errors
+    /// As [`Communicator::isend_value`].
+    #[cfg(feature = "serde")]
+    pub fn isend_value<T: serde::Serialize + ?Sized>(
+        &self,
+        value: &T,
+    ) -> Result<OwnedRequest<'_, Vec<u8>>> {
+        self.comm.isend_value(value, self.peer, self.tag)
+    }
+
+    /// A future receiving a value from the peer (feature `serde`).
+    #[cfg(feature = "serde")]
+    pub fn recv_value_async<T: serde::de::DeserializeOwned>(
+        &self,
+    ) -> crate::comm::typed::RecvValue<'_, 'env, T> {
+        self.comm.recv_value_async(self.peer, self.tag)
+    }
+
+    /// Closes the channel, freeing its communicator.
+    ///
+    /// # Errors
+    /// As [`Communicator::free`].
+    pub fn close(self) -> Result<()> {
+        self.comm.free()
+    }
+}

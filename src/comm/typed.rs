@@ -1,0 +1,137 @@
+//! Typed messages (feature `serde`): any `Serialize` value sent, any `Deserialize` value
+//! received, encoded with postcard's compact binary format and sized on receipt by a matched
+//! probe, so neither side needs to know the encoded length.
+
+use super::Communicator;
+use super::p2p::{Destination, Source, Status, TagMatch};
+use crate::error::{Error, Result};
+use crate::request::{OwnedRequest, progress};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+fn encode<T: Serialize + ?Sized>(value: &T, operation: &'static str) -> Result<Vec<u8>> {
+    postcard::to_allocvec(value).map_err(|e| Error::Codec {
+        operation,
+        reason: e.to_string(),
+    })
+}
+
+fn decode<T: DeserializeOwned>(bytes: &[u8], operation: &'static str) -> Result<T> {
+    postcard::from_bytes(bytes).map_err(|e| Error::Codec {
+        operation,
+        reason: e.to_string(),
+    })
+}
+
+impl<'env> Communicator<'env> {
+    /// Sends any serializable value (encoded with postcard) to `dest`.
+    ///
+    /// # Errors
+    /// [`Error::Codec`] if the value cannot be encoded; otherwise as
+    /// [`Communicator::send`].
+    pub fn send_value<T: Serialize + ?Sized>(
+        &self,
+        value: &T,
+        dest: impl Into<Destination>,
+        tag: i32,
+    ) -> Result<()> {
+        self.send(&encode(value, "send_value")?, dest, tag)
+    }
+
+    /// Receives a value sent with [`send_value`](Communicator::send_value) (or its async
+    /// forms), of any encoded size.
+    ///
+    /// # Errors
+    /// [`Error::Codec`] if the bytes do not decode as `T`; otherwise as
+    /// [`Communicator::recv_vec`].
+    pub fn recv_value<T: DeserializeOwned>(
+        &self,
+        source: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<(T, Status)> {
+        let (bytes, status) = self.recv_vec::<u8>(source, tag)?;
+        Ok((decode(&bytes, "recv_value")?, status))
+    }
+
+    /// Starts sending a serializable value; the request owns the encoded bytes.
+    ///
+    /// # Errors
+    /// As [`Communicator::send_value`].
+    pub fn isend_value<T: Serialize + ?Sized>(
+        &self,
+        value: &T,
+        dest: impl Into<Destination>,
+        tag: i32,
+    ) -> Result<OwnedRequest<'_, Vec<u8>>> {
+        self.isend_owned(encode(value, "isend_value")?, dest, tag)
+    }
+
+    /// A future receiving a value sent with [`send_value`](Communicator::send_value): it
+    /// matched-probes without blocking until the message is there, then receives it without
+    /// blocking, and decodes it.
+    pub fn recv_value_async<T: DeserializeOwned>(
+        &self,
+        source: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> RecvValue<'_, 'env, T> {
+        RecvValue {
+            comm: self,
+            source: source.into(),
+            tag: tag.into(),
+            receiving: None,
+            _value: PhantomData,
+        }
+    }
+}
+
+/// The future of [`Communicator::recv_value_async`].
+#[must_use = "futures do nothing unless awaited"]
+#[derive(Debug)]
+pub struct RecvValue<'c, 'env, T> {
+    comm: &'c Communicator<'env>,
+    source: Source,
+    tag: TagMatch,
+    receiving: Option<OwnedRequest<'c, Vec<u8>>>,
+    _value: PhantomData<fn() -> T>,
+}
+
+impl<T: DeserializeOwned> Future for RecvValue<'_, '_, T> {
+    type Output = Result<(T, Status)>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        if this.receiving.is_none() {
+            match this.comm.improbe(this.source, this.tag) {
+                Err(e) => return Poll::Ready(Err(e)),
+                Ok(None) => {
+                    progress::wake_soon(cx.waker());
+                    return Poll::Pending;
+                }
+                Ok(Some(message)) => {
+                    let started = message
+                        .status()
+                        .count::<u8>()
+                        .and_then(|n| message.irecv_owned(vec![0u8; n]));
+                    match started {
+                        Ok(request) => this.receiving = Some(request),
+                        Err(e) => return Poll::Ready(Err(e)),
+                    }
+                }
+            }
+        }
+        let request = this.receiving.as_mut().expect("set above");
+        match Pin::new(request).poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready((bytes, status)) => {
+                this.receiving = None;
+                Poll::Ready(
+                    status.and_then(|status| Ok((decode(&bytes, "recv_value_async")?, status))),
+                )
+            }
+        }
+    }
+}

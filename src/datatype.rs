@@ -26,6 +26,12 @@ pub struct Datatype {
     raw: ffi::MPI_Datatype,
 }
 
+// SAFETY: a predefined datatype is an immutable, process-wide identifier (a pointer to a static
+// object in Open MPI, an int in MPICH) that MPI never frees; any thread may name it.
+unsafe impl Send for Datatype {}
+// SAFETY: as for `Send`; `Datatype` has no interior mutability.
+unsafe impl Sync for Datatype {}
+
 impl Datatype {
     /// Wraps a raw handle.
     ///

@@ -85,8 +85,8 @@ pub use datatype::{Bytes, Datatype, Equivalence};
 pub use env::{InitOptions, Launcher, Mpi, ThreadLevel};
 pub use error::{Error, ErrorClass, Result, check};
 pub use request::{
-    Active, ActiveAll, OwnedBuffer, OwnedRequest, PersistentRequest, Request, RequestSet, Scope,
-    scope,
+    Active, ActiveAll, OwnedBuffer, OwnedRequest, PersistentRequest, Request, RequestSet,
+    RequestStorage, Scope, scope,
 };
 
 /// Converts an integer constant of the generated bindings to `c_int`, checked at compile time.

@@ -418,11 +418,20 @@ fn unexpected_null(operation: &'static str) -> Error {
     }
 }
 
-/// Compile-time assertion of the thread-safety traits of the public handle types.
+/// Compile-time assertion of the thread-safety traits of the public types, the same whatever
+/// the MPI implementation's handle representation.
 const _: () = {
     const fn send_sync<T: Send + Sync>() {}
+    const fn send<T: Send>() {}
     const fn sync<T: Sync>() {}
     send_sync::<Communicator<'static>>();
     send_sync::<Group<'static>>();
+    send_sync::<crate::Datatype>();
+    send_sync::<crate::Status>();
+    send_sync::<crate::Channel<'static>>();
+    send_sync::<crate::AttachedBuffer<'static>>();
+    send_sync::<crate::OwnedRequest<'static, Vec<f64>>>();
+    send_sync::<crate::PersistentRequest<'static, Vec<f64>>>();
+    send::<crate::Message<'static>>();
     sync::<Mpi>();
 };

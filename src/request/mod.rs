@@ -30,7 +30,7 @@ mod set;
 
 pub use owned::{OwnedBuffer, OwnedRequest};
 pub use persistent::{Active, ActiveAll, PersistentRequest};
-pub use set::RequestSet;
+pub use set::{RequestSet, RequestStorage};
 
 use crate::Status;
 use crate::datatype::Equivalence;

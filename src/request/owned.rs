@@ -140,6 +140,13 @@ impl<B: OwnedBuffer> Drop for OwnedRequest<'_, B> {
 
 impl<B: OwnedBuffer> Unpin for OwnedRequest<'_, B> {}
 
+// SAFETY: the request handle is an identifier MPI resolves internally (a pointer in Open MPI, an
+// int in MPICH), used only through calls that pass the thread gate; a drop on a thread the gate
+// refuses leaks the buffer instead of freeing it. The buffer is `Send` (`OwnedBuffer: Send`).
+unsafe impl<B: OwnedBuffer> Send for OwnedRequest<'_, B> {}
+// SAFETY: `&OwnedRequest` exposes no method that touches the handle or the buffer.
+unsafe impl<B: OwnedBuffer> Sync for OwnedRequest<'_, B> {}
+
 impl<B: OwnedBuffer> std::future::Future for OwnedRequest<'_, B> {
     type Output = (B, Result<Status>);
 

@@ -157,6 +157,12 @@ impl<'comm, B: OwnedBuffer> PersistentRequest<'comm, B> {
     }
 }
 
+// SAFETY: as for `OwnedRequest`: the handle is used only through gated calls, the buffer is
+// `Send`, and a drop the gate refuses leaks the buffer rather than freeing it under MPI.
+unsafe impl<B: OwnedBuffer> Send for PersistentRequest<'_, B> {}
+// SAFETY: every method that touches the handle or the buffer takes `&mut self`.
+unsafe impl<B: OwnedBuffer> Sync for PersistentRequest<'_, B> {}
+
 impl<B: OwnedBuffer> Drop for PersistentRequest<'_, B> {
     fn drop(&mut self) {
         self.settle_leaked();

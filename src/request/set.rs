@@ -29,6 +29,38 @@ pub struct RequestSet<'scope> {
     in_flight: Option<&'scope InFlight<'scope>>,
 }
 
+/// The memory of a [`RequestSet`], kept across scopes so a loop of post-N-then-wait-all batches
+/// allocates nothing after the first: `RequestSet::from_storage(storage)` in each scope,
+/// `set.into_storage()` at its end. Holds no live request.
+#[derive(Debug, Default)]
+pub struct RequestStorage {
+    raw: Vec<ffi::MPI_Request>,
+    kinds: Vec<Kind>,
+    indices: Vec<c_int>,
+    statuses: Vec<Status>,
+}
+
+// SAFETY: the storage holds no live request (its vectors are empty; only their capacity is kept).
+unsafe impl Send for RequestStorage {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for RequestStorage {}
+
+impl RequestStorage {
+    /// Storage with room for `n` requests.
+    pub fn with_capacity(n: usize) -> Self {
+        RequestStorage {
+            raw: Vec::with_capacity(n),
+            kinds: Vec::with_capacity(n),
+            ..Default::default()
+        }
+    }
+
+    /// How many requests fit without allocating.
+    pub fn capacity(&self) -> usize {
+        self.raw.capacity().min(self.kinds.capacity())
+    }
+}
+
 impl Default for RequestSet<'_> {
     fn default() -> Self {
         RequestSet::new()
@@ -51,6 +83,38 @@ impl<'scope> RequestSet<'scope> {
             statuses: Vec::new(),
             pending: 0,
             in_flight: None,
+        }
+    }
+
+    /// A set using memory kept from an earlier one (see [`RequestStorage`]).
+    pub fn from_storage(storage: RequestStorage) -> Self {
+        RequestSet {
+            raw: storage.raw,
+            kinds: storage.kinds,
+            repairs: Vec::new(),
+            indices: storage.indices,
+            statuses: storage.statuses,
+            pending: 0,
+            in_flight: None,
+        }
+    }
+
+    /// Completes any pending request (as dropping the set would: receives are cancelled) and
+    /// gives back the set's memory for the next batch. Call [`wait_all`](RequestSet::wait_all)
+    /// first to see errors.
+    pub fn into_storage(mut self) -> RequestStorage {
+        self.complete_on_drop();
+        if self.pending > 0 {
+            // MPI still holds some handle: the memory cannot be reused; give fresh storage.
+            return RequestStorage::default();
+        }
+        self.raw.clear();
+        self.kinds.clear();
+        RequestStorage {
+            raw: std::mem::take(&mut self.raw),
+            kinds: std::mem::take(&mut self.kinds),
+            indices: std::mem::take(&mut self.indices),
+            statuses: std::mem::take(&mut self.statuses),
         }
     }
 
@@ -327,6 +391,13 @@ impl<'scope> RequestSet<'scope> {
 
 impl Drop for RequestSet<'_> {
     fn drop(&mut self) {
+        self.complete_on_drop();
+    }
+}
+
+impl RequestSet<'_> {
+    /// Completes pending requests for a destructor: cancels receives, then waits for all.
+    fn complete_on_drop(&mut self) {
         if self.pending == 0 {
             return;
         }

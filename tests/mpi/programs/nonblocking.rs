@@ -153,6 +153,44 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     let want: Vec<u32> = (0..MANY as u32).map(|i| i ^ prev as u32).collect();
     t.eq(inbox == want, true, "10 000 messages arrived in order");
 
+    // Post N, wait all, repeat: the set's memory is reused from batch to batch, and once warm a
+    // batch makes no heap allocation at all.
+    let mut storage = ferrompi::RequestStorage::with_capacity(2 * size as usize);
+    let capacity = storage.capacity();
+    let block: Vec<f64> = vec![f64::from(rank); 256];
+    let mut blocks = vec![vec![0.0f64; 256]; size as usize];
+    let mut allocations_when_warm = 0;
+    for batch in 0..20 {
+        if batch == 1 {
+            allocations_when_warm = crate::allocations();
+        }
+        storage = scope(|s| {
+            let mut set = ferrompi::RequestSet::from_storage(std::mem::take(&mut storage));
+            for (from, buf) in blocks.iter_mut().enumerate() {
+                set.push(t.okay(world.irecv(s, buf, from as i32, 400 + batch), "irecv"));
+            }
+            for to in 0..size {
+                set.push(t.okay(world.isend(s, &block, to, 400 + batch), "isend"));
+            }
+            t.okay(set.wait_all(), "wait_all batch");
+            set.into_storage()
+        });
+        t.ok(storage.capacity() == capacity, "storage keeps its capacity");
+        t.ok(
+            blocks
+                .iter()
+                .enumerate()
+                .all(|(from, b)| b[255] == from as f64),
+            "batch content",
+        );
+    }
+    let allocated = crate::allocations() - allocations_when_warm;
+    t.eq(
+        allocated,
+        0,
+        "heap allocations in 19 warm batches of post-N / wait-all",
+    );
+
     // wait_any / wait_some / test_*: complete every request exactly once.
     let mut slots = [[0u8; 4]; 6];
     let sends: Vec<[u8; 4]> = (0..6u8).map(|i| [i, rank as u8, 0, 1]).collect();

@@ -26,7 +26,13 @@
 //! | [`error`] | §9.3, §9.4 | [`Error`], [`ErrorClass`] |
 //! | [`datatype`] | §3.2.2 | [`Equivalence`]: which Rust types travel, as what |
 //! | [`comm`] | ch. 7 | [`Communicator`], [`Group`]: dup, split, split_type, compare, names |
-//! | [`comm::p2p`] | ch. 3 | `send`, `recv`, [`Status`] |
+//! | [`comm::p2p`] | ch. 3 | `send`, `ssend`, `bsend`, `rsend`, `recv`, `sendrecv(_replace)`, [`Status`] |
+//! | [`comm::probe`] | §3.8 | `probe`, `mprobe`, [`Message`], `recv_vec`, `recv_uninit` |
+//! | [`comm::nonblocking`] | §3.7 | `isend`, `issend`, `irecv` (scoped or owned) |
+//! | [`comm::persistent`] | §3.9 | `send_init`, `recv_init` → [`PersistentRequest`] |
+//! | [`request`] | §3.7–§3.9 | [`scope`], [`Request`], [`OwnedRequest`], [`RequestSet`], futures |
+//! | [`channel`] | ch. 3, 7 | [`Channel`]: a private link to one peer |
+//! | `comm::typed` (feature `serde`) | — | `send_value`, `recv_value`, `recv_value_async` |
 //! | [`comm::collective`] | ch. 6 | `barrier`, `bcast` |
 //!
 //! Which MPI the crate was built against: [`IMPLEMENTATION`], [`MPI_VERSION`], [`BUILD_PROBE`].
@@ -38,9 +44,13 @@
 //! | [`Mpi`] | no | yes | finalized on the thread that initialised MPI |
 //! | [`Communicator`] | yes | yes | every call passes the thread gate |
 //! | [`Group`] | yes | yes | every call passes the thread gate |
-//! | [`Status`], [`Datatype`] | yes/no¹ | yes/no¹ | plain data |
+//! | [`Status`], [`Datatype`] | yes | yes | plain data, immutable predefined handles |
+//! | [`OwnedRequest`], [`PersistentRequest`] | yes | yes | calls gated; buffers are `Send` |
+//! | [`Request`], [`RequestSet`] | no | no | tied to their [`scope`]'s thread |
+//! | [`Channel`], [`AttachedBuffer`] | yes | yes | as [`Communicator`] |
 //!
-//! ¹ Whatever the raw MPI type is: `MPI_Datatype` is a pointer in Open MPI.
+//! These hold whatever the implementation's handle representation (pointers in Open MPI,
+//! integers in MPICH); a compile-time assertion checks them.
 //!
 //! The *thread gate* makes the handles sound at every thread level MPI may provide: below
 //! `MPI_THREAD_SERIALIZED`, calls from a thread other than the initialising one return
@@ -55,6 +65,9 @@
 //!   ([`Error::InvalidRank`], [`Error::InvalidTag`], [`Error::CountOverflow`]), and
 //!   `MPI_ERRORS_RETURN` is installed on every communicator, so MPI's own checks come back as
 //!   [`Error::Mpi`] instead of aborting.
+//! - **Nonblocking buffers outlive their operations**, even under `mem::forget`: owned buffers
+//!   are leaked with a leaked request; borrowed ones belong to a [`scope`] that aborts rather
+//!   than return while a leaked operation is in flight. See [`request`].
 //! - **Buffers are typed.** A buffer is a slice of an [`Equivalence`] type, whose contract says
 //!   exactly how many MPI elements it is; counts are derived from the slice, so MPI cannot read
 //!   or write past it. Receives repair values whose bit patterns could be invalid (`bool`).

@@ -351,14 +351,6 @@ impl std::future::Future for Request<'_> {
     /// Tests the request; while it is pending, the progress ticker wakes the task again shortly
     /// (see [`progress`](mod@crate::request::progress)).
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        match this.test() {
-            Ok(Some(status)) => Poll::Ready(Ok(status)),
-            Ok(None) => {
-                progress::wake_soon(cx.waker());
-                Poll::Pending
-            }
-            Err(e) => Poll::Ready(Err(e)),
-        }
+        progress::poll_tested(self.get_mut().test(), cx)
     }
 }

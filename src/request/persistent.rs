@@ -218,15 +218,7 @@ impl<B: OwnedBuffer> std::future::Future for Active<'_, '_, B> {
     type Output = Result<Status>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        match this.test() {
-            Ok(Some(status)) => Poll::Ready(Ok(status)),
-            Ok(None) => {
-                progress::wake_soon(cx.waker());
-                Poll::Pending
-            }
-            Err(e) => Poll::Ready(Err(e)),
-        }
+        progress::poll_tested(self.get_mut().test(), cx)
     }
 }
 

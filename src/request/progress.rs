@@ -34,6 +34,22 @@ pub fn set_interval(interval: Duration) {
     INTERVAL_NANOS.store(nanos, Ordering::Relaxed);
 }
 
+/// The `poll` of every request future: ready with the outcome of a test that completed or
+/// failed, else pending with a wake-up scheduled.
+pub(crate) fn poll_tested(
+    tested: crate::Result<Option<crate::Status>>,
+    cx: &mut std::task::Context<'_>,
+) -> std::task::Poll<crate::Result<crate::Status>> {
+    match tested {
+        Ok(Some(status)) => std::task::Poll::Ready(Ok(status)),
+        Ok(None) => {
+            wake_soon(cx.waker());
+            std::task::Poll::Pending
+        }
+        Err(e) => std::task::Poll::Ready(Err(e)),
+    }
+}
+
 /// Asks the ticker to wake `waker` after about one interval.
 pub(crate) fn wake_soon(waker: &Waker) {
     STARTED.call_once(|| {

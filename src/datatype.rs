@@ -198,8 +198,9 @@ pub(crate) fn count_of<T: Equivalence>(len: usize, operation: &'static str) -> R
     }
 }
 
+/// The error for `len` values of `per_value` elements not fitting MPI's `int`.
 #[cold]
-fn count_overflow(len: usize, per_value: usize, operation: &'static str) -> Error {
+pub(crate) fn count_overflow(len: usize, per_value: usize, operation: &'static str) -> Error {
     let count = u128::try_from(len)
         .unwrap_or(u128::MAX)
         .saturating_mul(u128::try_from(per_value).unwrap_or(u128::MAX));

@@ -33,7 +33,9 @@
 //! | [`request`] | §3.7–§3.9 | [`scope`], [`Request`], [`OwnedRequest`], [`RequestSet`], futures |
 //! | [`channel`] | ch. 3, 7 | [`Channel`]: a private link to one peer |
 //! | `comm::typed` (feature `serde`) | — | `send_value`, `recv_value`, `recv_value_async` |
-//! | [`comm::collective`] | ch. 6 | `barrier`, `bcast` |
+//! | [`comm::collective`] | ch. 6 | every collective, blocking, in place and nonblocking |
+//! | [`op`] | §6.9 | predefined reduction ops, typed; [`UserOp`] from closures |
+//! | [`comm::partition`] | ch. 6 | [`Partition`]: per-rank blocks for the v-collectives |
 //!
 //! Which MPI the crate was built against: [`IMPLEMENTATION`], [`MPI_VERSION`], [`BUILD_PROBE`].
 //!
@@ -82,6 +84,7 @@ pub mod datatype;
 pub mod env;
 pub mod error;
 pub mod ffi;
+pub mod op;
 pub mod request;
 
 pub use channel::Channel;
@@ -90,6 +93,7 @@ pub use comm::group::Group;
 pub use comm::p2p::{
     ANY_SOURCE, ANY_TAG, Destination, PROC_NULL, ProcNull, Source, Status, TagMatch,
 };
+pub use comm::partition::Partition;
 pub use comm::probe::Message;
 #[cfg(feature = "serde")]
 pub use comm::typed::RecvValue;
@@ -97,6 +101,10 @@ pub use comm::{Communicator, Comparison, SplitType};
 pub use datatype::{Bytes, Datatype, Equivalence};
 pub use env::{InitOptions, Launcher, Mpi, ThreadLevel};
 pub use error::{Error, ErrorClass, Result, check};
+pub use op::{
+    BitAnd, BitOr, BitXor, Loc, LogicalAnd, LogicalOr, LogicalXor, Max, MaxLoc, Min, MinLoc, Op,
+    Prod, Sum, UserOp,
+};
 pub use request::{
     Active, ActiveAll, OwnedBuffer, OwnedRequest, PersistentRequest, Request, RequestSet,
     RequestStorage, Scope, scope,

@@ -1,49 +1,1247 @@
-//! Blocking collective operations (MPI-4.0 chapter 6). This issue's first use: `barrier` and
-//! `bcast`; the rest arrive with the collectives issue.
+//! Collective operations (MPI-4.0 chapter 6), blocking and nonblocking.
+//!
+//! Every buffer length is checked on the calling rank before MPI is called: receive buffers must
+//! hold what the operation delivers (`Error::BufferSize`), counts must fit MPI's `int`
+//! (`Error::CountOverflow`), roots must be ranks (`Error::InvalidRank`). What only the other
+//! ranks know (that they pass matching lengths) MPI checks, and reports as `Error::Mpi`.
+//!
+//! In-place forms (`*_in_place`) use `MPI_IN_PLACE`: one buffer is both input and output.
+//! Nonblocking forms (`i*`) borrow their buffers for a [`scope`](crate::scope) and return a
+//! [`Request`]; see [`request`](crate::request) for why leaking one stays sound. A dropped
+//! pending collective request waits for completion (collectives cannot be cancelled).
+//!
+//! The v-variants take a [`Partition`]: every rank passes the same one, and each checks its own
+//! block against its buffer.
 
 use super::Communicator;
-use crate::datatype::{Equivalence, count_of, recv_ptr, repair};
+use super::partition::Partition;
+use crate::datatype::{Equivalence, count_of, recv_ptr, repair, send_ptr};
 use crate::env::enter;
-use crate::error::{Result, check};
+use crate::error::{Error, Result, check};
 use crate::ffi;
+use crate::op::{Op, Operand};
+use crate::request::{Kind, RawRequest, Repair, Request, Scope, request_null};
+use std::ffi::{c_int, c_void};
 
-impl Communicator<'_> {
-    /// Blocks until every process of the communicator has called it (`MPI_Barrier`,
-    /// MPI-4.0 §6.3).
-    ///
-    /// # Errors
-    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi).
-    #[inline]
-    pub fn barrier(&self) -> Result<()> {
-        const OP: &str = "barrier";
-        let _gate = enter(OP)?;
-        // SAFETY: a valid communicator.
-        check(unsafe { ffi::MPI_Barrier(self.raw) }, OP)
+/// `MPI_IN_PLACE`.
+fn in_place() -> *mut c_void {
+    // SAFETY: an immutable constant defined by the shim.
+    unsafe { ffi::ferrompi_MPI_IN_PLACE }
+}
+
+/// `Some(request)` selects the nonblocking variant of a collective.
+type Req<'a> = Option<&'a mut ffi::MPI_Request>;
+
+fn same_len(expected: usize, actual: usize, operation: &'static str) -> Result<()> {
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(Error::BufferSize {
+            operation,
+            expected,
+            actual,
+        })
+    }
+}
+
+/// Reduction arguments: the count in the operand's elements.
+fn reduction<T: Equivalence, O: Op<T>>(
+    len: usize,
+    op: &O,
+    operation: &'static str,
+) -> Result<(c_int, Operand)> {
+    let operand = op.operand();
+    let count = len
+        .checked_mul(operand.per_value)
+        .and_then(|n| c_int::try_from(n).ok());
+    match count {
+        Some(count) => Ok((count, operand)),
+        None => Err(crate::datatype::count_overflow(
+            len,
+            operand.per_value,
+            operation,
+        )),
+    }
+}
+
+impl<'env> Communicator<'env> {
+    fn size_usize(&self) -> usize {
+        usize::try_from(self.size).unwrap_or(0)
     }
 
-    /// Broadcasts `buf` from `root` to every process (`MPI_Bcast`, MPI-4.0 §6.4). Every process
-    /// passes a buffer of the same length; non-roots receive into theirs.
+    fn is_root(&self, root: i32, operation: &'static str) -> Result<bool> {
+        self.check_rank(root, "root", operation)?;
+        Ok(self.rank == root)
+    }
+
+    /// Length of one rank's share of a buffer divided evenly among the ranks.
+    fn share(&self, len: usize, operation: &'static str) -> Result<usize> {
+        let size = self.size_usize();
+        if len % size == 0 {
+            Ok(len / size)
+        } else {
+            Err(Error::InvalidArgument {
+                operation,
+                reason: format!("buffer of {len} values does not divide among {size} ranks"),
+            })
+        }
+    }
+
+    /// Runs a blocking collective (the `None` variant of `call`), then repairs `out`.
+    #[inline(always)]
+    fn blocking<T: Equivalence>(
+        &self,
+        operation: &'static str,
+        out: &mut [T],
+        call: impl FnOnce(Req<'_>) -> c_int,
+    ) -> Result<()> {
+        let rc = {
+            let _gate = enter(operation)?;
+            call(None)
+        };
+        repair(out);
+        check(rc, operation)
+    }
+
+    /// Starts a nonblocking collective (the `Some` variant of `call`) in `scope`.
+    #[inline(always)]
+    fn nonblocking<'s>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        operation: &'static str,
+        repair: Option<Repair>,
+        call: impl FnOnce(Req<'_>) -> c_int,
+    ) -> Result<Request<'s>> {
+        let mut raw = request_null();
+        {
+            let _gate = enter(operation)?;
+            check(call(Some(&mut raw)), operation)?;
+        }
+        Ok(Request::started(
+            RawRequest {
+                raw,
+                kind: Kind::Collective,
+            },
+            repair,
+            &scope.in_flight,
+        ))
+    }
+
+    // ----- barrier, bcast ---------------------------------------------------------------------
+
+    /// Blocks until every process of the communicator has called it (`MPI_Barrier`, §6.3).
     ///
     /// # Errors
-    /// [`Error::InvalidRank`](crate::Error::InvalidRank) for a root outside the communicator and
-    /// [`Error::CountOverflow`](crate::Error::CountOverflow), both before any communication;
-    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi)
-    /// (for instance [`ErrorClass::Truncate`](crate::ErrorClass::Truncate) when the root sends
-    /// more than a receiver's buffer holds).
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    #[inline]
+    pub fn barrier(&self) -> Result<()> {
+        self.blocking::<u8>("barrier", &mut [], |_| {
+            // SAFETY: a valid communicator.
+            unsafe { ffi::MPI_Barrier(self.raw) }
+        })
+    }
+
+    /// Starts a barrier (`MPI_Ibarrier`, §6.12.1).
+    ///
+    /// # Errors
+    /// As [`Communicator::barrier`].
+    pub fn ibarrier<'s>(&'s self, scope: &'s Scope<'s, '_>) -> Result<Request<'s>> {
+        self.nonblocking(scope, "ibarrier", None, |r| {
+            // SAFETY: a valid communicator; MPI writes the request.
+            unsafe { ffi::MPI_Ibarrier(self.raw, r.expect("nonblocking")) }
+        })
+    }
+
+    /// # Safety
+    /// `buf` must hold `count` elements and stay valid (and, if nonblocking, untouched) until
+    /// the operation completes.
+    unsafe fn raw_bcast(
+        &self,
+        buf: *mut c_void,
+        count: c_int,
+        dt: ffi::MPI_Datatype,
+        root: c_int,
+        r: Req<'_>,
+    ) -> c_int {
+        // SAFETY: per the contract.
+        unsafe {
+            match r {
+                None => ffi::MPI_Bcast(buf, count, dt, root, self.raw),
+                Some(r) => ffi::MPI_Ibcast(buf, count, dt, root, self.raw, r),
+            }
+        }
+    }
+
+    /// Broadcasts `buf` from `root` to every process (`MPI_Bcast`, §6.4). Every process passes
+    /// a buffer of the same length; non-roots receive into theirs.
+    ///
+    /// # Errors
+    /// [`Error::InvalidRank`] for a bad root and [`Error::CountOverflow`], before any
+    /// communication; [`Error::WrongThread`]; [`Error::Mpi`] (e.g. class `Truncate` when the
+    /// root sends more than a receiver's buffer holds).
     #[inline]
     pub fn bcast<T: Equivalence>(&self, buf: &mut [T], root: i32) -> Result<()> {
         const OP: &str = "bcast";
         let count = count_of::<T>(buf.len(), OP)?;
         self.check_rank(root, "root", OP)?;
-        let rc = {
-            let _gate = enter(OP)?;
-            // SAFETY: `buf` holds `count` elements of `T::datatype()`, exclusively borrowed for
-            // the blocking call; MPI reads it at the root and writes at most `count` elsewhere.
-            unsafe { ffi::MPI_Bcast(recv_ptr(buf), count, T::datatype().as_raw(), root, self.raw) }
-        };
-        if self.rank != root {
-            repair(buf);
+        let ptr = recv_ptr(buf);
+        // SAFETY: `buf` holds `count` elements, exclusively borrowed for the blocking call.
+        self.blocking(OP, buf, |r| unsafe {
+            self.raw_bcast(ptr, count, T::datatype().as_raw(), root, r)
+        })
+    }
+
+    /// Starts a broadcast (`MPI_Ibcast`, §6.12.2).
+    ///
+    /// # Errors
+    /// As [`Communicator::bcast`].
+    pub fn ibcast<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [T],
+        root: i32,
+    ) -> Result<Request<'s>> {
+        const OP: &str = "ibcast";
+        let count = count_of::<T>(buf.len(), OP)?;
+        self.check_rank(root, "root", OP)?;
+        let ptr = recv_ptr(buf);
+        // SAFETY: `buf` is borrowed for 's; the scope completes the operation first.
+        self.nonblocking(scope, OP, Repair::for_slice(buf), |r| unsafe {
+            self.raw_bcast(ptr, count, T::datatype().as_raw(), root, r)
+        })
+    }
+
+    // ----- reduce, allreduce, scan, exscan ----------------------------------------------------
+
+    /// # Safety
+    /// Buffers as MPI requires for `count` elements, valid until completion.
+    unsafe fn raw_reduce(
+        &self,
+        s: *const c_void,
+        d: *mut c_void,
+        n: c_int,
+        o: Operand,
+        root: c_int,
+        r: Req<'_>,
+    ) -> c_int {
+        // SAFETY: per the contract.
+        unsafe {
+            match r {
+                None => ffi::MPI_Reduce(s, d, n, o.datatype, o.op, root, self.raw),
+                Some(r) => ffi::MPI_Ireduce(s, d, n, o.datatype, o.op, root, self.raw, r),
+            }
         }
-        check(rc, OP)
+    }
+
+    /// Combines `send` from every process with `op` into `recv` at `root` (`MPI_Reduce`,
+    /// §6.9.1). `recv` must be as long as `send` at the root and is not used elsewhere (pass
+    /// `&mut []`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidRank`], [`Error::BufferSize`], [`Error::CountOverflow`] before any
+    /// communication; [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn reduce<T: Equivalence, O: Op<T>>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: O,
+        root: i32,
+    ) -> Result<()> {
+        const OP: &str = "reduce";
+        let (count, operand) = reduction::<T, O>(send.len(), &op, OP)?;
+        if self.is_root(root, OP)? {
+            same_len(send.len(), recv.len(), OP)?;
+        }
+        let (s, d) = (send_ptr(send), recv_ptr(recv));
+        // SAFETY: `send` holds `count` elements; at the root `recv` has room for as many; both
+        // borrowed for the blocking call.
+        self.blocking(OP, recv, |r| unsafe {
+            self.raw_reduce(s, d, count, operand, root, r)
+        })
+    }
+
+    /// [`reduce`](Communicator::reduce) with `MPI_IN_PLACE`: at the root `buf` is input and
+    /// result, elsewhere it is only input.
+    ///
+    /// # Errors
+    /// As [`Communicator::reduce`].
+    pub fn reduce_in_place<T: Equivalence, O: Op<T>>(
+        &self,
+        buf: &mut [T],
+        op: O,
+        root: i32,
+    ) -> Result<()> {
+        const OP: &str = "reduce";
+        let (count, operand) = reduction::<T, O>(buf.len(), &op, OP)?;
+        let at_root = self.is_root(root, OP)?;
+        let ptr = recv_ptr(buf);
+        let (s, d) = if at_root {
+            (in_place().cast_const(), ptr)
+        } else {
+            (ptr.cast_const(), std::ptr::null_mut())
+        };
+        // SAFETY: `buf` holds `count` elements, exclusively borrowed for the blocking call.
+        self.blocking(OP, buf, |r| unsafe {
+            self.raw_reduce(s, d, count, operand, root, r)
+        })
+    }
+
+    /// Starts a reduction (`MPI_Ireduce`, §6.12.4).
+    ///
+    /// # Errors
+    /// As [`Communicator::reduce`].
+    pub fn ireduce<'s, T: Equivalence, O: Op<T> + 's>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+        op: O,
+        root: i32,
+    ) -> Result<Request<'s>> {
+        const OP: &str = "ireduce";
+        let (count, operand) = reduction::<T, O>(send.len(), &op, OP)?;
+        if self.is_root(root, OP)? {
+            same_len(send.len(), recv.len(), OP)?;
+        }
+        let (s, d) = (send_ptr(send), recv_ptr(recv));
+        // SAFETY: buffers and op borrowed for 's; the scope completes the operation first.
+        self.nonblocking(scope, OP, Repair::for_slice(recv), |r| unsafe {
+            self.raw_reduce(s, d, count, operand, root, r)
+        })
+    }
+
+    /// # Safety
+    /// Buffers as MPI requires for `count` elements, valid until completion.
+    unsafe fn raw_allreduce(
+        &self,
+        f: ReduceFn,
+        s: *const c_void,
+        d: *mut c_void,
+        n: c_int,
+        o: Operand,
+        r: Req<'_>,
+    ) -> c_int {
+        // SAFETY: per the contract.
+        unsafe {
+            match (f, r) {
+                (ReduceFn::All, None) => ffi::MPI_Allreduce(s, d, n, o.datatype, o.op, self.raw),
+                (ReduceFn::All, Some(r)) => {
+                    ffi::MPI_Iallreduce(s, d, n, o.datatype, o.op, self.raw, r)
+                }
+                (ReduceFn::Scan, None) => ffi::MPI_Scan(s, d, n, o.datatype, o.op, self.raw),
+                (ReduceFn::Scan, Some(r)) => ffi::MPI_Iscan(s, d, n, o.datatype, o.op, self.raw, r),
+                (ReduceFn::Exscan, None) => ffi::MPI_Exscan(s, d, n, o.datatype, o.op, self.raw),
+                (ReduceFn::Exscan, Some(r)) => {
+                    ffi::MPI_Iexscan(s, d, n, o.datatype, o.op, self.raw, r)
+                }
+                (ReduceFn::ScatterBlock, None) => {
+                    ffi::MPI_Reduce_scatter_block(s, d, n, o.datatype, o.op, self.raw)
+                }
+                (ReduceFn::ScatterBlock, Some(r)) => {
+                    ffi::MPI_Ireduce_scatter_block(s, d, n, o.datatype, o.op, self.raw, r)
+                }
+            }
+        }
+    }
+
+    fn reduce_like<T: Equivalence, O: Op<T>>(
+        &self,
+        f: ReduceFn,
+        send: &[T],
+        recv: &mut [T],
+        op: O,
+    ) -> Result<()> {
+        let operation = f.name(false);
+        let (count, operand) = reduction::<T, O>(recv.len(), &op, operation)?;
+        same_len(
+            recv.len() * f.input_factor(self.size_usize()),
+            send.len(),
+            operation,
+        )?;
+        let (s, d) = (send_ptr(send), recv_ptr(recv));
+        // SAFETY: `send` and `recv` hold what the operation reads and writes (checked above),
+        // borrowed for the blocking call.
+        self.blocking(operation, recv, |r| unsafe {
+            self.raw_allreduce(f, s, d, count, operand, r)
+        })
+    }
+
+    fn reduce_like_in_place<T: Equivalence, O: Op<T>>(
+        &self,
+        f: ReduceFn,
+        buf: &mut [T],
+        op: O,
+    ) -> Result<()> {
+        let operation = f.name(false);
+        let result_len = buf.len() / f.input_factor(self.size_usize());
+        if f == ReduceFn::ScatterBlock {
+            self.share(buf.len(), operation)?;
+        }
+        let (count, operand) = reduction::<T, O>(result_len, &op, operation)?;
+        let d = recv_ptr(buf);
+        // SAFETY: `buf` holds the input and room for the result, borrowed for the call.
+        self.blocking(operation, buf, |r| unsafe {
+            self.raw_allreduce(f, in_place().cast_const(), d, count, operand, r)
+        })
+    }
+
+    fn ireduce_like<'s, T: Equivalence, O: Op<T> + 's>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        f: ReduceFn,
+        send: &'s [T],
+        recv: &'s mut [T],
+        op: O,
+    ) -> Result<Request<'s>> {
+        let operation = f.name(true);
+        let (count, operand) = reduction::<T, O>(recv.len(), &op, operation)?;
+        same_len(
+            recv.len() * f.input_factor(self.size_usize()),
+            send.len(),
+            operation,
+        )?;
+        let (s, d) = (send_ptr(send), recv_ptr(recv));
+        // SAFETY: buffers and op borrowed for 's; the scope completes the operation first.
+        self.nonblocking(scope, operation, Repair::for_slice(recv), |r| unsafe {
+            self.raw_allreduce(f, s, d, count, operand, r)
+        })
+    }
+
+    fn ireduce_like_in_place<'s, T: Equivalence, O: Op<T> + 's>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        f: ReduceFn,
+        buf: &'s mut [T],
+        op: O,
+    ) -> Result<Request<'s>> {
+        let operation = f.name(true);
+        if f == ReduceFn::ScatterBlock {
+            self.share(buf.len(), operation)?;
+        }
+        let result_len = buf.len() / f.input_factor(self.size_usize());
+        let (count, operand) = reduction::<T, O>(result_len, &op, operation)?;
+        let d = recv_ptr(buf);
+        // SAFETY: `buf` borrowed for 's; the scope completes the operation first.
+        self.nonblocking(scope, operation, Repair::for_slice(buf), |r| unsafe {
+            self.raw_allreduce(f, in_place().cast_const(), d, count, operand, r)
+        })
+    }
+
+    /// Combines `send` from every process with `op`; every process gets the result in `recv`
+    /// (`MPI_Allreduce`, §6.9.6). `send` and `recv` have the same length.
+    ///
+    /// # Errors
+    /// [`Error::BufferSize`], [`Error::CountOverflow`] before any communication;
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    #[inline]
+    pub fn allreduce<T: Equivalence, O: Op<T>>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: O,
+    ) -> Result<()> {
+        self.reduce_like(ReduceFn::All, send, recv, op)
+    }
+
+    /// [`allreduce`](Communicator::allreduce) with `MPI_IN_PLACE`: `buf` is input and result.
+    ///
+    /// # Errors
+    /// As [`Communicator::allreduce`].
+    #[inline]
+    pub fn allreduce_in_place<T: Equivalence, O: Op<T>>(&self, buf: &mut [T], op: O) -> Result<()> {
+        self.reduce_like_in_place(ReduceFn::All, buf, op)
+    }
+
+    /// Starts an allreduce (`MPI_Iallreduce`, §6.12.5).
+    ///
+    /// # Errors
+    /// As [`Communicator::allreduce`].
+    pub fn iallreduce<'s, T: Equivalence, O: Op<T> + 's>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+        op: O,
+    ) -> Result<Request<'s>> {
+        self.ireduce_like(scope, ReduceFn::All, send, recv, op)
+    }
+
+    /// Starts an in-place allreduce (`MPI_Iallreduce` with `MPI_IN_PLACE`).
+    ///
+    /// # Errors
+    /// As [`Communicator::allreduce`].
+    pub fn iallreduce_in_place<'s, T: Equivalence, O: Op<T> + 's>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [T],
+        op: O,
+    ) -> Result<Request<'s>> {
+        self.ireduce_like_in_place(scope, ReduceFn::All, buf, op)
+    }
+
+    /// Inclusive prefix reduction: rank `i` gets `send₀ ∘ … ∘ sendᵢ` (`MPI_Scan`, §6.11.1).
+    ///
+    /// # Errors
+    /// As [`Communicator::allreduce`].
+    pub fn scan<T: Equivalence, O: Op<T>>(&self, send: &[T], recv: &mut [T], op: O) -> Result<()> {
+        self.reduce_like(ReduceFn::Scan, send, recv, op)
+    }
+
+    /// [`scan`](Communicator::scan) with `MPI_IN_PLACE`.
+    ///
+    /// # Errors
+    /// As [`Communicator::allreduce`].
+    pub fn scan_in_place<T: Equivalence, O: Op<T>>(&self, buf: &mut [T], op: O) -> Result<()> {
+        self.reduce_like_in_place(ReduceFn::Scan, buf, op)
+    }
+
+    /// Starts an inclusive scan (`MPI_Iscan`, §6.12.11).
+    ///
+    /// # Errors
+    /// As [`Communicator::allreduce`].
+    pub fn iscan<'s, T: Equivalence, O: Op<T> + 's>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+        op: O,
+    ) -> Result<Request<'s>> {
+        self.ireduce_like(scope, ReduceFn::Scan, send, recv, op)
+    }
+
+    /// Exclusive prefix reduction: rank `i > 0` gets `send₀ ∘ … ∘ sendᵢ₋₁`; rank 0's `recv` is
+    /// left as MPI leaves it (undefined by the standard) (`MPI_Exscan`, §6.11.2).
+    ///
+    /// # Errors
+    /// As [`Communicator::allreduce`].
+    pub fn exscan<T: Equivalence, O: Op<T>>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: O,
+    ) -> Result<()> {
+        self.reduce_like(ReduceFn::Exscan, send, recv, op)
+    }
+
+    /// [`exscan`](Communicator::exscan) with `MPI_IN_PLACE`.
+    ///
+    /// # Errors
+    /// As [`Communicator::allreduce`].
+    pub fn exscan_in_place<T: Equivalence, O: Op<T>>(&self, buf: &mut [T], op: O) -> Result<()> {
+        self.reduce_like_in_place(ReduceFn::Exscan, buf, op)
+    }
+
+    /// Starts an exclusive scan (`MPI_Iexscan`, §6.12.12).
+    ///
+    /// # Errors
+    /// As [`Communicator::allreduce`].
+    pub fn iexscan<'s, T: Equivalence, O: Op<T> + 's>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+        op: O,
+    ) -> Result<Request<'s>> {
+        self.ireduce_like(scope, ReduceFn::Exscan, send, recv, op)
+    }
+
+    /// Reduces `send` (one block of `recv.len()` values per rank) and scatters the blocks: rank
+    /// `i` gets block `i` of the result (`MPI_Reduce_scatter_block`, §6.10.1).
+    ///
+    /// # Errors
+    /// [`Error::BufferSize`] unless `send.len() == recv.len() * size`; as
+    /// [`Communicator::allreduce`].
+    pub fn reduce_scatter_block<T: Equivalence, O: Op<T>>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: O,
+    ) -> Result<()> {
+        self.reduce_like(ReduceFn::ScatterBlock, send, recv, op)
+    }
+
+    /// [`reduce_scatter_block`](Communicator::reduce_scatter_block) in place: `buf` holds one
+    /// block per rank; this rank's result is left in its first block.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `buf` does not divide among the ranks; as
+    /// [`Communicator::allreduce`].
+    pub fn reduce_scatter_block_in_place<T: Equivalence, O: Op<T>>(
+        &self,
+        buf: &mut [T],
+        op: O,
+    ) -> Result<()> {
+        self.reduce_like_in_place(ReduceFn::ScatterBlock, buf, op)
+    }
+
+    /// Starts a reduce-scatter with equal blocks (`MPI_Ireduce_scatter_block`, §6.12.9).
+    ///
+    /// # Errors
+    /// As [`Communicator::reduce_scatter_block`].
+    pub fn ireduce_scatter_block<'s, T: Equivalence, O: Op<T> + 's>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+        op: O,
+    ) -> Result<Request<'s>> {
+        self.ireduce_like(scope, ReduceFn::ScatterBlock, send, recv, op)
+    }
+
+    /// Reduces `send` (laid out as `blocks`, packed in rank order) and scatters the blocks:
+    /// rank `i` gets block `i` of the result in `recv` (`MPI_Reduce_scatter`, §6.10.2).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a partition that is not packed or not of this size;
+    /// [`Error::BufferSize`]; as [`Communicator::allreduce`].
+    pub fn reduce_scatter<T: Equivalence, O: Op<T>>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        blocks: &Partition<T>,
+        op: O,
+    ) -> Result<()> {
+        const OP: &str = "reduce_scatter";
+        let (counts, operand) =
+            self.reduce_scatter_args(send.len(), recv.len(), blocks, &op, OP)?;
+        let (s, d) = (send_ptr(send), recv_ptr(recv));
+        self.blocking(OP, recv, |_| {
+            // SAFETY: buffers checked against the packed partition, borrowed for the call.
+            unsafe { ffi::MPI_Reduce_scatter(s, d, counts, operand.datatype, operand.op, self.raw) }
+        })
+    }
+
+    fn reduce_scatter_args<T: Equivalence, O: Op<T>>(
+        &self,
+        send_len: usize,
+        recv_len: usize,
+        blocks: &Partition<T>,
+        op: &O,
+        operation: &'static str,
+    ) -> Result<(*const c_int, Operand)> {
+        blocks.check(self.size, send_len, operation)?;
+        if !blocks.is_packed() {
+            return Err(Error::InvalidArgument {
+                operation,
+                reason: "reduce_scatter needs a packed partition".into(),
+            });
+        }
+        same_len(blocks.extent(), send_len, operation)?;
+        same_len(blocks.len_of(self.rank_usize()), recv_len, operation)?;
+        let operand = op.operand();
+        if operand.per_value != T::ELEMENTS {
+            return Err(Error::InvalidArgument {
+                operation,
+                reason: "reduce_scatter takes predefined operations (use reduce_scatter_block with user ops)".into(),
+            });
+        }
+        Ok((blocks.counts(), operand))
+    }
+
+    fn rank_usize(&self) -> usize {
+        usize::try_from(self.rank).unwrap_or(0)
+    }
+
+    // ----- gather, scatter, allgather, alltoall -------------------------------------------------
+
+    /// # Safety
+    /// Buffers as MPI requires, valid until completion.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn raw_move(
+        &self,
+        f: MoveFn,
+        s: *const c_void,
+        sn: c_int,
+        d: *mut c_void,
+        dn: c_int,
+        dt: ffi::MPI_Datatype,
+        root: c_int,
+        r: Req<'_>,
+    ) -> c_int {
+        let c = self.raw;
+        // SAFETY: per the contract.
+        unsafe {
+            match (f, r) {
+                (MoveFn::Gather, None) => ffi::MPI_Gather(s, sn, dt, d, dn, dt, root, c),
+                (MoveFn::Gather, Some(r)) => ffi::MPI_Igather(s, sn, dt, d, dn, dt, root, c, r),
+                (MoveFn::Scatter, None) => ffi::MPI_Scatter(s, sn, dt, d, dn, dt, root, c),
+                (MoveFn::Scatter, Some(r)) => ffi::MPI_Iscatter(s, sn, dt, d, dn, dt, root, c, r),
+                (MoveFn::Allgather, None) => ffi::MPI_Allgather(s, sn, dt, d, dn, dt, c),
+                (MoveFn::Allgather, Some(r)) => ffi::MPI_Iallgather(s, sn, dt, d, dn, dt, c, r),
+                (MoveFn::Alltoall, None) => ffi::MPI_Alltoall(s, sn, dt, d, dn, dt, c),
+                (MoveFn::Alltoall, Some(r)) => ffi::MPI_Ialltoall(s, sn, dt, d, dn, dt, c, r),
+            }
+        }
+    }
+
+    /// Checks a gather/scatter/allgather/alltoall call; returns the per-rank counts.
+    fn move_args<T: Equivalence>(
+        &self,
+        f: MoveFn,
+        send_len: usize,
+        recv_len: usize,
+        root: i32,
+        operation: &'static str,
+    ) -> Result<(c_int, c_int)> {
+        let size = self.size_usize();
+        let at_root = match f {
+            MoveFn::Gather | MoveFn::Scatter => self.is_root(root, operation)?,
+            MoveFn::Allgather | MoveFn::Alltoall => true,
+        };
+        // (send per rank, recv per rank) in values.
+        let (per_send, per_recv) = match f {
+            MoveFn::Gather | MoveFn::Allgather => {
+                if at_root {
+                    same_len(send_len * size, recv_len, operation)?;
+                }
+                (send_len, send_len)
+            }
+            MoveFn::Scatter => {
+                if at_root {
+                    same_len(recv_len * size, send_len, operation)?;
+                }
+                (recv_len, recv_len)
+            }
+            MoveFn::Alltoall => {
+                same_len(send_len, recv_len, operation)?;
+                let share = self.share(send_len, operation)?;
+                (share, share)
+            }
+        };
+        // Every buffer's total must be addressable with int counts too.
+        count_of::<T>(send_len.max(recv_len), operation)?;
+        Ok((
+            count_of::<T>(per_send, operation)?,
+            count_of::<T>(per_recv, operation)?,
+        ))
+    }
+
+    fn move_blocking<T: Equivalence>(
+        &self,
+        f: MoveFn,
+        send: &[T],
+        recv: &mut [T],
+        root: i32,
+    ) -> Result<()> {
+        let operation = f.name(false);
+        let (sn, dn) = self.move_args::<T>(f, send.len(), recv.len(), root, operation)?;
+        let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
+        // SAFETY: buffer lengths checked above; both borrowed for the blocking call.
+        self.blocking(operation, recv, |r| unsafe {
+            self.raw_move(f, s, sn, d, dn, dt, root, r)
+        })
+    }
+
+    fn move_nonblocking<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        f: MoveFn,
+        send: &'s [T],
+        recv: &'s mut [T],
+        root: i32,
+    ) -> Result<Request<'s>> {
+        let operation = f.name(true);
+        let (sn, dn) = self.move_args::<T>(f, send.len(), recv.len(), root, operation)?;
+        let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
+        // SAFETY: buffers borrowed for 's; the scope completes the operation first.
+        self.nonblocking(scope, operation, Repair::for_slice(recv), |r| unsafe {
+            self.raw_move(f, s, sn, d, dn, dt, root, r)
+        })
+    }
+
+    /// Collects `send` from every process at `root`, in rank order (`MPI_Gather`, §6.5). At the
+    /// root `recv.len()` is `send.len() * size`; elsewhere `recv` is unused (pass `&mut []`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidRank`], [`Error::BufferSize`], [`Error::CountOverflow`] before any
+    /// communication; [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn gather<T: Equivalence>(&self, send: &[T], recv: &mut [T], root: i32) -> Result<()> {
+        self.move_blocking(MoveFn::Gather, send, recv, root)
+    }
+
+    /// [`gather`](Communicator::gather) in place: at the root `buf` is the whole result, with the
+    /// root's own contribution already at its block; elsewhere `buf` is what is sent.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the root's `buf` does not divide among the ranks; as
+    /// [`Communicator::gather`].
+    pub fn gather_in_place<T: Equivalence>(&self, buf: &mut [T], root: i32) -> Result<()> {
+        const OP: &str = "gather";
+        if self.is_root(root, OP)? {
+            let share = self.share(buf.len(), OP)?;
+            let dn = count_of::<T>(share, OP)?;
+            count_of::<T>(buf.len(), OP)?;
+            let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
+            // SAFETY: `buf` holds `size` blocks of `dn` elements, borrowed for the call.
+            self.blocking(OP, buf, |r| unsafe {
+                self.raw_move(
+                    MoveFn::Gather,
+                    in_place().cast_const(),
+                    0,
+                    d,
+                    dn,
+                    dt,
+                    root,
+                    r,
+                )
+            })
+        } else {
+            self.move_blocking(MoveFn::Gather, buf, &mut [], root)
+        }
+    }
+
+    /// Starts a gather (`MPI_Igather`, §6.12.3).
+    ///
+    /// # Errors
+    /// As [`Communicator::gather`].
+    pub fn igather<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+        root: i32,
+    ) -> Result<Request<'s>> {
+        self.move_nonblocking(scope, MoveFn::Gather, send, recv, root)
+    }
+
+    /// Sends block `i` of `send` from `root` to rank `i` (`MPI_Scatter`, §6.6). At the root
+    /// `send.len()` is `recv.len() * size`; elsewhere `send` is unused (pass `&[]`).
+    ///
+    /// # Errors
+    /// As [`Communicator::gather`].
+    pub fn scatter<T: Equivalence>(&self, send: &[T], recv: &mut [T], root: i32) -> Result<()> {
+        self.move_blocking(MoveFn::Scatter, send, recv, root)
+    }
+
+    /// [`scatter`](Communicator::scatter) in place: at the root `buf` is the whole input and its
+    /// own block stays where it is; elsewhere `buf` receives.
+    ///
+    /// # Errors
+    /// As [`Communicator::gather_in_place`].
+    pub fn scatter_in_place<T: Equivalence>(&self, buf: &mut [T], root: i32) -> Result<()> {
+        const OP: &str = "scatter";
+        if self.is_root(root, OP)? {
+            let share = self.share(buf.len(), OP)?;
+            let sn = count_of::<T>(share, OP)?;
+            count_of::<T>(buf.len(), OP)?;
+            let (s, dt) = (send_ptr(buf), T::datatype().as_raw());
+            // SAFETY: `buf` holds `size` blocks of `sn` elements, borrowed for the call.
+            self.blocking::<T>(OP, &mut [], |r| unsafe {
+                self.raw_move(MoveFn::Scatter, s, sn, in_place(), 0, dt, root, r)
+            })
+        } else {
+            self.move_blocking(MoveFn::Scatter, &[], buf, root)
+        }
+    }
+
+    /// Starts a scatter (`MPI_Iscatter`, §6.12.4).
+    ///
+    /// # Errors
+    /// As [`Communicator::scatter`].
+    pub fn iscatter<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+        root: i32,
+    ) -> Result<Request<'s>> {
+        self.move_nonblocking(scope, MoveFn::Scatter, send, recv, root)
+    }
+
+    /// Every process gets every process's `send`, in rank order (`MPI_Allgather`, §6.7).
+    /// `recv.len()` is `send.len() * size`.
+    ///
+    /// # Errors
+    /// [`Error::BufferSize`], [`Error::CountOverflow`] before any communication;
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn allgather<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
+        self.move_blocking(MoveFn::Allgather, send, recv, 0)
+    }
+
+    /// [`allgather`](Communicator::allgather) in place: `buf` holds one block per rank, this
+    /// rank's already filled.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `buf` does not divide among the ranks; as
+    /// [`Communicator::allgather`].
+    pub fn allgather_in_place<T: Equivalence>(&self, buf: &mut [T]) -> Result<()> {
+        const OP: &str = "allgather";
+        let dn = count_of::<T>(self.share(buf.len(), OP)?, OP)?;
+        count_of::<T>(buf.len(), OP)?;
+        let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
+        // SAFETY: `buf` holds `size` blocks of `dn` elements, borrowed for the call.
+        self.blocking(OP, buf, |r| unsafe {
+            self.raw_move(
+                MoveFn::Allgather,
+                in_place().cast_const(),
+                0,
+                d,
+                dn,
+                dt,
+                0,
+                r,
+            )
+        })
+    }
+
+    /// Starts an allgather (`MPI_Iallgather`, §6.12.5).
+    ///
+    /// # Errors
+    /// As [`Communicator::allgather`].
+    pub fn iallgather<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+    ) -> Result<Request<'s>> {
+        self.move_nonblocking(scope, MoveFn::Allgather, send, recv, 0)
+    }
+
+    /// Rank `i` sends block `j` of `send` to rank `j`, which stores it as block `i` of `recv`
+    /// (`MPI_Alltoall`, §6.8). Both buffers hold `size` equal blocks.
+    ///
+    /// # Errors
+    /// [`Error::BufferSize`], [`Error::InvalidArgument`] (not divisible), [`Error::CountOverflow`]
+    /// before any communication; [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn alltoall<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
+        self.move_blocking(MoveFn::Alltoall, send, recv, 0)
+    }
+
+    /// [`alltoall`](Communicator::alltoall) in place.
+    ///
+    /// # Errors
+    /// As [`Communicator::alltoall`].
+    pub fn alltoall_in_place<T: Equivalence>(&self, buf: &mut [T]) -> Result<()> {
+        const OP: &str = "alltoall";
+        let dn = count_of::<T>(self.share(buf.len(), OP)?, OP)?;
+        count_of::<T>(buf.len(), OP)?;
+        let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
+        // SAFETY: `buf` holds `size` blocks of `dn` elements, borrowed for the call.
+        self.blocking(OP, buf, |r| unsafe {
+            self.raw_move(
+                MoveFn::Alltoall,
+                in_place().cast_const(),
+                0,
+                d,
+                dn,
+                dt,
+                0,
+                r,
+            )
+        })
+    }
+
+    /// Starts an all-to-all (`MPI_Ialltoall`, §6.12.6).
+    ///
+    /// # Errors
+    /// As [`Communicator::alltoall`].
+    pub fn ialltoall<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+    ) -> Result<Request<'s>> {
+        self.move_nonblocking(scope, MoveFn::Alltoall, send, recv, 0)
+    }
+
+    // ----- v-variants ----------------------------------------------------------------------------
+
+    /// Checks `own` (this rank's block length) and the partition, returning `own`'s count.
+    fn own_block<T: Equivalence>(
+        &self,
+        blocks: &Partition<T>,
+        own: usize,
+        operation: &'static str,
+    ) -> Result<c_int> {
+        blocks.check(self.size, blocks.extent(), operation)?;
+        same_len(blocks.len_of(self.rank_usize()), own, operation)?;
+        count_of::<T>(own, operation)
+    }
+
+    /// Collects blocks of different lengths at `root` (`MPI_Gatherv`, §6.5). Every rank passes
+    /// the same `blocks`; rank `i` sends `blocks.len_of(i)` values; at the root they land in
+    /// `recv` as `blocks` says. `recv` is unused elsewhere.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] (partition size), [`Error::BufferSize`], [`Error::InvalidRank`]
+    /// before any communication; [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn gatherv<T: Equivalence>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        blocks: &Partition<T>,
+        root: i32,
+    ) -> Result<()> {
+        const OP: &str = "gatherv";
+        let sn = self.own_block(blocks, send.len(), OP)?;
+        if self.is_root(root, OP)? {
+            blocks.check(self.size, recv.len(), OP)?;
+        }
+        let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
+        self.blocking(OP, recv, |_| {
+            // SAFETY: this rank's block and, at the root, the whole partition fit the buffers.
+            unsafe {
+                ffi::MPI_Gatherv(
+                    s,
+                    sn,
+                    dt,
+                    d,
+                    blocks.counts(),
+                    blocks.displs(),
+                    dt,
+                    root,
+                    self.raw,
+                )
+            }
+        })
+    }
+
+    /// Sends rank `i` the block `blocks` gives it of the root's `send` (`MPI_Scatterv`, §6.6).
+    /// Every rank passes the same `blocks`; `recv.len()` is this rank's block length.
+    ///
+    /// # Errors
+    /// As [`Communicator::gatherv`].
+    pub fn scatterv<T: Equivalence>(
+        &self,
+        send: &[T],
+        blocks: &Partition<T>,
+        recv: &mut [T],
+        root: i32,
+    ) -> Result<()> {
+        const OP: &str = "scatterv";
+        let dn = self.own_block(blocks, recv.len(), OP)?;
+        if self.is_root(root, OP)? {
+            blocks.check(self.size, send.len(), OP)?;
+        }
+        let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
+        self.blocking(OP, recv, |_| {
+            // SAFETY: at the root the partition fits `send`; this rank's block fits `recv`.
+            unsafe {
+                ffi::MPI_Scatterv(
+                    s,
+                    blocks.counts(),
+                    blocks.displs(),
+                    dt,
+                    d,
+                    dn,
+                    dt,
+                    root,
+                    self.raw,
+                )
+            }
+        })
+    }
+
+    /// Every process gets every process's block, placed as `blocks` says (`MPI_Allgatherv`,
+    /// §6.7). Rank `i` sends `blocks.len_of(i)` values.
+    ///
+    /// # Errors
+    /// As [`Communicator::gatherv`].
+    pub fn allgatherv<T: Equivalence>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        blocks: &Partition<T>,
+    ) -> Result<()> {
+        const OP: &str = "allgatherv";
+        let sn = self.own_block(blocks, send.len(), OP)?;
+        blocks.check(self.size, recv.len(), OP)?;
+        let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
+        self.blocking(OP, recv, |_| {
+            // SAFETY: this rank's block fits `send`, the partition fits `recv`.
+            unsafe {
+                ffi::MPI_Allgatherv(s, sn, dt, d, blocks.counts(), blocks.displs(), dt, self.raw)
+            }
+        })
+    }
+
+    /// [`allgatherv`](Communicator::allgatherv) in place: this rank's block of `buf` is filled.
+    ///
+    /// # Errors
+    /// As [`Communicator::gatherv`].
+    pub fn allgatherv_in_place<T: Equivalence>(
+        &self,
+        buf: &mut [T],
+        blocks: &Partition<T>,
+    ) -> Result<()> {
+        const OP: &str = "allgatherv";
+        blocks.check(self.size, buf.len(), OP)?;
+        let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
+        self.blocking(OP, buf, |_| {
+            // SAFETY: the partition fits `buf`, borrowed for the call.
+            unsafe {
+                ffi::MPI_Allgatherv(
+                    in_place().cast_const(),
+                    0,
+                    dt,
+                    d,
+                    blocks.counts(),
+                    blocks.displs(),
+                    dt,
+                    self.raw,
+                )
+            }
+        })
+    }
+
+    /// Starts an allgatherv (`MPI_Iallgatherv`, §6.12.5).
+    ///
+    /// # Errors
+    /// As [`Communicator::allgatherv`].
+    pub fn iallgatherv<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+        blocks: &'s Partition<T>,
+    ) -> Result<Request<'s>> {
+        const OP: &str = "iallgatherv";
+        let sn = self.own_block(blocks, send.len(), OP)?;
+        blocks.check(self.size, recv.len(), OP)?;
+        let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
+        self.nonblocking(scope, OP, Repair::for_slice(recv), |r| {
+            // SAFETY: buffers and partition borrowed for 's; the scope completes the operation.
+            unsafe {
+                ffi::MPI_Iallgatherv(
+                    s,
+                    sn,
+                    dt,
+                    d,
+                    blocks.counts(),
+                    blocks.displs(),
+                    dt,
+                    self.raw,
+                    r.expect("nonblocking"),
+                )
+            }
+        })
+    }
+
+    /// Rank `i` sends block `j` of `send` (per `send_blocks`) to rank `j`, which stores it as
+    /// block `i` of `recv` (per `recv_blocks`) (`MPI_Alltoallv`, §6.8).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] (partition size), [`Error::BufferSize`] before any
+    /// communication; [`Error::WrongThread`]; [`Error::Mpi`] (e.g. class `Truncate` when a
+    /// peer sends more than a block holds).
+    pub fn alltoallv<T: Equivalence>(
+        &self,
+        send: &[T],
+        send_blocks: &Partition<T>,
+        recv: &mut [T],
+        recv_blocks: &Partition<T>,
+    ) -> Result<()> {
+        const OP: &str = "alltoallv";
+        send_blocks.check(self.size, send.len(), OP)?;
+        recv_blocks.check(self.size, recv.len(), OP)?;
+        let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
+        let (sc, sd, rc, rd) = (
+            send_blocks.counts(),
+            send_blocks.displs(),
+            recv_blocks.counts(),
+            recv_blocks.displs(),
+        );
+        self.blocking(OP, recv, |_| {
+            // SAFETY: both partitions fit their buffers, borrowed for the call.
+            unsafe { ffi::MPI_Alltoallv(s, sc, sd, dt, d, rc, rd, dt, self.raw) }
+        })
+    }
+
+    /// Starts an alltoallv (`MPI_Ialltoallv`, §6.12.6).
+    ///
+    /// # Errors
+    /// As [`Communicator::alltoallv`].
+    pub fn ialltoallv<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [T],
+        send_blocks: &'s Partition<T>,
+        recv: &'s mut [T],
+        recv_blocks: &'s Partition<T>,
+    ) -> Result<Request<'s>> {
+        const OP: &str = "ialltoallv";
+        send_blocks.check(self.size, send.len(), OP)?;
+        recv_blocks.check(self.size, recv.len(), OP)?;
+        let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
+        let (sc, sd, rc, rd) = (
+            send_blocks.counts(),
+            send_blocks.displs(),
+            recv_blocks.counts(),
+            recv_blocks.displs(),
+        );
+        self.nonblocking(scope, OP, Repair::for_slice(recv), |r| {
+            // SAFETY: buffers and partitions borrowed for 's; the scope completes the operation.
+            unsafe {
+                ffi::MPI_Ialltoallv(
+                    s,
+                    sc,
+                    sd,
+                    dt,
+                    d,
+                    rc,
+                    rd,
+                    dt,
+                    self.raw,
+                    r.expect("nonblocking"),
+                )
+            }
+        })
+    }
+}
+
+/// The reductions that share `MPI_Allreduce`'s argument list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReduceFn {
+    All,
+    Scan,
+    Exscan,
+    ScatterBlock,
+}
+
+impl ReduceFn {
+    fn name(self, nonblocking: bool) -> &'static str {
+        match (self, nonblocking) {
+            (ReduceFn::All, false) => "allreduce",
+            (ReduceFn::All, true) => "iallreduce",
+            (ReduceFn::Scan, false) => "scan",
+            (ReduceFn::Scan, true) => "iscan",
+            (ReduceFn::Exscan, false) => "exscan",
+            (ReduceFn::Exscan, true) => "iexscan",
+            (ReduceFn::ScatterBlock, false) => "reduce_scatter_block",
+            (ReduceFn::ScatterBlock, true) => "ireduce_scatter_block",
+        }
+    }
+
+    /// How many result-sized blocks the input has.
+    fn input_factor(self, size: usize) -> usize {
+        if self == ReduceFn::ScatterBlock {
+            size
+        } else {
+            1
+        }
+    }
+}
+
+/// The data-movement collectives that share `MPI_Gather`'s argument list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MoveFn {
+    Gather,
+    Scatter,
+    Allgather,
+    Alltoall,
+}
+
+impl MoveFn {
+    fn name(self, nonblocking: bool) -> &'static str {
+        match (self, nonblocking) {
+            (MoveFn::Gather, false) => "gather",
+            (MoveFn::Gather, true) => "igather",
+            (MoveFn::Scatter, false) => "scatter",
+            (MoveFn::Scatter, true) => "iscatter",
+            (MoveFn::Allgather, false) => "allgather",
+            (MoveFn::Allgather, true) => "iallgather",
+            (MoveFn::Alltoall, false) => "alltoall",
+            (MoveFn::Alltoall, true) => "ialltoall",
+        }
     }
 }

@@ -10,6 +10,7 @@ pub mod collective;
 pub mod group;
 pub mod nonblocking;
 pub mod p2p;
+pub mod partition;
 pub mod persistent;
 pub mod probe;
 #[cfg(feature = "serde")]

@@ -50,6 +50,8 @@ pub(crate) enum Kind {
     Send,
     /// MPI writes the buffer: drop cancels, then waits.
     Recv,
+    /// A nonblocking collective: cannot be cancelled, drop waits.
+    Collective,
 }
 
 pub(crate) fn request_null() -> ffi::MPI_Request {

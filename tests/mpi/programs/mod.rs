@@ -3,16 +3,19 @@
 mod async_p2p;
 mod bcast;
 mod channel;
+mod collectives;
 mod communicator;
 mod environment;
 mod errors;
 mod group;
 mod leak_abort;
 mod nonblocking;
+mod op_panic;
 mod p2p;
 mod panic_abort;
 mod persistent_p2p;
 mod probe;
+mod reductions;
 mod send_modes;
 mod threads;
 #[cfg(feature = "serde")]
@@ -151,6 +154,24 @@ pub const ALL: &[Program] = &[
         run: bcast::run,
     },
     Program {
+        name: "collectives",
+        file: "collectives",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::Pass,
+        run: collectives::run,
+    },
+    Program {
+        name: "reductions",
+        file: "reductions",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::Pass,
+        run: reductions::run,
+    },
+    Program {
         name: "threads_funneled",
         file: "threads",
         level: ThreadLevel::Funneled,
@@ -185,6 +206,15 @@ pub const ALL: &[Program] = &[
         singleton: false,
         expect: Expect::AbortWith("deliberate panic from the last rank"),
         run: panic_abort::run,
+    },
+    Program {
+        name: "op_panic",
+        file: "op_panic",
+        level: ThreadLevel::Funneled,
+        ranks: &[2, 4], // with one rank MPI never calls the op
+        singleton: false,
+        expect: Expect::AbortWith("deliberate panic in a user op"),
+        run: op_panic::run,
     },
     Program {
         name: "leak_abort",

@@ -1,0 +1,226 @@
+//! How a buffer is divided among the ranks of a v-collective (`gatherv`, `scatterv`,
+//! `allgatherv`, `alltoallv`): one block of values per rank.
+
+use crate::datatype::Equivalence;
+use crate::error::{Error, Result};
+use std::ffi::c_int;
+use std::marker::PhantomData;
+
+/// Per-rank blocks of a buffer of `T`, as MPI counts and displacements.
+///
+/// Made [`from_counts`](Partition::from_counts) (blocks packed in rank order — cannot be wrong
+/// by construction) or [`from_counts_and_displacements`](Partition::from_counts_and_displacements)
+/// (checked: no negative, overflowing or overlapping blocks). Converted to MPI's element counts
+/// once, when made, so collectives pass them straight through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partition<T> {
+    counts: Vec<c_int>,
+    displs: Vec<c_int>,
+    /// Values of `T` a buffer needs to hold every block.
+    extent: usize,
+    /// Values of `T` in each block, for local checks.
+    lengths: Vec<usize>,
+    /// Blocks follow each other in rank order from 0 (what `reduce_scatter` needs).
+    packed: bool,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<T: Equivalence> Partition<T> {
+    /// Blocks of `lengths[r]` values for rank `r`, one after the other in rank order.
+    ///
+    /// # Errors
+    /// [`Error::CountOverflow`] if a count or offset does not fit MPI's `int`.
+    pub fn from_counts(lengths: &[usize]) -> Result<Self> {
+        let mut displs = Vec::with_capacity(lengths.len());
+        let mut offset = 0usize;
+        for &len in lengths {
+            displs.push(offset);
+            offset = offset.checked_add(len).ok_or(overflow("partition"))?;
+        }
+        Partition::from_counts_and_displacements(lengths, &displs)
+    }
+
+    /// The same `len` values for each of `ranks` ranks.
+    ///
+    /// # Errors
+    /// As [`Partition::from_counts`].
+    pub fn uniform(ranks: usize, len: usize) -> Result<Self> {
+        Partition::from_counts(&vec![len; ranks])
+    }
+
+    /// Blocks of `lengths[r]` values starting at value `displacements[r]`, in any order.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the slices differ in length or two blocks overlap;
+    /// [`Error::CountOverflow`] if a count or offset does not fit MPI's `int`.
+    pub fn from_counts_and_displacements(
+        lengths: &[usize],
+        displacements: &[usize],
+    ) -> Result<Self> {
+        const OP: &str = "partition";
+        if lengths.len() != displacements.len() {
+            return Err(Error::InvalidArgument {
+                operation: OP,
+                reason: format!(
+                    "{} counts but {} displacements",
+                    lengths.len(),
+                    displacements.len()
+                ),
+            });
+        }
+        let scale = |n: usize| crate::datatype::count_of::<T>(n, OP);
+        let mut blocks: Vec<(usize, usize)> = Vec::with_capacity(lengths.len());
+        let (mut counts, mut displs) = (
+            Vec::with_capacity(lengths.len()),
+            Vec::with_capacity(lengths.len()),
+        );
+        let mut extent = 0usize;
+        for (&len, &displ) in lengths.iter().zip(displacements) {
+            let end = displ.checked_add(len).ok_or(overflow(OP))?;
+            counts.push(scale(len)?);
+            displs.push(scale(displ)?);
+            scale(end)?; // the block's end must be addressable too
+            extent = extent.max(end);
+            if len > 0 {
+                blocks.push((displ, end));
+            }
+        }
+        blocks.sort_unstable();
+        if let Some(pair) = blocks.windows(2).find(|w| w[0].1 > w[1].0) {
+            return Err(Error::InvalidArgument {
+                operation: OP,
+                reason: format!("blocks {:?} and {:?} overlap", pair[0], pair[1]),
+            });
+        }
+        let mut next = 0usize;
+        let packed = lengths.iter().zip(displacements).all(|(&len, &displ)| {
+            let ok = displ == next;
+            next += len;
+            ok
+        });
+        Ok(Partition {
+            counts,
+            displs,
+            extent,
+            lengths: lengths.to_vec(),
+            packed,
+            _type: PhantomData,
+        })
+    }
+
+    /// Number of ranks (blocks).
+    pub fn ranks(&self) -> usize {
+        self.lengths.len()
+    }
+
+    /// Values in rank `r`'s block.
+    pub fn len_of(&self, r: usize) -> usize {
+        self.lengths[r]
+    }
+
+    /// Values a buffer must hold to contain every block.
+    pub fn extent(&self) -> usize {
+        self.extent
+    }
+
+    /// Whether the blocks follow each other in rank order from 0.
+    pub fn is_packed(&self) -> bool {
+        self.packed
+    }
+
+    pub(crate) fn counts(&self) -> *const c_int {
+        self.counts.as_ptr()
+    }
+
+    pub(crate) fn displs(&self) -> *const c_int {
+        self.displs.as_ptr()
+    }
+
+    /// Checks the partition against a communicator of `size` ranks and a buffer of `buffer_len`
+    /// values.
+    pub(crate) fn check(
+        &self,
+        size: i32,
+        buffer_len: usize,
+        operation: &'static str,
+    ) -> Result<()> {
+        if usize::try_from(size).ok() != Some(self.ranks()) {
+            return Err(Error::InvalidArgument {
+                operation,
+                reason: format!("partition has {} blocks for {size} ranks", self.ranks()),
+            });
+        }
+        if buffer_len < self.extent {
+            return Err(Error::BufferSize {
+                operation,
+                expected: self.extent,
+                actual: buffer_len,
+            });
+        }
+        Ok(())
+    }
+}
+
+fn overflow(operation: &'static str) -> Error {
+    Error::CountOverflow {
+        operation,
+        count: u128::MAX,
+        max: i64::from(c_int::MAX),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_blocks() {
+        let p = Partition::<f64>::from_counts(&[2, 0, 3]).unwrap();
+        assert_eq!((p.extent(), p.ranks(), p.len_of(2)), (5, 3, 3));
+        assert_eq!(p.displs, vec![0, 2, 2]);
+    }
+
+    #[test]
+    fn arrays_scale_to_elements() {
+        let p = Partition::<[f32; 3]>::from_counts(&[1, 2]).unwrap();
+        assert_eq!(
+            (p.counts.clone(), p.displs.clone(), p.extent()),
+            (vec![3, 6], vec![0, 3], 3)
+        );
+    }
+
+    #[test]
+    fn raw_form_is_checked() {
+        let p = Partition::<u8>::from_counts_and_displacements(&[2, 2], &[4, 0]).unwrap();
+        assert_eq!(p.extent(), 6);
+        assert!(matches!(
+            Partition::<u8>::from_counts_and_displacements(&[3, 2], &[0, 2]),
+            Err(Error::InvalidArgument { .. })
+        ));
+        assert!(
+            Partition::<u8>::from_counts_and_displacements(&[0, 2], &[1, 0]).is_ok(),
+            "empty blocks never overlap"
+        );
+        assert!(matches!(
+            Partition::<u8>::from_counts_and_displacements(&[1], &[]),
+            Err(Error::InvalidArgument { .. })
+        ));
+        assert!(matches!(
+            Partition::<u8>::from_counts(&[usize::MAX, 1]),
+            Err(Error::CountOverflow { .. })
+        ));
+        assert!(matches!(
+            Partition::<u8>::from_counts(&[1 << 31]),
+            Err(Error::CountOverflow { .. })
+        ));
+        assert!(p.check(3, 6, "t").is_err(), "wrong rank count");
+        assert!(matches!(
+            p.check(2, 5, "t"),
+            Err(Error::BufferSize {
+                expected: 6,
+                actual: 5,
+                ..
+            })
+        ));
+    }
+}

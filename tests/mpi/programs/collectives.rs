@@ -1,0 +1,330 @@
+//! Data-movement collectives: gather, scatter, allgather, alltoall and their v-, in-place and
+//! nonblocking forms, for every type, at several lengths, with roots 0 and last; and bad
+//! arguments that every rank detects before any communication.
+
+use crate::checks::Checks;
+use crate::for_each_type;
+use crate::values::{TestValue, values};
+use ferrompi::{Communicator, Error, Mpi, Partition, scope};
+
+/// Rank `r`'s block for rank `to`.
+fn block<T: TestValue>(r: i32, to: i32, len: usize) -> Vec<T> {
+    values(r as u64 * 1000 + to as u64, len)
+}
+
+/// What a root or everyone should hold after gathering each rank's block for `to`.
+fn gathered<T: TestValue>(size: i32, to: i32, len: usize) -> Vec<T> {
+    (0..size).flat_map(|r| block::<T>(r, to, len)).collect()
+}
+
+fn movement<T: TestValue>(comm: &Communicator<'_>, t: &mut Checks, len: usize) {
+    let (rank, size) = (comm.rank(), comm.size());
+    let name = std::any::type_name::<T>();
+    let n = size as usize;
+    for root in [0, size - 1] {
+        // gather / gather_in_place / igather
+        let mine = block::<T>(rank, root, len);
+        let mut all = if rank == root {
+            vec![T::default(); len * n]
+        } else {
+            Vec::new()
+        };
+        t.okay(comm.gather(&mine, &mut all, root), "gather");
+        if rank == root {
+            t.eq(
+                &all,
+                &gathered::<T>(size, root, len),
+                format!("gather {name} x {len} root {root}"),
+            );
+        }
+        let mut buf = if rank == root {
+            let mut b = vec![T::default(); len * n];
+            b[rank as usize * len..][..len].clone_from_slice(&mine);
+            b
+        } else {
+            mine.clone()
+        };
+        t.okay(comm.gather_in_place(&mut buf, root), "gather_in_place");
+        if rank == root {
+            t.eq(
+                &buf,
+                &gathered::<T>(size, root, len),
+                format!("gather_in_place {name}"),
+            );
+        }
+        let mut all2 = if rank == root {
+            vec![T::default(); len * n]
+        } else {
+            Vec::new()
+        };
+        scope(|s| t.okay(t_req(comm.igather(s, &mine, &mut all2, root)), "igather"));
+        if rank == root {
+            t.eq(
+                &all2,
+                &gathered::<T>(size, root, len),
+                format!("igather {name}"),
+            );
+        }
+
+        // scatter / scatter_in_place / iscatter: the root's block for rank j goes to j.
+        let source = if rank == root {
+            (0..size).flat_map(|to| block::<T>(root, to, len)).collect()
+        } else {
+            Vec::new()
+        };
+        let mut got = vec![T::default(); len];
+        t.okay(comm.scatter(&source, &mut got, root), "scatter");
+        t.eq(
+            &got,
+            &block::<T>(root, rank, len),
+            format!("scatter {name} x {len} root {root}"),
+        );
+        let mut inplace = if rank == root {
+            source.clone()
+        } else {
+            vec![T::default(); len]
+        };
+        t.okay(
+            comm.scatter_in_place(&mut inplace, root),
+            "scatter_in_place",
+        );
+        let mine_now = if rank == root {
+            inplace[rank as usize * len..][..len].to_vec()
+        } else {
+            inplace
+        };
+        t.eq(
+            &mine_now,
+            &block::<T>(root, rank, len),
+            format!("scatter_in_place {name}"),
+        );
+        let mut got2 = vec![T::default(); len];
+        scope(|s| {
+            t.okay(
+                t_req(comm.iscatter(s, &source, &mut got2, root)),
+                "iscatter",
+            )
+        });
+        t.eq(
+            &got2,
+            &block::<T>(root, rank, len),
+            format!("iscatter {name}"),
+        );
+
+        // gatherv / scatterv with blocks of different lengths: rank r has len + r values.
+        let lengths: Vec<usize> = (0..n).map(|r| len + r).collect();
+        let blocks = t.okay(Partition::<T>::from_counts(&lengths), "partition");
+        let mine_v = block::<T>(rank, root, len + rank as usize);
+        let mut all_v = if rank == root {
+            vec![T::default(); blocks.extent()]
+        } else {
+            Vec::new()
+        };
+        t.okay(comm.gatherv(&mine_v, &mut all_v, &blocks, root), "gatherv");
+        if rank == root {
+            let want: Vec<T> = (0..size)
+                .flat_map(|r| block::<T>(r, root, len + r as usize))
+                .collect();
+            t.eq(&all_v, &want, format!("gatherv {name}"));
+        }
+        let source_v: Vec<T> = if rank == root {
+            (0..size)
+                .flat_map(|to| block::<T>(root, to, len + to as usize))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut got_v = vec![T::default(); len + rank as usize];
+        t.okay(
+            comm.scatterv(&source_v, &blocks, &mut got_v, root),
+            "scatterv",
+        );
+        t.eq(
+            &got_v,
+            &block::<T>(root, rank, len + rank as usize),
+            format!("scatterv {name}"),
+        );
+    }
+
+    // allgather / in place / iallgather
+    let mine = block::<T>(rank, 0, len);
+    let want = gathered::<T>(size, 0, len);
+    let mut all = vec![T::default(); len * n];
+    t.okay(comm.allgather(&mine, &mut all), "allgather");
+    t.eq(&all, &want, format!("allgather {name} x {len}"));
+    let mut buf = vec![T::default(); len * n];
+    buf[rank as usize * len..][..len].clone_from_slice(&mine);
+    t.okay(comm.allgather_in_place(&mut buf), "allgather_in_place");
+    t.eq(&buf, &want, format!("allgather_in_place {name}"));
+    let mut all2 = vec![T::default(); len * n];
+    scope(|s| t.okay(t_req(comm.iallgather(s, &mine, &mut all2)), "iallgather"));
+    t.eq(&all2, &want, format!("iallgather {name}"));
+
+    // allgatherv (blocks in reverse rank order, to exercise displacements) / in place / nonblocking
+    let lengths: Vec<usize> = (0..n).map(|r| len + (r % 3)).collect();
+    let mut displs = vec![0usize; n];
+    let mut offset = 0;
+    for r in (0..n).rev() {
+        displs[r] = offset;
+        offset += lengths[r];
+    }
+    let blocks = t.okay(
+        Partition::<T>::from_counts_and_displacements(&lengths, &displs),
+        "partition",
+    );
+    let mine_v = block::<T>(rank, 0, lengths[rank as usize]);
+    let mut want_v = vec![T::default(); blocks.extent()];
+    for r in 0..n {
+        want_v[displs[r]..][..lengths[r]].clone_from_slice(&block::<T>(r as i32, 0, lengths[r]));
+    }
+    let mut all_v = vec![T::default(); blocks.extent()];
+    t.okay(comm.allgatherv(&mine_v, &mut all_v, &blocks), "allgatherv");
+    t.eq(&all_v, &want_v, format!("allgatherv {name}"));
+    let mut buf_v = vec![T::default(); blocks.extent()];
+    buf_v[displs[rank as usize]..][..lengths[rank as usize]].clone_from_slice(&mine_v);
+    t.okay(
+        comm.allgatherv_in_place(&mut buf_v, &blocks),
+        "allgatherv_in_place",
+    );
+    t.eq(&buf_v, &want_v, format!("allgatherv_in_place {name}"));
+    let mut all_v2 = vec![T::default(); blocks.extent()];
+    scope(|s| {
+        t.okay(
+            t_req(comm.iallgatherv(s, &mine_v, &mut all_v2, &blocks)),
+            "iallgatherv",
+        )
+    });
+    t.eq(&all_v2, &want_v, format!("iallgatherv {name}"));
+
+    // alltoall / in place / nonblocking: block j of rank i's send is block(i, j).
+    let send: Vec<T> = (0..size).flat_map(|to| block::<T>(rank, to, len)).collect();
+    let want: Vec<T> = (0..size)
+        .flat_map(|from| block::<T>(from, rank, len))
+        .collect();
+    let mut recv = vec![T::default(); len * n];
+    t.okay(comm.alltoall(&send, &mut recv), "alltoall");
+    t.eq(&recv, &want, format!("alltoall {name} x {len}"));
+    let mut buf = send.clone();
+    t.okay(comm.alltoall_in_place(&mut buf), "alltoall_in_place");
+    t.eq(&buf, &want, format!("alltoall_in_place {name}"));
+    let mut recv2 = vec![T::default(); len * n];
+    scope(|s| t.okay(t_req(comm.ialltoall(s, &send, &mut recv2)), "ialltoall"));
+    t.eq(&recv2, &want, format!("ialltoall {name}"));
+
+    // alltoallv: rank i sends len + i + j values to rank j.
+    let send_lengths: Vec<usize> = (0..n).map(|j| len + rank as usize + j).collect();
+    let recv_lengths: Vec<usize> = (0..n).map(|i| len + i + rank as usize).collect();
+    let send_blocks = t.okay(Partition::<T>::from_counts(&send_lengths), "partition");
+    let recv_blocks = t.okay(Partition::<T>::from_counts(&recv_lengths), "partition");
+    let send: Vec<T> = (0..size)
+        .flat_map(|to| block::<T>(rank, to, send_lengths[to as usize]))
+        .collect();
+    let want: Vec<T> = (0..size)
+        .flat_map(|from| block::<T>(from, rank, recv_lengths[from as usize]))
+        .collect();
+    let mut recv = vec![T::default(); recv_blocks.extent()];
+    t.okay(
+        comm.alltoallv(&send, &send_blocks, &mut recv, &recv_blocks),
+        "alltoallv",
+    );
+    t.eq(&recv, &want, format!("alltoallv {name}"));
+    let mut recv2 = vec![T::default(); recv_blocks.extent()];
+    scope(|s| {
+        t.okay(
+            t_req(comm.ialltoallv(s, &send, &send_blocks, &mut recv2, &recv_blocks)),
+            "ialltoallv",
+        )
+    });
+    t.eq(&recv2, &want, format!("ialltoallv {name}"));
+
+    // ibcast from the last rank.
+    let root = size - 1;
+    let mut b = if rank == root {
+        block::<T>(root, 7, len)
+    } else {
+        vec![T::default(); len]
+    };
+    scope(|s| t.okay(t_req(comm.ibcast(s, &mut b, root)), "ibcast"));
+    t.eq(&b, &block::<T>(root, 7, len), format!("ibcast {name}"));
+}
+
+/// Waits for a nonblocking collective right away (the tests check contents after the scope).
+fn t_req(request: ferrompi::Result<ferrompi::Request<'_>>) -> ferrompi::Result<ferrompi::Status> {
+    request?.wait()
+}
+
+fn all_lengths<T: TestValue>(comm: &Communicator<'_>, t: &mut Checks) {
+    for len in [0, 1, 1000] {
+        movement::<T>(comm, t, len);
+    }
+}
+
+pub fn run(mpi: &Mpi, t: &mut Checks) {
+    let world = mpi.world();
+    let (rank, size) = (world.rank(), world.size());
+    for_each_type!(all_lengths(&world, t));
+    movement::<u8>(&world, t, 1 << 20);
+    movement::<f64>(&world, t, (1 << 20) / 8);
+
+    // Bad arguments every rank detects, so no rank enters MPI and nobody hangs.
+    let mut four = [0i32; 4];
+    let wrong_root = |e: &Error| matches!(e, Error::InvalidRank { role: "root", .. });
+    t.err(
+        world.gather(&[1], &mut four, size),
+        wrong_root,
+        "gather root == size",
+    );
+    t.err(
+        world.scatter(&[1], &mut four, -1),
+        wrong_root,
+        "scatter root -1",
+    );
+    let mut short = vec![0i32; 4 * size as usize - 1];
+    t.err(
+        world.allgather(&four, &mut short),
+        |e| matches!(e, Error::BufferSize { .. }),
+        "allgather short recv",
+    );
+    if size > 1 {
+        t.err(
+            world.alltoall(&short, &mut short.clone()),
+            |e| matches!(e, Error::InvalidArgument { .. }),
+            "alltoall indivisible",
+        );
+    }
+    let mut other = vec![0i32; short.len() + 1];
+    t.err(
+        world.alltoall(&short, &mut other),
+        |e| matches!(e, Error::BufferSize { .. }),
+        "alltoall unequal buffers",
+    );
+    let wrong_size = t.okay(
+        Partition::<i32>::from_counts(&vec![1; size as usize + 1]),
+        "partition",
+    );
+    t.err(
+        world.allgatherv(&[1], &mut four, &wrong_size),
+        |e| matches!(e, Error::InvalidArgument { .. }),
+        "partition size",
+    );
+    let blocks = t.okay(Partition::<i32>::uniform(size as usize, 2), "partition");
+    t.err(
+        world.allgatherv(&[1, 2, 3], &mut vec![0; 2 * size as usize], &blocks),
+        |e| matches!(e, Error::BufferSize { .. }),
+        "own block length",
+    );
+    t.err(
+        world.allgatherv(&[1, 2], &mut [0; 1], &blocks),
+        |e| matches!(e, Error::BufferSize { .. }),
+        "recv shorter than partition",
+    );
+    // Root-only checks: only the root calls, and only the root could have entered MPI.
+    if rank == 0 {
+        t.err(
+            world.gather(&[1, 2], &mut four[..1], 0),
+            |e| matches!(e, Error::BufferSize { .. }),
+            "gather recv at root",
+        );
+    }
+    t.okay(world.barrier(), "everyone continues");
+}

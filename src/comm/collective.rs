@@ -274,6 +274,12 @@ impl<'env> Communicator<'env> {
         const OP: &str = "reduce";
         let (count, operand) = reduction::<T, O>(buf.len(), &op, OP)?;
         let at_root = self.is_root(root, OP)?;
+        if at_root && root != 0 && cfg!(ferrompi_family = "mpich") {
+            // MPICH 4.0-4.1 read from the MPI_IN_PLACE sentinel itself when the root is not 0
+            // and crash (pmodels/mpich#6540); reduce from a copy instead, as a C program must.
+            let input = buf.to_vec();
+            return self.reduce(&input, buf, op, root);
+        }
         let ptr = recv_ptr(buf);
         let (s, d) = if at_root {
             (in_place().cast_const(), ptr)

@@ -35,7 +35,8 @@ fn input<T: Num>(rank: i32, len: usize) -> Vec<T> {
     (0..len).map(|i| T::small(rank, i)).collect()
 }
 
-/// Checks one op on every reduction collective against `fold` applied in rank order.
+/// Checks one op on every reduction collective, at lengths 0, 1 and 1000, against `fold`
+/// applied in rank order.
 fn check_op<T: Num, O: Op<T> + Copy>(
     comm: &Communicator<'_>,
     t: &mut Checks,
@@ -43,9 +44,21 @@ fn check_op<T: Num, O: Op<T> + Copy>(
     fold: impl Fn(T, T) -> T,
     label: &str,
 ) {
+    for len in [0, 1, 1000] {
+        check_op_len(comm, t, op, &fold, label, len);
+    }
+}
+
+fn check_op_len<T: Num, O: Op<T> + Copy>(
+    comm: &Communicator<'_>,
+    t: &mut Checks,
+    op: O,
+    fold: &impl Fn(T, T) -> T,
+    label: &str,
+    len: usize,
+) {
     let (rank, size) = (comm.rank(), comm.size());
     let n = size as usize;
-    let len = 5;
     let reference = |upto: i32| -> Vec<T> {
         (0..len)
             .map(|i| (1..=upto).fold(T::small(0, i), |acc, r| fold(acc, T::small(r, i))))
@@ -241,6 +254,9 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     check_op::<bool, _>(&world, t, LogicalAnd, |a, b| a && b, "land bool");
     check_op::<bool, _>(&world, t, LogicalOr, |a, b| a || b, "lor bool");
     check_op::<bool, _>(&world, t, LogicalXor, |a, b| a != b, "lxor bool");
+
+    // 1 Mi elements.
+    check_op_len::<f64, _>(&world, t, Sum, &|a, b| a + b, "sum f64 x 1Mi", 1 << 20);
 
     // Arrays reduce element-wise.
     let mine = [[f64::from(rank), 1.0, -f64::from(rank)]; 2];

@@ -93,7 +93,7 @@ pub use comm::group::Group;
 pub use comm::p2p::{
     ANY_SOURCE, ANY_TAG, Destination, PROC_NULL, ProcNull, Source, Status, TagMatch,
 };
-pub use comm::partition::Partition;
+pub use comm::partition::{Partition, TypedBlock, TypedPartition};
 pub use comm::probe::Message;
 #[cfg(feature = "serde")]
 pub use comm::typed::RecvValue;

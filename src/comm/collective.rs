@@ -14,7 +14,7 @@
 //! block against its buffer.
 
 use super::Communicator;
-use super::partition::Partition;
+use super::partition::{Partition, TypedPartition};
 use crate::datatype::{Equivalence, count_of, recv_ptr, repair, send_ptr};
 use crate::env::enter;
 use crate::error::{Error, Result, check};
@@ -24,7 +24,7 @@ use crate::request::{Kind, RawRequest, Repair, Request, Scope, request_null};
 use std::ffi::{c_int, c_void};
 
 /// `MPI_IN_PLACE`.
-fn in_place() -> *mut c_void {
+pub(crate) fn in_place() -> *mut c_void {
     // SAFETY: an immutable constant defined by the shim.
     unsafe { ffi::ferrompi_MPI_IN_PLACE }
 }
@@ -182,12 +182,26 @@ impl<'env> Communicator<'env> {
     #[inline]
     pub fn bcast<T: Equivalence>(&self, buf: &mut [T], root: i32) -> Result<()> {
         const OP: &str = "bcast";
-        let count = count_of::<T>(buf.len(), OP)?;
         self.check_rank(root, "root", OP)?;
+        let count = match count_of::<T>(buf.len(), OP) {
+            Err(Error::CountOverflow { .. }) => return self.bcast_big(buf, root),
+            other => other?,
+        };
         let ptr = recv_ptr(buf);
         // SAFETY: `buf` holds `count` elements, exclusively borrowed for the blocking call.
         self.blocking(OP, buf, |r| unsafe {
             self.raw_bcast(ptr, count, T::datatype().as_raw(), root, r)
+        })
+    }
+
+    /// [`Communicator::bcast`] of more than `i32::MAX` elements (see `comm::large`).
+    #[cold]
+    fn bcast_big<T: Equivalence>(&self, buf: &mut [T], root: i32) -> Result<()> {
+        const OP: &str = "bcast";
+        let count = super::large::large_count::<T>(buf.len(), OP)?;
+        let ptr = recv_ptr(buf);
+        self.blocking(OP, buf, |_| {
+            self.bcast_large(ptr, count, T::datatype().as_raw(), root)
         })
     }
 
@@ -233,6 +247,42 @@ impl<'env> Communicator<'env> {
         }
     }
 
+    /// Reductions of more than `i32::MAX` elements (see `comm::large`); `send: None` is in place.
+    #[cold]
+    fn reduce_big<T: Equivalence, O: Op<T>>(
+        &self,
+        send: Option<&[T]>,
+        recv: &mut [T],
+        op: &O,
+        root: Option<i32>,
+        operation: &'static str,
+    ) -> Result<()> {
+        let operand = op.operand();
+        let len = send.map_or(recv.len(), <[T]>::len);
+        let count = len
+            .checked_mul(operand.per_value)
+            .and_then(|n| ffi::MPI_Count::try_from(n).ok())
+            .ok_or_else(|| crate::datatype::count_overflow(len, operand.per_value, operation))?;
+        let at_root = root.is_none_or(|r| r == self.rank);
+        let (s, d) = match send {
+            Some(send) => (
+                send_ptr(send),
+                if at_root {
+                    recv_ptr(recv)
+                } else {
+                    std::ptr::null_mut()
+                },
+            ),
+            None if at_root => (in_place().cast_const(), recv_ptr(recv)),
+            None => (recv_ptr(recv).cast_const(), std::ptr::null_mut()),
+        };
+        // SAFETY: the buffers hold `count` elements where MPI uses them (lengths checked by the
+        // caller), borrowed for the blocking call.
+        self.blocking(operation, recv, |_| unsafe {
+            self.reduce_large(s, d, count, operand.datatype, operand.op, root)
+        })
+    }
+
     /// Combines `send` from every process with `op` into `recv` at `root` (`MPI_Reduce`,
     /// §6.9.1). `recv` must be as long as `send` at the root and is not used elsewhere (pass
     /// `&mut []`).
@@ -248,10 +298,15 @@ impl<'env> Communicator<'env> {
         root: i32,
     ) -> Result<()> {
         const OP: &str = "reduce";
-        let (count, operand) = reduction::<T, O>(send.len(), &op, OP)?;
         if self.is_root(root, OP)? {
             same_len(send.len(), recv.len(), OP)?;
         }
+        let (count, operand) = match reduction::<T, O>(send.len(), &op, OP) {
+            Err(Error::CountOverflow { .. }) => {
+                return self.reduce_big(Some(send), recv, &op, Some(root), OP);
+            }
+            other => other?,
+        };
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         // SAFETY: `send` holds `count` elements; at the root `recv` has room for as many; both
         // borrowed for the blocking call.
@@ -272,8 +327,13 @@ impl<'env> Communicator<'env> {
         root: i32,
     ) -> Result<()> {
         const OP: &str = "reduce";
-        let (count, operand) = reduction::<T, O>(buf.len(), &op, OP)?;
         let at_root = self.is_root(root, OP)?;
+        let (count, operand) = match reduction::<T, O>(buf.len(), &op, OP) {
+            Err(Error::CountOverflow { .. }) => {
+                return self.reduce_big(None, buf, &op, Some(root), OP);
+            }
+            other => other?,
+        };
         if at_root && root != 0 && cfg!(ferrompi_family = "mpich") {
             // MPICH 4.0-4.1 read from the MPI_IN_PLACE sentinel itself when the root is not 0
             // and crash (pmodels/mpich#6540); reduce from a copy instead, as a C program must.
@@ -358,12 +418,14 @@ impl<'env> Communicator<'env> {
         op: O,
     ) -> Result<()> {
         let operation = f.name(false);
-        let (count, operand) = reduction::<T, O>(recv.len(), &op, operation)?;
-        same_len(
-            recv.len() * f.input_factor(self.size_usize()),
-            send.len(),
-            operation,
-        )?;
+        let factor = f.input_factor(self.size_usize());
+        same_len(recv.len().saturating_mul(factor), send.len(), operation)?;
+        let (count, operand) = match reduction::<T, O>(recv.len(), &op, operation) {
+            Err(Error::CountOverflow { .. }) if f == ReduceFn::All => {
+                return self.reduce_big(Some(send), recv, &op, None, operation);
+            }
+            other => other?,
+        };
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         // SAFETY: `send` and `recv` hold what the operation reads and writes (checked above),
         // borrowed for the blocking call.
@@ -383,7 +445,12 @@ impl<'env> Communicator<'env> {
         if f == ReduceFn::ScatterBlock {
             self.share(buf.len(), operation)?;
         }
-        let (count, operand) = reduction::<T, O>(result_len, &op, operation)?;
+        let (count, operand) = match reduction::<T, O>(result_len, &op, operation) {
+            Err(Error::CountOverflow { .. }) if f == ReduceFn::All => {
+                return self.reduce_big(None, buf, &op, None, operation);
+            }
+            other => other?,
+        };
         let d = recv_ptr(buf);
         // SAFETY: `buf` holds the input and room for the result, borrowed for the call.
         self.blocking(operation, buf, |r| unsafe {
@@ -1187,6 +1254,174 @@ impl<'env> Communicator<'env> {
                     rc,
                     rd,
                     dt,
+                    self.raw,
+                    r.expect("nonblocking"),
+                )
+            }
+        })
+    }
+
+    /// All-to-all with a datatype per block (`MPI_Alltoallw`, §6.8): block `j` of `send`, as
+    /// `send_blocks` describes it, goes to rank `j`, which stores it as block `i` of `recv`.
+    /// Buffers are bytes (use `bytemuck` to view typed data); offsets are in bytes.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] (partition size), [`Error::BufferSize`] before any
+    /// communication; [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn alltoallw(
+        &self,
+        send: &[u8],
+        send_blocks: &TypedPartition,
+        recv: &mut [u8],
+        recv_blocks: &TypedPartition,
+    ) -> Result<()> {
+        const OP: &str = "alltoallw";
+        send_blocks.check(self.size, send.len(), OP)?;
+        recv_blocks.check(self.size, recv.len(), OP)?;
+        let (s, d) = (send_ptr(send), recv_ptr(recv));
+        let ((sc, sd, st), (rc, rd, rt)) = (send_blocks.raw(), recv_blocks.raw());
+        self.blocking(OP, recv, |_| {
+            // SAFETY: both partitions fit their buffers (checked), borrowed for the call.
+            unsafe { ffi::MPI_Alltoallw(s, sc, sd, st, d, rc, rd, rt, self.raw) }
+        })
+    }
+
+    /// Starts an all-to-all with a datatype per block (`MPI_Ialltoallw`, §6.12.6).
+    ///
+    /// # Errors
+    /// As [`Communicator::alltoallw`].
+    pub fn ialltoallw<'s>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        send_blocks: &'s TypedPartition,
+        recv: &'s mut [u8],
+        recv_blocks: &'s TypedPartition,
+    ) -> Result<Request<'s>> {
+        const OP: &str = "ialltoallw";
+        send_blocks.check(self.size, send.len(), OP)?;
+        recv_blocks.check(self.size, recv.len(), OP)?;
+        let (s, d) = (send_ptr(send), recv_ptr(recv));
+        let ((sc, sd, st), (rc, rd, rt)) = (send_blocks.raw(), recv_blocks.raw());
+        self.nonblocking(scope, OP, None, |r| {
+            // SAFETY: buffers and partitions (whose arrays MPI reads until completion) are
+            // borrowed for 's; the scope completes the operation first.
+            unsafe {
+                ffi::MPI_Ialltoallw(
+                    s,
+                    sc,
+                    sd,
+                    st,
+                    d,
+                    rc,
+                    rd,
+                    rt,
+                    self.raw,
+                    r.expect("nonblocking"),
+                )
+            }
+        })
+    }
+
+    /// Starts a gatherv (`MPI_Igatherv`, §6.12.3).
+    ///
+    /// # Errors
+    /// As [`Communicator::gatherv`].
+    pub fn igatherv<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+        blocks: &'s Partition<T>,
+        root: i32,
+    ) -> Result<Request<'s>> {
+        const OP: &str = "igatherv";
+        let sn = self.own_block(blocks, send.len(), OP)?;
+        if self.is_root(root, OP)? {
+            blocks.check(self.size, recv.len(), OP)?;
+        }
+        let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
+        self.nonblocking(scope, OP, Repair::for_slice(recv), |r| {
+            // SAFETY: buffers and partition borrowed for 's; the scope completes the operation.
+            unsafe {
+                ffi::MPI_Igatherv(
+                    s,
+                    sn,
+                    dt,
+                    d,
+                    blocks.counts(),
+                    blocks.displs(),
+                    dt,
+                    root,
+                    self.raw,
+                    r.expect("nonblocking"),
+                )
+            }
+        })
+    }
+
+    /// Starts a scatterv (`MPI_Iscatterv`, §6.12.4).
+    ///
+    /// # Errors
+    /// As [`Communicator::scatterv`].
+    pub fn iscatterv<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [T],
+        blocks: &'s Partition<T>,
+        recv: &'s mut [T],
+        root: i32,
+    ) -> Result<Request<'s>> {
+        const OP: &str = "iscatterv";
+        let dn = self.own_block(blocks, recv.len(), OP)?;
+        if self.is_root(root, OP)? {
+            blocks.check(self.size, send.len(), OP)?;
+        }
+        let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
+        self.nonblocking(scope, OP, Repair::for_slice(recv), |r| {
+            // SAFETY: buffers and partition borrowed for 's; the scope completes the operation.
+            unsafe {
+                ffi::MPI_Iscatterv(
+                    s,
+                    blocks.counts(),
+                    blocks.displs(),
+                    dt,
+                    d,
+                    dn,
+                    dt,
+                    root,
+                    self.raw,
+                    r.expect("nonblocking"),
+                )
+            }
+        })
+    }
+
+    /// Starts a reduce-scatter (`MPI_Ireduce_scatter`, §6.12.10).
+    ///
+    /// # Errors
+    /// As [`Communicator::reduce_scatter`].
+    pub fn ireduce_scatter<'s, T: Equivalence, O: Op<T> + 's>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+        blocks: &'s Partition<T>,
+        op: O,
+    ) -> Result<Request<'s>> {
+        const OP: &str = "ireduce_scatter";
+        let (counts, operand) =
+            self.reduce_scatter_args(send.len(), recv.len(), blocks, &op, OP)?;
+        let (s, d) = (send_ptr(send), recv_ptr(recv));
+        self.nonblocking(scope, OP, Repair::for_slice(recv), |r| {
+            // SAFETY: buffers, partition and op borrowed for 's; the scope completes it first.
+            unsafe {
+                ffi::MPI_Ireduce_scatter(
+                    s,
+                    d,
+                    counts,
+                    operand.datatype,
+                    operand.op,
                     self.raw,
                     r.expect("nonblocking"),
                 )

@@ -8,6 +8,7 @@
 pub mod bsend;
 pub mod collective;
 pub mod group;
+mod large;
 pub mod nonblocking;
 pub mod p2p;
 pub mod partition;

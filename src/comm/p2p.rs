@@ -146,10 +146,20 @@ impl Communicator<'_> {
         tag: impl Into<TagMatch>,
         operation: &'static str,
     ) -> Result<RecvArgs> {
-        let count = count_of::<T>(len, operation)?;
         let source = self.raw_source(source.into(), operation)?;
         let tag = raw_tag(tag.into(), operation)?;
+        let count = count_of::<T>(len, operation)?;
         Ok(RecvArgs { count, source, tag })
+    }
+
+    #[inline]
+    fn raw_dest(&self, dest: Destination, operation: &'static str) -> Result<c_int> {
+        match dest {
+            Destination::Rank(rank) => self
+                .check_rank(rank, "destination", operation)
+                .map(|()| rank),
+            Destination::ProcNull => Ok(ffi::MPI_PROC_NULL),
+        }
     }
 
     #[inline]
@@ -201,7 +211,21 @@ impl Communicator<'_> {
         dest: impl Into<Destination>,
         tag: i32,
     ) -> Result<()> {
-        self.send_with(ffi::MPI_Send, buf, dest, tag, "send")
+        let dest = dest.into();
+        match self.send_with(ffi::MPI_Send, buf, dest, tag, "send") {
+            Err(Error::CountOverflow { .. }) => self.send_big(buf, dest, tag),
+            other => other,
+        }
+    }
+
+    /// [`Communicator::send`] of more than `i32::MAX` elements (see `comm::large`).
+    #[cold]
+    fn send_big<T: Equivalence>(&self, buf: &[T], dest: Destination, tag: i32) -> Result<()> {
+        const OP: &str = "send";
+        let count = super::large::large_count::<T>(buf.len(), OP)?;
+        let dest = self.raw_dest(dest, OP)?;
+        let _gate = enter(OP)?;
+        self.send_large(send_ptr(buf), count, T::datatype().as_raw(), dest, tag)
     }
 
     /// Synchronous send (`MPI_Ssend`, MPI-4.0 §3.4): returns only once the receiver has started
@@ -279,7 +303,11 @@ impl Communicator<'_> {
         tag: impl Into<TagMatch>,
     ) -> Result<Status> {
         const OP: &str = "recv";
-        let args = self.recv_args::<T>(buf.len(), source, tag, OP)?;
+        let (source, tag) = (source.into(), tag.into());
+        let args = match self.recv_args::<T>(buf.len(), source, tag, OP) {
+            Err(Error::CountOverflow { .. }) => return self.recv_big(buf, source, tag),
+            other => other?,
+        };
         let mut status = Status::empty();
         let rc = {
             let _gate = enter(OP)?;
@@ -296,6 +324,35 @@ impl Communicator<'_> {
                     &mut status.raw,
                 )
             }
+        };
+        repair(buf);
+        check(rc, OP)?;
+        Ok(status)
+    }
+
+    /// [`Communicator::recv`] of more than `i32::MAX` elements (see `comm::large`).
+    #[cold]
+    fn recv_big<T: Equivalence>(
+        &self,
+        buf: &mut [T],
+        source: Source,
+        tag: TagMatch,
+    ) -> Result<Status> {
+        const OP: &str = "recv";
+        let count = super::large::large_count::<T>(buf.len(), OP)?;
+        let source = self.raw_source(source, OP)?;
+        let tag = raw_tag(tag, OP)?;
+        let mut status = Status::empty();
+        let rc = {
+            let _gate = enter(OP)?;
+            self.recv_large(
+                recv_ptr(buf),
+                count,
+                T::datatype().as_raw(),
+                source,
+                tag,
+                &mut status.raw,
+            )
         };
         repair(buf);
         check(rc, OP)?;
@@ -459,10 +516,21 @@ impl Status {
         // SAFETY: a status filled by MPI and a predefined datatype; writes one int.
         let rc = unsafe { ffi::MPI_Get_count(&self.raw, T::datatype().as_raw(), &mut count) };
         check(rc, OP)?;
-        let elements = usize::try_from(count).ok();
+        let elements = if count == ffi::MPI_UNDEFINED {
+            // Either a partial element, or more elements than an int holds: ask for the
+            // element count in MPI_Count (MPI-4.0 §5.1.11), exact for single-type datatypes.
+            let mut big: ffi::MPI_Count = 0;
+            // SAFETY: as above; writes one MPI_Count.
+            let rc =
+                unsafe { ffi::MPI_Get_elements_x(&self.raw, T::datatype().as_raw(), &mut big) };
+            check(rc, OP)?;
+            usize::try_from(big).ok()
+        } else {
+            usize::try_from(count).ok()
+        };
         match elements.filter(|n| T::ELEMENTS != 0 && n % T::ELEMENTS == 0) {
             Some(n) => Ok(n / T::ELEMENTS),
-            None if T::ELEMENTS == 0 && count == 0 => Ok(0),
+            None if T::ELEMENTS == 0 => Ok(0),
             None => Err(Error::InvalidArgument {
                 operation: OP,
                 reason: format!(

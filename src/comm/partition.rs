@@ -224,3 +224,125 @@ mod tests {
         ));
     }
 }
+
+/// One block of a [`TypedPartition`]: `len` values of some [`Equivalence`] type at a byte offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypedBlock {
+    len: usize,
+    offset: usize,
+    element_bytes: usize,
+    per_value: usize,
+    datatype: crate::Datatype,
+}
+
+impl TypedBlock {
+    /// `len` values of `T` starting `byte_offset` bytes into the buffer.
+    pub fn of<T: Equivalence>(len: usize, byte_offset: usize) -> TypedBlock {
+        TypedBlock {
+            len,
+            offset: byte_offset,
+            element_bytes: std::mem::size_of::<T>(),
+            per_value: T::ELEMENTS,
+            datatype: T::datatype(),
+        }
+    }
+}
+
+/// Per-rank blocks of a byte buffer, each of its own type, for
+/// [`alltoallw`](crate::Communicator::alltoallw). Checked when made: offsets and counts fit
+/// MPI's `int` and no two blocks overlap.
+#[derive(Debug, Clone)]
+pub struct TypedPartition {
+    counts: Vec<c_int>,
+    displs: Vec<c_int>,
+    types: Vec<crate::ffi::MPI_Datatype>,
+    extent: usize,
+}
+
+// SAFETY: the datatypes are predefined handles (immutable, process-wide identifiers).
+unsafe impl Send for TypedPartition {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for TypedPartition {}
+
+impl TypedPartition {
+    /// One block per rank, in rank order.
+    ///
+    /// # Errors
+    /// [`Error::CountOverflow`] if a count or offset does not fit; [`Error::InvalidArgument`]
+    /// if two blocks overlap.
+    pub fn new(blocks: &[TypedBlock]) -> Result<Self> {
+        const OP: &str = "typed_partition";
+        let int = |n: usize| {
+            c_int::try_from(n).map_err(|_| Error::CountOverflow {
+                operation: OP,
+                count: u128::try_from(n).unwrap_or(u128::MAX),
+                max: i64::from(c_int::MAX),
+            })
+        };
+        let mut spans = Vec::with_capacity(blocks.len());
+        let (mut counts, mut displs, mut types) = (Vec::new(), Vec::new(), Vec::new());
+        let mut extent = 0usize;
+        for b in blocks {
+            let bytes = b.len.checked_mul(b.element_bytes).ok_or(overflow(OP))?;
+            let end = b.offset.checked_add(bytes).ok_or(overflow(OP))?;
+            counts.push(int(b.len.checked_mul(b.per_value).ok_or(overflow(OP))?)?);
+            displs.push(int(b.offset)?);
+            types.push(b.datatype.as_raw());
+            extent = extent.max(end);
+            if bytes > 0 {
+                spans.push((b.offset, end));
+            }
+        }
+        spans.sort_unstable();
+        if let Some(w) = spans.windows(2).find(|w| w[0].1 > w[1].0) {
+            return Err(Error::InvalidArgument {
+                operation: OP,
+                reason: format!("blocks {:?} and {:?} overlap", w[0], w[1]),
+            });
+        }
+        Ok(TypedPartition {
+            counts,
+            displs,
+            types,
+            extent,
+        })
+    }
+
+    /// Bytes a buffer must hold to contain every block.
+    pub fn extent(&self) -> usize {
+        self.extent
+    }
+
+    pub(crate) fn check(
+        &self,
+        size: i32,
+        buffer_len: usize,
+        operation: &'static str,
+    ) -> Result<()> {
+        if usize::try_from(size).ok() != Some(self.counts.len()) {
+            return Err(Error::InvalidArgument {
+                operation,
+                reason: format!(
+                    "partition has {} blocks for {size} ranks",
+                    self.counts.len()
+                ),
+            });
+        }
+        if buffer_len < self.extent {
+            return Err(Error::BufferSize {
+                operation,
+                expected: self.extent,
+                actual: buffer_len,
+            });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn raw(&self) -> (*const c_int, *const c_int, *const crate::ffi::MPI_Datatype) {
+        (
+            self.counts.as_ptr(),
+            self.displs.as_ptr(),
+            self.types.as_ptr(),
+        )
+    }
+}

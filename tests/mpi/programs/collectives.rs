@@ -266,6 +266,130 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     movement::<u8>(&world, t, 1 << 20);
     movement::<f64>(&world, t, (1 << 20) / 8);
 
+    // Nonblocking v-forms.
+    let n = size as usize;
+    let lengths: Vec<usize> = (0..n).map(|r| 2 + r).collect();
+    let blocks = t.okay(Partition::<u32>::from_counts(&lengths), "partition");
+    let mine: Vec<u32> = (0..2 + rank as u32)
+        .map(|i| rank as u32 * 100 + i)
+        .collect();
+    let want: Vec<u32> = (0..size as u32)
+        .flat_map(|r| (0..2 + r).map(move |i| r * 100 + i))
+        .collect();
+    let mut at_root = if rank == size - 1 {
+        vec![0u32; blocks.extent()]
+    } else {
+        Vec::new()
+    };
+    scope(|s| {
+        t.okay(
+            t_req(world.igatherv(s, &mine, &mut at_root, &blocks, size - 1)),
+            "igatherv",
+        )
+    });
+    if rank == size - 1 {
+        t.eq(&at_root, &want, "igatherv content");
+    }
+    let mut back = vec![0u32; 2 + rank as usize];
+    scope(|s| {
+        t.okay(
+            t_req(world.iscatterv(s, &want, &blocks, &mut back, 0)),
+            "iscatterv",
+        )
+    });
+    t.eq(&back, &mine, "iscatterv content");
+    let contribution: Vec<u32> = vec![1; blocks.extent()];
+    let mut reduced = vec![0u32; 2 + rank as usize];
+    scope(|s| {
+        t.okay(
+            t_req(world.ireduce_scatter(s, &contribution, &mut reduced, &blocks, ferrompi::Sum)),
+            "ireduce_scatter",
+        )
+    });
+    t.eq(
+        reduced,
+        vec![size as u32; 2 + rank as usize],
+        "ireduce_scatter content",
+    );
+
+    // alltoallw: to even ranks three i32s, to odd ranks two f64s, packed in byte buffers.
+    let block_for = |peer: i32, offset: usize| {
+        if peer % 2 == 0 {
+            ferrompi::TypedBlock::of::<i32>(3, offset)
+        } else {
+            ferrompi::TypedBlock::of::<f64>(2, offset)
+        }
+    };
+    let bytes_for = |peer: i32| if peer % 2 == 0 { 12 } else { 16 };
+    let mut offset = 0;
+    let mut send = Vec::new();
+    let mut send_blocks = Vec::new();
+    for peer in 0..size {
+        send_blocks.push(block_for(peer, offset));
+        if peer % 2 == 0 {
+            send.extend(bytemuck::cast_slice::<i32, u8>(&[rank, peer, -1]));
+        } else {
+            send.extend(bytemuck::cast_slice::<f64, u8>(&[
+                f64::from(rank),
+                f64::from(peer) + 0.5,
+            ]));
+        }
+        offset += bytes_for(peer);
+    }
+    // Everything this rank receives has its own type: i32 if it is even, f64 if odd.
+    let recv_blocks: Vec<_> = (0..size)
+        .map(|from| block_for(rank, from as usize * bytes_for(rank)))
+        .collect();
+    let send_part = t.okay(
+        ferrompi::TypedPartition::new(&send_blocks),
+        "typed partition",
+    );
+    let recv_part = t.okay(
+        ferrompi::TypedPartition::new(&recv_blocks),
+        "typed partition",
+    );
+    let mut recv = vec![0u8; recv_part.extent()];
+    t.okay(
+        world.alltoallw(&send, &send_part, &mut recv, &recv_part),
+        "alltoallw",
+    );
+    let check_w = |t: &mut Checks, recv: &[u8], what: &str| {
+        for from in 0..size {
+            let at = from as usize * bytes_for(rank);
+            let chunk = &recv[at..at + bytes_for(rank)];
+            if rank % 2 == 0 {
+                let v: Vec<i32> = chunk
+                    .chunks(4)
+                    .map(|c| i32::from_ne_bytes(c.try_into().expect("4 bytes")))
+                    .collect();
+                t.eq(v, vec![from, rank, -1], what);
+            } else {
+                let v: Vec<f64> = chunk
+                    .chunks(8)
+                    .map(|c| f64::from_ne_bytes(c.try_into().expect("8 bytes")))
+                    .collect();
+                t.eq(v, vec![f64::from(from), f64::from(rank) + 0.5], what);
+            }
+        }
+    };
+    check_w(t, &recv, "alltoallw content");
+    let mut recv2 = vec![0u8; recv_part.extent()];
+    scope(|s| {
+        t.okay(
+            t_req(world.ialltoallw(s, &send, &send_part, &mut recv2, &recv_part)),
+            "ialltoallw",
+        )
+    });
+    check_w(t, &recv2, "ialltoallw content");
+    t.err(
+        ferrompi::TypedPartition::new(&[
+            ferrompi::TypedBlock::of::<f64>(2, 0),
+            ferrompi::TypedBlock::of::<f64>(1, 8),
+        ]),
+        |e| matches!(e, Error::InvalidArgument { .. }),
+        "overlapping typed blocks",
+    );
+
     // Bad arguments every rank detects, so no rank enters MPI and nobody hangs.
     let mut four = [0i32; 4];
     let wrong_root = |e: &Error| matches!(e, Error::InvalidRank { role: "root", .. });

@@ -8,6 +8,7 @@ mod communicator;
 mod environment;
 mod errors;
 mod group;
+mod large_count;
 mod leak_abort;
 mod nonblocking;
 mod op_panic;
@@ -170,6 +171,15 @@ pub const ALL: &[Program] = &[
         singleton: false,
         expect: Expect::Pass,
         run: reductions::run,
+    },
+    Program {
+        name: "large_count",
+        file: "large_count",
+        level: ThreadLevel::Funneled,
+        ranks: &[2], // one such test: about 2 GiB per rank
+        singleton: false,
+        expect: Expect::Pass,
+        run: large_count::run,
     },
     Program {
         name: "threads_funneled",

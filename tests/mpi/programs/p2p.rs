@@ -3,7 +3,7 @@
 use crate::checks::Checks;
 use crate::for_each_type;
 use crate::values::{TestValue, values};
-use ferrompi::{ANY_SOURCE, ANY_TAG, Communicator, Error, ErrorClass, Mpi, Source};
+use ferrompi::{ANY_SOURCE, ANY_TAG, Communicator, Error, ErrorClass, Mpi, Source, scope};
 
 /// Ring exchange with `send` and `recv`: rank r sends `len` values seeded by r to r+1 and checks
 /// what r-1 sent. Rank 0 sends first and everyone else receives first, so blocking sends of any
@@ -142,24 +142,32 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
             "recv tag over UB",
         );
     }
-    // A count over i32::MAX: calloc'd and never touched, so it costs no memory.
+    // A count over i32::MAX on calls that cannot take it (blocking send/recv can: see the
+    // large_count program). Calloc'd and never touched, so it costs no memory.
     let huge = vec![0u8; i32::MAX as usize + 1];
+    let mut one_byte = [0u8; 1];
+    let overflow = |e: &Error| matches!(e, Error::CountOverflow { .. });
     t.err(
-        world.send(&huge, 0, 0),
-        |e| matches!(e, Error::CountOverflow { .. }),
-        "count over i32::MAX",
+        world.sendrecv(&huge, 0, 0, &mut one_byte, 0, 0),
+        overflow,
+        "sendrecv count over i32::MAX",
+    );
+    t.err(
+        world.ssend(&huge, 0, 0),
+        overflow,
+        "ssend count over i32::MAX",
     );
     let mut huge = huge;
     t.err(
-        world.recv(&mut huge, 0, 0),
-        |e| matches!(e, Error::CountOverflow { .. }),
-        "recv count over i32::MAX",
+        scope(|s| world.irecv(s, &mut huge, 0, 0).map(drop)),
+        overflow,
+        "irecv count over i32::MAX",
     );
     drop(huge);
     let pairs = vec![[0u8; 2]; (i32::MAX as usize) / 2 + 1];
     t.err(
-        world.send(&pairs, 0, 0),
-        |e| matches!(e, Error::CountOverflow { .. }),
+        scope(|s| world.isend(s, &pairs, 0, 0).map(drop)),
+        overflow,
         "elements over i32::MAX",
     );
     drop(pairs);

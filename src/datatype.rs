@@ -53,9 +53,11 @@ impl Datatype {
 /// # Safety
 /// Implementors promise that:
 /// - a value of `Self` occupies exactly `size_of::<Self>()` bytes, laid out as
-///   [`ELEMENTS`](Self::ELEMENTS) consecutive elements of [`datatype`](Self::datatype), with no
-///   padding, so that MPI reading or writing `len * ELEMENTS` elements at a `*const Self` of `len`
-///   values stays within them;
+///   [`ELEMENTS`](Self::ELEMENTS) consecutive elements of [`datatype`](Self::datatype), whose
+///   extent is `size_of::<Self>() / ELEMENTS`, so that MPI reading or writing `len * ELEMENTS`
+///   elements at a `*const Self` of `len` values stays within them. Bytes the datatype's type map
+///   does not cover (the C tail padding of MPI's pair types such as `MPI_DOUBLE_INT`) are never
+///   read or written by MPI;
 /// - after MPI has written arbitrary bytes into values of `Self`, calling
 ///   [`repair_received`](Self::repair_received) on them leaves only valid values. For types where
 ///   every bit pattern is valid (integers, floats, `bytemuck::Pod` types) the default no-op does

@@ -765,13 +765,13 @@ impl<'env> Communicator<'env> {
         let (per_send, per_recv) = match f {
             MoveFn::Gather | MoveFn::Allgather => {
                 if at_root {
-                    same_len(send_len * size, recv_len, operation)?;
+                    same_len(send_len.saturating_mul(size), recv_len, operation)?;
                 }
                 (send_len, send_len)
             }
             MoveFn::Scatter => {
                 if at_root {
-                    same_len(recv_len * size, send_len, operation)?;
+                    same_len(recv_len.saturating_mul(size), send_len, operation)?;
                 }
                 (recv_len, recv_len)
             }
@@ -781,8 +781,6 @@ impl<'env> Communicator<'env> {
                 (share, share)
             }
         };
-        // Every buffer's total must be addressable with int counts too.
-        count_of::<T>(send_len.max(recv_len), operation)?;
         Ok((
             count_of::<T>(per_send, operation)?,
             count_of::<T>(per_recv, operation)?,
@@ -822,6 +820,17 @@ impl<'env> Communicator<'env> {
         })
     }
 
+    /// The in-place form of allgather and alltoall: `buf` holds one block per rank.
+    fn move_all_in_place<T: Equivalence>(&self, f: MoveFn, buf: &mut [T]) -> Result<()> {
+        let operation = f.name(false);
+        let dn = count_of::<T>(self.share(buf.len(), operation)?, operation)?;
+        let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
+        // SAFETY: `buf` holds `size` blocks of `dn` elements, borrowed for the call.
+        self.blocking(operation, buf, |r| unsafe {
+            self.raw_move(f, in_place().cast_const(), 0, d, dn, dt, 0, r)
+        })
+    }
+
     /// Collects `send` from every process at `root`, in rank order (`MPI_Gather`, §6.5). At the
     /// root `recv.len()` is `send.len() * size`; elsewhere `recv` is unused (pass `&mut []`).
     ///
@@ -843,7 +852,6 @@ impl<'env> Communicator<'env> {
         if self.is_root(root, OP)? {
             let share = self.share(buf.len(), OP)?;
             let dn = count_of::<T>(share, OP)?;
-            count_of::<T>(buf.len(), OP)?;
             let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
             // SAFETY: `buf` holds `size` blocks of `dn` elements, borrowed for the call.
             self.blocking(OP, buf, |r| unsafe {
@@ -896,7 +904,6 @@ impl<'env> Communicator<'env> {
         if self.is_root(root, OP)? {
             let share = self.share(buf.len(), OP)?;
             let sn = count_of::<T>(share, OP)?;
-            count_of::<T>(buf.len(), OP)?;
             let (s, dt) = (send_ptr(buf), T::datatype().as_raw());
             // SAFETY: `buf` holds `size` blocks of `sn` elements, borrowed for the call.
             self.blocking::<T>(OP, &mut [], |r| unsafe {
@@ -938,23 +945,7 @@ impl<'env> Communicator<'env> {
     /// [`Error::InvalidArgument`] if `buf` does not divide among the ranks; as
     /// [`Communicator::allgather`].
     pub fn allgather_in_place<T: Equivalence>(&self, buf: &mut [T]) -> Result<()> {
-        const OP: &str = "allgather";
-        let dn = count_of::<T>(self.share(buf.len(), OP)?, OP)?;
-        count_of::<T>(buf.len(), OP)?;
-        let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
-        // SAFETY: `buf` holds `size` blocks of `dn` elements, borrowed for the call.
-        self.blocking(OP, buf, |r| unsafe {
-            self.raw_move(
-                MoveFn::Allgather,
-                in_place().cast_const(),
-                0,
-                d,
-                dn,
-                dt,
-                0,
-                r,
-            )
-        })
+        self.move_all_in_place(MoveFn::Allgather, buf)
     }
 
     /// Starts an allgather (`MPI_Iallgather`, §6.12.5).
@@ -985,23 +976,7 @@ impl<'env> Communicator<'env> {
     /// # Errors
     /// As [`Communicator::alltoall`].
     pub fn alltoall_in_place<T: Equivalence>(&self, buf: &mut [T]) -> Result<()> {
-        const OP: &str = "alltoall";
-        let dn = count_of::<T>(self.share(buf.len(), OP)?, OP)?;
-        count_of::<T>(buf.len(), OP)?;
-        let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
-        // SAFETY: `buf` holds `size` blocks of `dn` elements, borrowed for the call.
-        self.blocking(OP, buf, |r| unsafe {
-            self.raw_move(
-                MoveFn::Alltoall,
-                in_place().cast_const(),
-                0,
-                d,
-                dn,
-                dt,
-                0,
-                r,
-            )
-        })
+        self.move_all_in_place(MoveFn::Alltoall, buf)
     }
 
     /// Starts an all-to-all (`MPI_Ialltoall`, §6.12.6).

@@ -144,21 +144,33 @@ impl<T: Equivalence> Partition<T> {
         buffer_len: usize,
         operation: &'static str,
     ) -> Result<()> {
-        if usize::try_from(size).ok() != Some(self.ranks()) {
-            return Err(Error::InvalidArgument {
-                operation,
-                reason: format!("partition has {} blocks for {size} ranks", self.ranks()),
-            });
-        }
-        if buffer_len < self.extent {
-            return Err(Error::BufferSize {
-                operation,
-                expected: self.extent,
-                actual: buffer_len,
-            });
-        }
-        Ok(())
+        check_fits(self.ranks(), self.extent, size, buffer_len, operation)
     }
+}
+
+/// Checks a partition of `blocks` blocks needing `extent` values against a communicator of
+/// `size` ranks and a buffer of `buffer_len` values.
+fn check_fits(
+    blocks: usize,
+    extent: usize,
+    size: i32,
+    buffer_len: usize,
+    operation: &'static str,
+) -> Result<()> {
+    if usize::try_from(size).ok() != Some(blocks) {
+        return Err(Error::InvalidArgument {
+            operation,
+            reason: format!("partition has {blocks} blocks for {size} ranks"),
+        });
+    }
+    if buffer_len < extent {
+        return Err(Error::BufferSize {
+            operation,
+            expected: extent,
+            actual: buffer_len,
+        });
+    }
+    Ok(())
 }
 
 fn overflow(operation: &'static str) -> Error {
@@ -319,23 +331,7 @@ impl TypedPartition {
         buffer_len: usize,
         operation: &'static str,
     ) -> Result<()> {
-        if usize::try_from(size).ok() != Some(self.counts.len()) {
-            return Err(Error::InvalidArgument {
-                operation,
-                reason: format!(
-                    "partition has {} blocks for {size} ranks",
-                    self.counts.len()
-                ),
-            });
-        }
-        if buffer_len < self.extent {
-            return Err(Error::BufferSize {
-                operation,
-                expected: self.extent,
-                actual: buffer_len,
-            });
-        }
-        Ok(())
+        check_fits(self.counts.len(), self.extent, size, buffer_len, operation)
     }
 
     pub(crate) fn raw(&self) -> (*const c_int, *const c_int, *const crate::ffi::MPI_Datatype) {

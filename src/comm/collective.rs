@@ -1132,6 +1132,140 @@ impl<'env> Communicator<'env> {
         })
     }
 
+    /// [`gatherv`](Communicator::gatherv) in place: at the root `buf` is the whole result
+    /// (laid out by `blocks`), with the root's own block already in place; elsewhere `buf` is
+    /// this rank's block.
+    ///
+    /// # Errors
+    /// As [`Communicator::gatherv`].
+    pub fn gatherv_in_place<T: Equivalence>(
+        &self,
+        buf: &mut [T],
+        blocks: &Partition<T>,
+        root: i32,
+    ) -> Result<()> {
+        const OP: &str = "gatherv";
+        if !self.is_root(root, OP)? {
+            return self.gatherv(buf, &mut [], blocks, root);
+        }
+        blocks.check(self.size, buf.len(), OP)?;
+        let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
+        self.blocking(OP, buf, |_| {
+            // SAFETY: the partition fits `buf`, borrowed for the call.
+            unsafe {
+                ffi::MPI_Gatherv(
+                    in_place().cast_const(),
+                    0,
+                    dt,
+                    d,
+                    blocks.counts(),
+                    blocks.displs(),
+                    dt,
+                    root,
+                    self.raw,
+                )
+            }
+        })
+    }
+
+    /// [`scatterv`](Communicator::scatterv) in place: at the root `buf` is the whole input and
+    /// its own block stays where it is; elsewhere `buf` receives this rank's block.
+    ///
+    /// # Errors
+    /// As [`Communicator::scatterv`].
+    pub fn scatterv_in_place<T: Equivalence>(
+        &self,
+        buf: &mut [T],
+        blocks: &Partition<T>,
+        root: i32,
+    ) -> Result<()> {
+        const OP: &str = "scatterv";
+        if !self.is_root(root, OP)? {
+            return self.scatterv(&[], blocks, buf, root);
+        }
+        blocks.check(self.size, buf.len(), OP)?;
+        let (s, dt) = (send_ptr(buf), T::datatype().as_raw());
+        self.blocking::<T>(OP, &mut [], |_| {
+            // SAFETY: the partition fits `buf`, borrowed for the call; MPI only reads it.
+            unsafe {
+                ffi::MPI_Scatterv(
+                    s,
+                    blocks.counts(),
+                    blocks.displs(),
+                    dt,
+                    in_place(),
+                    0,
+                    dt,
+                    root,
+                    self.raw,
+                )
+            }
+        })
+    }
+
+    /// [`alltoallv`](Communicator::alltoallv) in place: `buf`, laid out by `blocks`, holds
+    /// block `j` for rank `j` and receives block `i` from rank `i` in the same place; block
+    /// lengths must match pairwise across ranks.
+    ///
+    /// # Errors
+    /// As [`Communicator::alltoallv`].
+    pub fn alltoallv_in_place<T: Equivalence>(
+        &self,
+        buf: &mut [T],
+        blocks: &Partition<T>,
+    ) -> Result<()> {
+        const OP: &str = "alltoallv";
+        blocks.check(self.size, buf.len(), OP)?;
+        let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
+        let null = std::ptr::null();
+        self.blocking(OP, buf, |_| {
+            // SAFETY: the partition fits `buf`, borrowed for the call; send arguments are ignored.
+            unsafe {
+                ffi::MPI_Alltoallv(
+                    in_place().cast_const(),
+                    null,
+                    null,
+                    dt,
+                    d,
+                    blocks.counts(),
+                    blocks.displs(),
+                    dt,
+                    self.raw,
+                )
+            }
+        })
+    }
+
+    /// [`reduce_scatter`](Communicator::reduce_scatter) in place: `buf` holds the whole input,
+    /// laid out by `blocks`; this rank's block of the result is left at its start.
+    ///
+    /// # Errors
+    /// As [`Communicator::reduce_scatter`].
+    pub fn reduce_scatter_in_place<T: Equivalence, O: Op<T>>(
+        &self,
+        buf: &mut [T],
+        blocks: &Partition<T>,
+        op: O,
+    ) -> Result<()> {
+        const OP: &str = "reduce_scatter";
+        let own = blocks.len_of(self.rank_usize().min(blocks.ranks().saturating_sub(1)));
+        let (counts, operand) = self.reduce_scatter_args(buf.len(), own, blocks, &op, OP)?;
+        let d = recv_ptr(buf);
+        self.blocking(OP, buf, |_| {
+            // SAFETY: `buf` holds the packed input (checked), borrowed for the call.
+            unsafe {
+                ffi::MPI_Reduce_scatter(
+                    in_place().cast_const(),
+                    d,
+                    counts,
+                    operand.datatype,
+                    operand.op,
+                    self.raw,
+                )
+            }
+        })
+    }
+
     /// Starts an allgatherv (`MPI_Iallgatherv`, §6.12.5).
     ///
     /// # Errors
@@ -1258,6 +1392,35 @@ impl<'env> Communicator<'env> {
         self.blocking(OP, recv, |_| {
             // SAFETY: both partitions fit their buffers (checked), borrowed for the call.
             unsafe { ffi::MPI_Alltoallw(s, sc, sd, st, d, rc, rd, rt, self.raw) }
+        })
+    }
+
+    /// [`alltoallw`](Communicator::alltoallw) in place: `buf`, laid out by `blocks`, holds what
+    /// goes to each rank and receives what comes from it in the same place.
+    ///
+    /// # Errors
+    /// As [`Communicator::alltoallw`].
+    pub fn alltoallw_in_place(&self, buf: &mut [u8], blocks: &TypedPartition) -> Result<()> {
+        const OP: &str = "alltoallw";
+        blocks.check(self.size, buf.len(), OP)?;
+        let d = recv_ptr(buf);
+        let (rc, rd, rt) = blocks.raw();
+        let null = std::ptr::null();
+        self.blocking(OP, buf, |_| {
+            // SAFETY: the partition fits `buf`, borrowed for the call; send arguments are ignored.
+            unsafe {
+                ffi::MPI_Alltoallw(
+                    in_place().cast_const(),
+                    null,
+                    null,
+                    std::ptr::null(),
+                    d,
+                    rc,
+                    rd,
+                    rt,
+                    self.raw,
+                )
+            }
         })
     }
 

@@ -312,6 +312,63 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         "ireduce_scatter content",
     );
 
+    // In-place v-forms.
+    let mut gathered_in_place = if rank == size - 1 {
+        let mut b = vec![0u32; blocks.extent()];
+        let at: usize = lengths[..rank as usize].iter().sum();
+        b[at..at + mine.len()].copy_from_slice(&mine);
+        b
+    } else {
+        mine.clone()
+    };
+    t.okay(
+        world.gatherv_in_place(&mut gathered_in_place, &blocks, size - 1),
+        "gatherv_in_place",
+    );
+    if rank == size - 1 {
+        t.eq(&gathered_in_place, &want, "gatherv_in_place content");
+    }
+    let mut scattered_in_place = if rank == 0 {
+        want.clone()
+    } else {
+        vec![0u32; 2 + rank as usize]
+    };
+    t.okay(
+        world.scatterv_in_place(&mut scattered_in_place, &blocks, 0),
+        "scatterv_in_place",
+    );
+    let own = if rank == 0 {
+        scattered_in_place[..2].to_vec()
+    } else {
+        scattered_in_place
+    };
+    t.eq(&own, &mine, "scatterv_in_place content");
+    let mut rs = vec![1u32; blocks.extent()];
+    t.okay(
+        world.reduce_scatter_in_place(&mut rs, &blocks, ferrompi::Sum),
+        "reduce_scatter_in_place",
+    );
+    t.eq(
+        &rs[..2 + rank as usize],
+        &vec![size as u32; 2 + rank as usize][..],
+        "reduce_scatter_in_place content",
+    );
+    let uniform = t.okay(Partition::<u32>::uniform(n, 3), "partition");
+    let mut a2a: Vec<u32> = (0..size as u32)
+        .flat_map(|to| [rank as u32, to, 7])
+        .collect();
+    t.okay(
+        world.alltoallv_in_place(&mut a2a, &uniform),
+        "alltoallv_in_place",
+    );
+    t.eq(
+        a2a,
+        (0..size as u32)
+            .flat_map(|from| [from, rank as u32, 7])
+            .collect::<Vec<_>>(),
+        "alltoallv_in_place content",
+    );
+
     // alltoallw: to even ranks three i32s, to odd ranks two f64s, packed in byte buffers.
     let block_for = |peer: i32, offset: usize| {
         if peer % 2 == 0 {
@@ -381,6 +438,29 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         )
     });
     check_w(t, &recv2, "ialltoallw content");
+    // In place, every block is two f64s in both directions.
+    let f64_blocks: Vec<_> = (0..size)
+        .map(|p| ferrompi::TypedBlock::of::<f64>(2, p as usize * 16))
+        .collect();
+    let f64_part = t.okay(
+        ferrompi::TypedPartition::new(&f64_blocks),
+        "typed partition",
+    );
+    let mut inplace: Vec<u8> = (0..size)
+        .flat_map(|to| bytemuck::cast_slice::<f64, u8>(&[f64::from(rank), f64::from(to)]).to_vec())
+        .collect();
+    t.okay(
+        world.alltoallw_in_place(&mut inplace, &f64_part),
+        "alltoallw_in_place",
+    );
+    let got: Vec<f64> = inplace
+        .chunks(8)
+        .map(|c| f64::from_ne_bytes(c.try_into().expect("8 bytes")))
+        .collect();
+    let want_w: Vec<f64> = (0..size)
+        .flat_map(|from| [f64::from(from), f64::from(rank)])
+        .collect();
+    t.eq(got, want_w, "alltoallw_in_place content");
     t.err(
         ferrompi::TypedPartition::new(&[
             ferrompi::TypedBlock::of::<f64>(2, 0),

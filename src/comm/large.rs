@@ -5,15 +5,18 @@
 //!
 //! | MPI | point-to-point, `bcast` | `reduce`, `allreduce` |
 //! |---|---|---|
-//! | with MPI-4 `_c` calls (MPICH 4) | `MPI_Send_c`, `MPI_Recv_c`, `MPI_Bcast_c` | `MPI_Reduce_c`, `MPI_Allreduce_c` |
+//! | with MPI-4 `_c` calls (MPICH 4) | `MPI_Send_c` (all modes), `MPI_Recv_c`, `MPI_Sendrecv_c`, `MPI_Bcast_c` | `MPI_Reduce_c`, `MPI_Allreduce_c` |
 //! | without (Open MPI 4.1) | one element of a derived datatype spanning the buffer | chunks of 2³⁰ elements |
 //!
-//! Reductions are chunked because predefined operations apply only to predefined datatypes.
-//! Both sides of a message may use either path: MPI matches type signatures, which a derived
-//! datatype built from the same basic type preserves. The other operations return
+//! Point-to-point here means the blocking calls: `send`, `ssend`, `bsend`, `rsend`, `recv`,
+//! `sendrecv`. Reductions are chunked because predefined operations apply only to predefined
+//! datatypes. Both sides of a message may use either path: MPI matches type signatures, which a
+//! derived datatype built from the same basic type preserves. The other operations (nonblocking
+//! calls, per-rank blocks of the other collectives) return
 //! [`Error::CountOverflow`](crate::Error::CountOverflow) for such buffers.
 
 use super::Communicator;
+use super::p2p::SendMode;
 use crate::datatype::Equivalence;
 #[cfg(not(ferrompi_large_count))]
 use crate::error::Error;
@@ -136,27 +139,86 @@ impl Drop for Spanning {
 }
 
 impl Communicator<'_> {
-    /// `MPI_Send` of more than `i32::MAX` elements. The caller checked rank and tag and holds
-    /// the thread gate; `ptr` holds `count` elements of `dt`.
+    /// A blocking send in `mode` of more than `i32::MAX` elements. The caller checked rank and
+    /// tag and holds the thread gate; `ptr` holds `count` elements of `dt`.
     #[cold]
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn send_large(
         &self,
+        mode: SendMode,
         ptr: *const c_void,
         count: ffi::MPI_Count,
         dt: ffi::MPI_Datatype,
         dest: c_int,
         tag: c_int,
+        operation: &'static str,
     ) -> Result<()> {
         #[cfg(ferrompi_large_count)]
         // SAFETY: per the caller's contract.
-        let rc = unsafe { ffi::MPI_Send_c(ptr, count, dt, dest, tag, self.raw) };
+        let rc = unsafe {
+            match mode {
+                SendMode::Standard => ffi::MPI_Send_c(ptr, count, dt, dest, tag, self.raw),
+                SendMode::Synchronous => ffi::MPI_Ssend_c(ptr, count, dt, dest, tag, self.raw),
+                SendMode::Buffered => ffi::MPI_Bsend_c(ptr, count, dt, dest, tag, self.raw),
+                SendMode::Ready => ffi::MPI_Rsend_c(ptr, count, dt, dest, tag, self.raw),
+            }
+        };
         #[cfg(not(ferrompi_large_count))]
         // SAFETY: per the caller's contract; one element of `span` is `count` elements of `dt`.
         let rc = unsafe {
-            let span = Spanning::new(dt, count, "send")?;
-            ffi::MPI_Send(ptr, 1, span.raw, dest, tag, self.raw)
+            let span = Spanning::new(dt, count, operation)?;
+            (mode.function())(ptr, 1, span.raw, dest, tag, self.raw)
         };
-        check(rc, "send")
+        check(rc, operation)
+    }
+
+    /// `MPI_Sendrecv` where either side has more than `i32::MAX` elements; as
+    /// [`Communicator::send_large`], for both buffers.
+    #[cold]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn sendrecv_large(
+        &self,
+        (send, send_count, send_dt, dest, send_tag): (
+            *const c_void,
+            ffi::MPI_Count,
+            ffi::MPI_Datatype,
+            c_int,
+            c_int,
+        ),
+        (recv, recv_count, recv_dt, source, recv_tag): (
+            *mut c_void,
+            ffi::MPI_Count,
+            ffi::MPI_Datatype,
+            c_int,
+            c_int,
+        ),
+        status: *mut ffi::MPI_Status,
+    ) -> c_int {
+        #[cfg(ferrompi_large_count)]
+        // SAFETY: per the caller's contract.
+        return unsafe {
+            ffi::MPI_Sendrecv_c(
+                send, send_count, send_dt, dest, send_tag, recv, recv_count, recv_dt, source,
+                recv_tag, self.raw, status,
+            )
+        };
+        #[cfg(not(ferrompi_large_count))]
+        {
+            let spans = Spanning::new(send_dt, send_count, "sendrecv")
+                .and_then(|s| Ok((s, Spanning::new(recv_dt, recv_count, "sendrecv")?)));
+            let (s, r) = match spans {
+                Ok(spans) => spans,
+                Err(Error::Mpi { code, .. }) => return code,
+                Err(_) => return ffi::MPI_ERR_COUNT,
+            };
+            // SAFETY: per the caller's contract; each span is one element covering its buffer.
+            unsafe {
+                ffi::MPI_Sendrecv(
+                    send, 1, s.raw, dest, send_tag, recv, 1, r.raw, source, recv_tag, self.raw,
+                    status,
+                )
+            }
+        }
     }
 
     /// `MPI_Recv` of more than `i32::MAX` elements; as [`Communicator::send_large`].

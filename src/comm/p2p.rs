@@ -171,17 +171,24 @@ impl Communicator<'_> {
         }
     }
 
-    /// Sends with one of the blocking send functions, which share a signature.
+    /// Sends in one of the four blocking modes.
     #[inline(always)]
     fn send_with<T: Equivalence>(
         &self,
-        send_fn: SendFn,
+        mode: SendMode,
         buf: &[T],
         dest: impl Into<Destination>,
         tag: i32,
         operation: &'static str,
     ) -> Result<()> {
-        let args = self.send_args::<T>(buf.len(), dest, tag, operation)?;
+        let dest = dest.into();
+        let args = match self.send_args::<T>(buf.len(), dest, tag, operation) {
+            Err(Error::CountOverflow { .. }) => {
+                return self.send_big(mode, buf, dest, tag, operation);
+            }
+            other => other?,
+        };
+        let send_fn = mode.function();
         let _gate = enter(operation)?;
         // SAFETY: `buf` holds `args.count` elements of `T::datatype()` (Equivalence contract)
         // that MPI only reads, and stays borrowed until the blocking call returns.
@@ -211,21 +218,31 @@ impl Communicator<'_> {
         dest: impl Into<Destination>,
         tag: i32,
     ) -> Result<()> {
-        let dest = dest.into();
-        match self.send_with(ffi::MPI_Send, buf, dest, tag, "send") {
-            Err(Error::CountOverflow { .. }) => self.send_big(buf, dest, tag),
-            other => other,
-        }
+        self.send_with(SendMode::Standard, buf, dest, tag, "send")
     }
 
-    /// [`Communicator::send`] of more than `i32::MAX` elements (see `comm::large`).
+    /// A blocking send of more than `i32::MAX` elements (see `comm::large`).
     #[cold]
-    fn send_big<T: Equivalence>(&self, buf: &[T], dest: Destination, tag: i32) -> Result<()> {
-        const OP: &str = "send";
-        let count = super::large::large_count::<T>(buf.len(), OP)?;
-        let dest = self.raw_dest(dest, OP)?;
-        let _gate = enter(OP)?;
-        self.send_large(send_ptr(buf), count, T::datatype().as_raw(), dest, tag)
+    fn send_big<T: Equivalence>(
+        &self,
+        mode: SendMode,
+        buf: &[T],
+        dest: Destination,
+        tag: i32,
+        operation: &'static str,
+    ) -> Result<()> {
+        let count = super::large::large_count::<T>(buf.len(), operation)?;
+        let dest = self.raw_dest(dest, operation)?;
+        let _gate = enter(operation)?;
+        self.send_large(
+            mode,
+            send_ptr(buf),
+            count,
+            T::datatype().as_raw(),
+            dest,
+            tag,
+            operation,
+        )
     }
 
     /// Synchronous send (`MPI_Ssend`, MPI-4.0 §3.4): returns only once the receiver has started
@@ -240,7 +257,7 @@ impl Communicator<'_> {
         dest: impl Into<Destination>,
         tag: i32,
     ) -> Result<()> {
-        self.send_with(ffi::MPI_Ssend, buf, dest, tag, "ssend")
+        self.send_with(SendMode::Synchronous, buf, dest, tag, "ssend")
     }
 
     /// Buffered send (`MPI_Bsend`, MPI-4.0 §3.4, §3.6): copies the message into the buffer
@@ -263,7 +280,7 @@ impl Communicator<'_> {
                 reason: "no buffer is attached; call Mpi::attach_buffer first".into(),
             });
         }
-        self.send_with(ffi::MPI_Bsend, buf, dest, tag, "bsend")
+        self.send_with(SendMode::Buffered, buf, dest, tag, "bsend")
     }
 
     /// Ready send (`MPI_Rsend`, MPI-4.0 §3.4): may skip the handshake a standard send needs.
@@ -284,7 +301,7 @@ impl Communicator<'_> {
         dest: impl Into<Destination>,
         tag: i32,
     ) -> Result<()> {
-        self.send_with(ffi::MPI_Rsend, buf, dest, tag, "rsend")
+        self.send_with(SendMode::Ready, buf, dest, tag, "rsend")
     }
 
     /// Receives a message into `buf` (`MPI_Recv`, MPI-4.0 §3.2.4). The message may be shorter
@@ -375,8 +392,18 @@ impl Communicator<'_> {
         recv_tag: impl Into<TagMatch>,
     ) -> Result<Status> {
         const OP: &str = "sendrecv";
-        let out = self.send_args::<S>(send.len(), dest, send_tag, OP)?;
-        let inc = self.recv_args::<R>(recv.len(), source, recv_tag, OP)?;
+        let (dest, source, recv_tag) = (dest.into(), source.into(), recv_tag.into());
+        let (out, inc) = match (
+            self.send_args::<S>(send.len(), dest, send_tag, OP),
+            self.recv_args::<R>(recv.len(), source, recv_tag, OP),
+        ) {
+            (Ok(out), Ok(inc)) => (out, inc),
+            (Err(Error::CountOverflow { .. }), Ok(_) | Err(Error::CountOverflow { .. }))
+            | (Ok(_), Err(Error::CountOverflow { .. })) => {
+                return self.sendrecv_big(send, dest, send_tag, recv, source, recv_tag);
+            }
+            (Err(e), _) | (_, Err(e)) => return Err(e),
+        };
         let mut status = Status::empty();
         let rc = {
             let _gate = enter(OP)?;
@@ -399,6 +426,49 @@ impl Communicator<'_> {
                     &mut status.raw,
                 )
             }
+        };
+        repair(recv);
+        check(rc, OP)?;
+        Ok(status)
+    }
+
+    /// [`Communicator::sendrecv`] where a buffer has more than `i32::MAX` elements.
+    #[cold]
+    fn sendrecv_big<S: Equivalence, R: Equivalence>(
+        &self,
+        send: &[S],
+        dest: Destination,
+        send_tag: i32,
+        recv: &mut [R],
+        source: Source,
+        recv_tag: TagMatch,
+    ) -> Result<Status> {
+        const OP: &str = "sendrecv";
+        let large = super::large::large_count::<S>(send.len(), OP)?;
+        let recv_large = super::large::large_count::<R>(recv.len(), OP)?;
+        let dest = self.raw_dest(dest, OP)?;
+        let source = self.raw_source(source, OP)?;
+        let recv_tag = raw_tag(recv_tag, OP)?;
+        let mut status = Status::empty();
+        let rc = {
+            let _gate = enter(OP)?;
+            self.sendrecv_large(
+                (
+                    send_ptr(send),
+                    large,
+                    S::datatype().as_raw(),
+                    dest,
+                    send_tag,
+                ),
+                (
+                    recv_ptr(recv),
+                    recv_large,
+                    R::datatype().as_raw(),
+                    source,
+                    recv_tag,
+                ),
+                &mut status.raw,
+            )
         };
         repair(recv);
         check(rc, OP)?;
@@ -447,8 +517,29 @@ impl Communicator<'_> {
     }
 }
 
+/// The four blocking send modes (MPI-4.0 §3.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SendMode {
+    Standard,
+    Synchronous,
+    Buffered,
+    Ready,
+}
+
+impl SendMode {
+    #[inline(always)]
+    pub(crate) fn function(self) -> SendFn {
+        match self {
+            SendMode::Standard => ffi::MPI_Send,
+            SendMode::Synchronous => ffi::MPI_Ssend,
+            SendMode::Buffered => ffi::MPI_Bsend,
+            SendMode::Ready => ffi::MPI_Rsend,
+        }
+    }
+}
+
 /// The signature shared by `MPI_Send`, `MPI_Ssend`, `MPI_Bsend` and `MPI_Rsend`.
-type SendFn = unsafe extern "C" fn(
+pub(crate) type SendFn = unsafe extern "C" fn(
     *const std::ffi::c_void,
     c_int,
     ffi::MPI_Datatype,

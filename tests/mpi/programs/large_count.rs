@@ -1,4 +1,5 @@
-//! Counts above i32::MAX: send/recv, bcast and allreduce of i32::MAX + 9 bytes, through MPI-4's
+//! Counts above i32::MAX: send/recv, ssend, sendrecv, bcast and allreduce of i32::MAX + 9 bytes,
+//! through MPI-4's
 //! `_c` calls on MPICH and derived datatypes / chunks on Open MPI, with the same API. Run with
 //! two ranks only: it needs about 2 GiB per rank and some seconds.
 
@@ -47,6 +48,27 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         t.eq_ok(status.count::<u8>(), N, "status count above i32::MAX");
         t.ok(samples().all(|i| buf[i] == pattern(i)), "received content");
     }
+
+    // ssend back, and a sendrecv swap into a second buffer (both ranks hold the pattern now).
+    let peer = 1 - rank;
+    if rank == 1 {
+        t.okay(world.ssend(&buf, 0, 2), "ssend of i32::MAX + 9 bytes");
+    } else {
+        buf[N - 1] = 0;
+        t.okay(world.recv(&mut buf, 1, 2), "recv of the ssend");
+        t.eq(buf[N - 1], pattern(N - 1), "ssend content at the end");
+    }
+    let mut other = vec![0u8; N];
+    let status = t.okay(
+        world.sendrecv(&buf, peer, 3, &mut other, peer, 3),
+        "sendrecv of i32::MAX + 9 bytes",
+    );
+    t.eq_ok(status.count::<u8>(), N, "sendrecv status count");
+    t.ok(
+        samples().all(|i| other[i] == pattern(i)),
+        "sendrecv content",
+    );
+    drop(other);
 
     // bcast from rank 1, which marks a few positions first.
     if rank == 1 {

@@ -167,7 +167,7 @@ impl Communicator<'_> {
         // SAFETY: per the caller's contract; one element of `span` is `count` elements of `dt`.
         let rc = unsafe {
             let span = Spanning::new(dt, count, operation)?;
-            (mode.function())(ptr, 1, span.raw, dest, tag, self.raw)
+            mode.call(ptr, 1, span.raw, dest, tag, self.raw)
         };
         check(rc, operation)
     }

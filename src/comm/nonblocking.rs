@@ -13,16 +13,47 @@ use crate::request::{
 };
 use std::ffi::{c_int, c_void};
 
-/// The signature shared by `MPI_Isend`, `MPI_Issend` (and the persistent `*_init` sends).
-type IsendFn = unsafe extern "C" fn(
-    *const c_void,
-    c_int,
-    ffi::MPI_Datatype,
-    c_int,
-    c_int,
-    ffi::MPI_Comm,
-    *mut ffi::MPI_Request,
-) -> c_int;
+/// The ways to start a send that completes later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StartSend {
+    /// `MPI_Isend`.
+    Isend,
+    /// `MPI_Issend`.
+    Issend,
+    /// `MPI_Send_init`.
+    SendInit,
+    /// `MPI_Ssend_init`.
+    SsendInit,
+}
+
+impl StartSend {
+    /// # Safety
+    /// As the MPI function: `buf` holds `count` elements of `dt` and outlives the operation.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn call(
+        self,
+        buf: *const c_void,
+        count: c_int,
+        dt: ffi::MPI_Datatype,
+        dest: c_int,
+        tag: c_int,
+        comm: ffi::MPI_Comm,
+        request: &mut ffi::MPI_Request,
+    ) -> c_int {
+        // SAFETY: per the contract.
+        unsafe {
+            match self {
+                StartSend::Isend => ffi::MPI_Isend(buf, count, dt, dest, tag, comm, request),
+                StartSend::Issend => ffi::MPI_Issend(buf, count, dt, dest, tag, comm, request),
+                StartSend::SendInit => ffi::MPI_Send_init(buf, count, dt, dest, tag, comm, request),
+                StartSend::SsendInit => {
+                    ffi::MPI_Ssend_init(buf, count, dt, dest, tag, comm, request)
+                }
+            }
+        }
+    }
+}
 
 impl<'env> Communicator<'env> {
     /// Starts a send or a send-like `*_init`; the buffer must stay valid until it completes.
@@ -32,7 +63,7 @@ impl<'env> Communicator<'env> {
     #[inline(always)]
     pub(crate) unsafe fn start_send<T: Equivalence>(
         &self,
-        start: IsendFn,
+        start: StartSend,
         buf: &[T],
         dest: impl Into<Destination>,
         tag: i32,
@@ -44,7 +75,7 @@ impl<'env> Communicator<'env> {
         // SAFETY: `buf` holds `args.count` elements of `T::datatype()` and, per the caller,
         // outlives the operation; MPI writes the request handle.
         let rc = unsafe {
-            start(
+            start.call(
                 send_ptr(buf),
                 args.count,
                 T::datatype().as_raw(),
@@ -125,7 +156,7 @@ impl<'env> Communicator<'env> {
         tag: i32,
     ) -> Result<Request<'s>> {
         // SAFETY: `buf` is borrowed for 's; the scope completes or aborts before 's ends.
-        let raw = unsafe { self.start_send(ffi::MPI_Isend, buf, dest, tag, "isend")? };
+        let raw = unsafe { self.start_send(StartSend::Isend, buf, dest, tag, "isend")? };
         Ok(Request::started(raw, None, &scope.in_flight))
     }
 
@@ -142,7 +173,7 @@ impl<'env> Communicator<'env> {
         tag: i32,
     ) -> Result<Request<'s>> {
         // SAFETY: as in `isend`.
-        let raw = unsafe { self.start_send(ffi::MPI_Issend, buf, dest, tag, "issend")? };
+        let raw = unsafe { self.start_send(StartSend::Issend, buf, dest, tag, "issend")? };
         Ok(Request::started(raw, None, &scope.in_flight))
     }
 
@@ -177,7 +208,7 @@ impl<'env> Communicator<'env> {
     ) -> Result<OwnedRequest<'_, B>> {
         // SAFETY: the heap storage of `buf` moves into the request, which never frees it while
         // the operation may be in flight (see `OwnedRequest`).
-        let raw = unsafe { self.start_send(ffi::MPI_Isend, buf.as_slice(), dest, tag, "isend")? };
+        let raw = unsafe { self.start_send(StartSend::Isend, buf.as_slice(), dest, tag, "isend")? };
         Ok(OwnedRequest::started(raw, buf))
     }
 
@@ -193,7 +224,8 @@ impl<'env> Communicator<'env> {
         tag: i32,
     ) -> Result<OwnedRequest<'_, B>> {
         // SAFETY: as in `isend_owned`.
-        let raw = unsafe { self.start_send(ffi::MPI_Issend, buf.as_slice(), dest, tag, "issend")? };
+        let raw =
+            unsafe { self.start_send(StartSend::Issend, buf.as_slice(), dest, tag, "issend")? };
         Ok(OwnedRequest::started(raw, buf))
     }
 

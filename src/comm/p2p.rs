@@ -188,12 +188,11 @@ impl Communicator<'_> {
             }
             other => other?,
         };
-        let send_fn = mode.function();
         let _gate = enter(operation)?;
         // SAFETY: `buf` holds `args.count` elements of `T::datatype()` (Equivalence contract)
         // that MPI only reads, and stays borrowed until the blocking call returns.
         let rc = unsafe {
-            send_fn(
+            mode.call(
                 send_ptr(buf),
                 args.count,
                 T::datatype().as_raw(),
@@ -527,26 +526,31 @@ pub(crate) enum SendMode {
 }
 
 impl SendMode {
+    /// Calls the mode's send function (`MPI_Send`, `MPI_Ssend`, `MPI_Bsend`, `MPI_Rsend`).
+    ///
+    /// # Safety
+    /// As the MPI function: `buf` holds `count` elements of `dt`, valid for the call.
     #[inline(always)]
-    pub(crate) fn function(self) -> SendFn {
-        match self {
-            SendMode::Standard => ffi::MPI_Send,
-            SendMode::Synchronous => ffi::MPI_Ssend,
-            SendMode::Buffered => ffi::MPI_Bsend,
-            SendMode::Ready => ffi::MPI_Rsend,
+    pub(crate) unsafe fn call(
+        self,
+        buf: *const std::ffi::c_void,
+        count: c_int,
+        dt: ffi::MPI_Datatype,
+        dest: c_int,
+        tag: c_int,
+        comm: ffi::MPI_Comm,
+    ) -> c_int {
+        // SAFETY: per the contract.
+        unsafe {
+            match self {
+                SendMode::Standard => ffi::MPI_Send(buf, count, dt, dest, tag, comm),
+                SendMode::Synchronous => ffi::MPI_Ssend(buf, count, dt, dest, tag, comm),
+                SendMode::Buffered => ffi::MPI_Bsend(buf, count, dt, dest, tag, comm),
+                SendMode::Ready => ffi::MPI_Rsend(buf, count, dt, dest, tag, comm),
+            }
         }
     }
 }
-
-/// The signature shared by `MPI_Send`, `MPI_Ssend`, `MPI_Bsend` and `MPI_Rsend`.
-pub(crate) type SendFn = unsafe extern "C" fn(
-    *const std::ffi::c_void,
-    c_int,
-    ffi::MPI_Datatype,
-    c_int,
-    c_int,
-    ffi::MPI_Comm,
-) -> c_int;
 
 /// The raw tag of a receive, checked.
 #[inline]

@@ -2,9 +2,9 @@
 //! The request owns its buffer; see [`PersistentRequest`].
 
 use super::Communicator;
+use super::nonblocking::StartSend;
 use super::p2p::{Destination, Source, TagMatch};
 use crate::error::Result;
-use crate::ffi;
 use crate::request::{OwnedBuffer, PersistentRequest};
 
 impl Communicator<'_> {
@@ -22,8 +22,9 @@ impl Communicator<'_> {
     ) -> Result<PersistentRequest<'_, B>> {
         // SAFETY: the buffer's heap storage moves into the request, which keeps it until the
         // request is freed and never while an operation is active (see `PersistentRequest`).
-        let raw =
-            unsafe { self.start_send(ffi::MPI_Send_init, buf.as_slice(), dest, tag, "send_init")? };
+        let raw = unsafe {
+            self.start_send(StartSend::SendInit, buf.as_slice(), dest, tag, "send_init")?
+        };
         Ok(PersistentRequest::created(raw, buf))
     }
 
@@ -39,7 +40,13 @@ impl Communicator<'_> {
     ) -> Result<PersistentRequest<'_, B>> {
         // SAFETY: as in `send_init`.
         let raw = unsafe {
-            self.start_send(ffi::MPI_Ssend_init, buf.as_slice(), dest, tag, "ssend_init")?
+            self.start_send(
+                StartSend::SsendInit,
+                buf.as_slice(),
+                dest,
+                tag,
+                "ssend_init",
+            )?
         };
         Ok(PersistentRequest::created(raw, buf))
     }

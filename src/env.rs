@@ -525,7 +525,15 @@ fn read_tag_ub() -> Result<i32> {
 }
 
 /// Aborts the job through `MPI_COMM_WORLD`.
+///
+/// Flushes stdout and stderr and waits briefly first: launchers (MPICH's Hydra in particular)
+/// kill every process as soon as `MPI_Abort` is called, and drop output they have not yet
+/// forwarded, which would lose the message explaining the abort.
 pub(crate) fn abort_world(code: i32) -> ! {
+    use std::io::Write as _;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    std::thread::sleep(std::time::Duration::from_millis(200));
     // SAFETY: MPI_Abort may be called from any thread as a last resort; it does not return.
     unsafe {
         ffi::MPI_Abort(world_raw(), code);

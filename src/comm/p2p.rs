@@ -137,6 +137,33 @@ impl Communicator<'_> {
         Ok(SendArgs { count, dest, tag })
     }
 
+    /// `MPI_Recv` with checked arguments; MPI writes at most `args.count` elements.
+    ///
+    /// # Safety
+    /// `ptr` must have room for `args.count` elements of `datatype`, written by nothing else
+    /// during the call, and the caller must hold the thread gate.
+    #[inline(always)]
+    pub(crate) unsafe fn raw_recv(
+        &self,
+        ptr: *mut std::ffi::c_void,
+        datatype: ffi::MPI_Datatype,
+        args: RecvArgs,
+        status: &mut Status,
+    ) -> c_int {
+        // SAFETY: per the contract.
+        unsafe {
+            ffi::MPI_Recv(
+                ptr,
+                args.count,
+                datatype,
+                args.source,
+                args.tag,
+                self.raw,
+                &mut status.raw,
+            )
+        }
+    }
+
     /// Checks a receive's arguments before any MPI call.
     #[inline]
     pub(crate) fn recv_args<T: Equivalence>(
@@ -328,18 +355,8 @@ impl Communicator<'_> {
         let rc = {
             let _gate = enter(OP)?;
             // SAFETY: `buf` has room for `args.count` elements of `T::datatype()` and is
-            // exclusively borrowed until the blocking call returns; MPI writes at most that many.
-            unsafe {
-                ffi::MPI_Recv(
-                    recv_ptr(buf),
-                    args.count,
-                    T::datatype().as_raw(),
-                    args.source,
-                    args.tag,
-                    self.raw,
-                    &mut status.raw,
-                )
-            }
+            // exclusively borrowed until the blocking call returns.
+            unsafe { self.raw_recv(recv_ptr(buf), T::datatype().as_raw(), args, &mut status) }
         };
         repair(buf);
         check(rc, OP)?;

@@ -155,17 +155,8 @@ impl<'env> Communicator<'env> {
             let _gate = enter(OP)?;
             // SAFETY: `buf` has room for `args.count` elements and is exclusively borrowed for
             // the blocking call; MPI writes at most that many and nothing is read yet.
-            let rc = unsafe {
-                ffi::MPI_Recv(
-                    recv_ptr(buf),
-                    args.count,
-                    T::datatype().as_raw(),
-                    args.source,
-                    args.tag,
-                    self.raw,
-                    status.as_raw_mut(),
-                )
-            };
+            let rc =
+                unsafe { self.raw_recv(recv_ptr(buf), T::datatype().as_raw(), args, &mut status) };
             check(rc, OP)?;
         }
         let n = status.count::<T>()?.min(buf.len());

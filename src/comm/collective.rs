@@ -14,6 +14,7 @@
 //! block against its buffer.
 
 use super::Communicator;
+use super::large::{Block, Reduction, VMove, large_count};
 use super::partition::{Partition, TypedPartition};
 use crate::datatype::{Equivalence, count_of, recv_ptr, repair, send_ptr};
 use crate::env::enter;
@@ -30,7 +31,7 @@ pub(crate) fn in_place() -> *mut c_void {
 }
 
 /// `Some(request)` selects the nonblocking variant of a collective.
-type Req<'a> = Option<&'a mut ffi::MPI_Request>;
+pub(super) type Req<'a> = Option<&'a mut ffi::MPI_Request>;
 
 fn same_len(expected: usize, actual: usize, operation: &'static str) -> Result<()> {
     if expected == actual {
@@ -44,16 +45,26 @@ fn same_len(expected: usize, actual: usize, operation: &'static str) -> Result<(
     }
 }
 
-/// Reduction arguments: the count in the operand's elements.
+/// Reduction arguments: the count in the operand's elements. Counts above `i32::MAX` take the
+/// large-count path (see `comm::large`), except for a nonblocking reduction on an MPI without
+/// MPI-4's `_c` calls: chunks would need several requests, so that is an error.
+#[inline(always)]
 fn reduction<T: Equivalence, O: Op<T>>(
     len: usize,
     op: &O,
+    nonblocking: bool,
     operation: &'static str,
-) -> Result<(c_int, Operand)> {
+) -> Result<(ffi::MPI_Count, Operand)> {
     let operand = op.operand();
+    let max = if nonblocking && !cfg!(ferrompi_large_count) {
+        ffi::MPI_Count::from(c_int::MAX)
+    } else {
+        ffi::MPI_Count::MAX
+    };
     let count = len
         .checked_mul(operand.per_value)
-        .and_then(|n| c_int::try_from(n).ok());
+        .and_then(|n| ffi::MPI_Count::try_from(n).ok())
+        .filter(|&n| n <= max);
     match count {
         Some(count) => Ok((count, operand)),
         None => Err(crate::datatype::count_overflow(
@@ -229,15 +240,20 @@ impl<'env> Communicator<'env> {
 
     /// # Safety
     /// Buffers as MPI requires for `count` elements, valid until completion.
+    #[inline(always)]
     unsafe fn raw_reduce(
         &self,
         s: *const c_void,
         d: *mut c_void,
-        n: c_int,
+        n: ffi::MPI_Count,
         o: Operand,
         root: c_int,
         r: Req<'_>,
     ) -> c_int {
+        let Ok(n) = c_int::try_from(n) else {
+            // SAFETY: per the contract.
+            return unsafe { self.reduce_large(Reduction::Reduce(root), s, d, n, o, r) };
+        };
         // SAFETY: per the contract.
         unsafe {
             match r {
@@ -245,42 +261,6 @@ impl<'env> Communicator<'env> {
                 Some(r) => ffi::MPI_Ireduce(s, d, n, o.datatype, o.op, root, self.raw, r),
             }
         }
-    }
-
-    /// Reductions of more than `i32::MAX` elements (see `comm::large`); `send: None` is in place.
-    #[cold]
-    fn reduce_big<T: Equivalence, O: Op<T>>(
-        &self,
-        send: Option<&[T]>,
-        recv: &mut [T],
-        op: &O,
-        root: Option<i32>,
-        operation: &'static str,
-    ) -> Result<()> {
-        let operand = op.operand();
-        let len = send.map_or(recv.len(), <[T]>::len);
-        let count = len
-            .checked_mul(operand.per_value)
-            .and_then(|n| ffi::MPI_Count::try_from(n).ok())
-            .ok_or_else(|| crate::datatype::count_overflow(len, operand.per_value, operation))?;
-        let at_root = root.is_none_or(|r| r == self.rank);
-        let (s, d) = match send {
-            Some(send) => (
-                send_ptr(send),
-                if at_root {
-                    recv_ptr(recv)
-                } else {
-                    std::ptr::null_mut()
-                },
-            ),
-            None if at_root => (in_place().cast_const(), recv_ptr(recv)),
-            None => (recv_ptr(recv).cast_const(), std::ptr::null_mut()),
-        };
-        // SAFETY: the buffers hold `count` elements where MPI uses them (lengths checked by the
-        // caller), borrowed for the blocking call.
-        self.blocking(operation, recv, |_| unsafe {
-            self.reduce_large(s, d, count, operand.datatype, operand.op, root)
-        })
     }
 
     /// Combines `send` from every process with `op` into `recv` at `root` (`MPI_Reduce`,
@@ -301,12 +281,7 @@ impl<'env> Communicator<'env> {
         if self.is_root(root, OP)? {
             same_len(send.len(), recv.len(), OP)?;
         }
-        let (count, operand) = match reduction::<T, O>(send.len(), &op, OP) {
-            Err(Error::CountOverflow { .. }) => {
-                return self.reduce_big(Some(send), recv, &op, Some(root), OP);
-            }
-            other => other?,
-        };
+        let (count, operand) = reduction::<T, O>(send.len(), &op, false, OP)?;
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         // SAFETY: `send` holds `count` elements; at the root `recv` has room for as many; both
         // borrowed for the blocking call.
@@ -328,12 +303,7 @@ impl<'env> Communicator<'env> {
     ) -> Result<()> {
         const OP: &str = "reduce";
         let at_root = self.is_root(root, OP)?;
-        let (count, operand) = match reduction::<T, O>(buf.len(), &op, OP) {
-            Err(Error::CountOverflow { .. }) => {
-                return self.reduce_big(None, buf, &op, Some(root), OP);
-            }
-            other => other?,
-        };
+        let (count, operand) = reduction::<T, O>(buf.len(), &op, false, OP)?;
         if at_root && root != 0 && cfg!(ferrompi_family = "mpich") {
             // MPICH 4.0-4.1 read from the MPI_IN_PLACE sentinel itself when the root is not 0
             // and crash (pmodels/mpich#6540); reduce from a copy instead, as a C program must.
@@ -365,7 +335,7 @@ impl<'env> Communicator<'env> {
         root: i32,
     ) -> Result<Request<'s>> {
         const OP: &str = "ireduce";
-        let (count, operand) = reduction::<T, O>(send.len(), &op, OP)?;
+        let (count, operand) = reduction::<T, O>(send.len(), &op, true, OP)?;
         if self.is_root(root, OP)? {
             same_len(send.len(), recv.len(), OP)?;
         }
@@ -378,15 +348,20 @@ impl<'env> Communicator<'env> {
 
     /// # Safety
     /// Buffers as MPI requires for `count` elements, valid until completion.
+    #[inline(always)]
     unsafe fn raw_allreduce(
         &self,
         f: ReduceFn,
         s: *const c_void,
         d: *mut c_void,
-        n: c_int,
+        n: ffi::MPI_Count,
         o: Operand,
         r: Req<'_>,
     ) -> c_int {
+        let Ok(n) = c_int::try_from(n) else {
+            // SAFETY: per the contract.
+            return unsafe { self.reduce_large(Reduction::Like(f), s, d, n, o, r) };
+        };
         // SAFETY: per the contract.
         unsafe {
             match (f, r) {
@@ -420,12 +395,7 @@ impl<'env> Communicator<'env> {
         let operation = f.name(false);
         let factor = f.input_factor(self.size_usize());
         same_len(recv.len().saturating_mul(factor), send.len(), operation)?;
-        let (count, operand) = match reduction::<T, O>(recv.len(), &op, operation) {
-            Err(Error::CountOverflow { .. }) if f == ReduceFn::All => {
-                return self.reduce_big(Some(send), recv, &op, None, operation);
-            }
-            other => other?,
-        };
+        let (count, operand) = reduction::<T, O>(recv.len(), &op, false, operation)?;
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         // SAFETY: `send` and `recv` hold what the operation reads and writes (checked above),
         // borrowed for the blocking call.
@@ -445,12 +415,7 @@ impl<'env> Communicator<'env> {
         if f == ReduceFn::ScatterBlock {
             self.share(buf.len(), operation)?;
         }
-        let (count, operand) = match reduction::<T, O>(result_len, &op, operation) {
-            Err(Error::CountOverflow { .. }) if f == ReduceFn::All => {
-                return self.reduce_big(None, buf, &op, None, operation);
-            }
-            other => other?,
-        };
+        let (count, operand) = reduction::<T, O>(result_len, &op, false, operation)?;
         let d = recv_ptr(buf);
         // SAFETY: `buf` holds the input and room for the result, borrowed for the call.
         self.blocking(operation, buf, |r| unsafe {
@@ -467,7 +432,7 @@ impl<'env> Communicator<'env> {
         op: O,
     ) -> Result<Request<'s>> {
         let operation = f.name(true);
-        let (count, operand) = reduction::<T, O>(recv.len(), &op, operation)?;
+        let (count, operand) = reduction::<T, O>(recv.len(), &op, true, operation)?;
         same_len(
             recv.len() * f.input_factor(self.size_usize()),
             send.len(),
@@ -492,7 +457,7 @@ impl<'env> Communicator<'env> {
             self.share(buf.len(), operation)?;
         }
         let result_len = buf.len() / f.input_factor(self.size_usize());
-        let (count, operand) = reduction::<T, O>(result_len, &op, operation)?;
+        let (count, operand) = reduction::<T, O>(result_len, &op, true, operation)?;
         let d = recv_ptr(buf);
         // SAFETY: `buf` borrowed for 's; the scope completes the operation first.
         self.nonblocking(scope, operation, Repair::for_slice(buf), |r| unsafe {
@@ -708,7 +673,7 @@ impl<'env> Communicator<'env> {
                 reason: "reduce_scatter takes predefined operations (use reduce_scatter_block with user ops)".into(),
             });
         }
-        Ok((blocks.counts(), operand))
+        Ok((blocks.int_arrays(operation)?.0, operand))
     }
 
     fn rank_usize(&self) -> usize {
@@ -720,17 +685,22 @@ impl<'env> Communicator<'env> {
     /// # Safety
     /// Buffers as MPI requires, valid until completion.
     #[allow(clippy::too_many_arguments)]
-    unsafe fn raw_move(
+    #[inline(always)]
+    pub(super) unsafe fn raw_move(
         &self,
         f: MoveFn,
         s: *const c_void,
-        sn: c_int,
+        sn: ffi::MPI_Count,
         d: *mut c_void,
-        dn: c_int,
+        dn: ffi::MPI_Count,
         dt: ffi::MPI_Datatype,
         root: c_int,
         r: Req<'_>,
     ) -> c_int {
+        let (Ok(sn), Ok(dn)) = (c_int::try_from(sn), c_int::try_from(dn)) else {
+            // SAFETY: per the contract.
+            return unsafe { self.move_large(f, (s, sn), (d, dn), dt, root, r) };
+        };
         let c = self.raw;
         // SAFETY: per the contract.
         unsafe {
@@ -755,7 +725,7 @@ impl<'env> Communicator<'env> {
         recv_len: usize,
         root: i32,
         operation: &'static str,
-    ) -> Result<(c_int, c_int)> {
+    ) -> Result<(ffi::MPI_Count, ffi::MPI_Count)> {
         let size = self.size_usize();
         let at_root = match f {
             MoveFn::Gather | MoveFn::Scatter => self.is_root(root, operation)?,
@@ -782,8 +752,8 @@ impl<'env> Communicator<'env> {
             }
         };
         Ok((
-            count_of::<T>(per_send, operation)?,
-            count_of::<T>(per_recv, operation)?,
+            large_count::<T>(per_send, operation)?,
+            large_count::<T>(per_recv, operation)?,
         ))
     }
 
@@ -823,7 +793,7 @@ impl<'env> Communicator<'env> {
     /// The in-place form of allgather and alltoall: `buf` holds one block per rank.
     fn move_all_in_place<T: Equivalence>(&self, f: MoveFn, buf: &mut [T]) -> Result<()> {
         let operation = f.name(false);
-        let dn = count_of::<T>(self.share(buf.len(), operation)?, operation)?;
+        let dn = large_count::<T>(self.share(buf.len(), operation)?, operation)?;
         let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
         // SAFETY: `buf` holds `size` blocks of `dn` elements, borrowed for the call.
         self.blocking(operation, buf, |r| unsafe {
@@ -851,7 +821,7 @@ impl<'env> Communicator<'env> {
         const OP: &str = "gather";
         if self.is_root(root, OP)? {
             let share = self.share(buf.len(), OP)?;
-            let dn = count_of::<T>(share, OP)?;
+            let dn = large_count::<T>(share, OP)?;
             let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
             // SAFETY: `buf` holds `size` blocks of `dn` elements, borrowed for the call.
             self.blocking(OP, buf, |r| unsafe {
@@ -903,7 +873,7 @@ impl<'env> Communicator<'env> {
         const OP: &str = "scatter";
         if self.is_root(root, OP)? {
             let share = self.share(buf.len(), OP)?;
-            let sn = count_of::<T>(share, OP)?;
+            let sn = large_count::<T>(share, OP)?;
             let (s, dt) = (send_ptr(buf), T::datatype().as_raw());
             // SAFETY: `buf` holds `size` blocks of `sn` elements, borrowed for the call.
             self.blocking::<T>(OP, &mut [], |r| unsafe {
@@ -1006,6 +976,30 @@ impl<'env> Communicator<'env> {
         count_of::<T>(own, operation)
     }
 
+    /// A blocking v-collective whose blocks or offsets do not fit `int` (see `comm::large`).
+    #[cold]
+    #[allow(clippy::too_many_arguments)]
+    fn vmove_big<T: Equivalence>(
+        &self,
+        f: VMove,
+        in_place: bool,
+        s: *const c_void,
+        send: impl Fn(usize) -> Block,
+        out: &mut [T],
+        recv: impl Fn(usize) -> Block,
+        operation: &'static str,
+    ) -> Result<()> {
+        let d = recv_ptr(out);
+        let result = {
+            let _gate = enter(operation)?;
+            // SAFETY: the caller checked the blocks against the buffers, which are borrowed for
+            // the call.
+            unsafe { self.vmove_blocks(f, in_place, s, send, d, recv, operation) }
+        };
+        repair(out);
+        result
+    }
+
     /// Collects blocks of different lengths at `root` (`MPI_Gatherv`, §6.5). Every rank passes
     /// the same `blocks`; rank `i` sends `blocks.len_of(i)` values; at the root they land in
     /// `recv` as `blocks` says. `recv` is unused elsewhere.
@@ -1021,10 +1015,18 @@ impl<'env> Communicator<'env> {
         root: i32,
     ) -> Result<()> {
         const OP: &str = "gatherv";
-        let sn = self.own_block(blocks, send.len(), OP)?;
         if self.is_root(root, OP)? {
             blocks.check(self.size, recv.len(), OP)?;
         }
+        if blocks.is_large() {
+            blocks.check(self.size, blocks.extent(), OP)?;
+            same_len(blocks.len_of(self.rank_usize()), send.len(), OP)?;
+            let own = Block::whole::<T>(send.len());
+            let f = VMove::Gatherv { root };
+            let s = send_ptr(send);
+            return self.vmove_big(f, false, s, |_| own, recv, |i| blocks.block(i), OP);
+        }
+        let sn = self.own_block(blocks, send.len(), OP)?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
         self.blocking(OP, recv, |_| {
             // SAFETY: this rank's block and, at the root, the whole partition fit the buffers.
@@ -1057,10 +1059,18 @@ impl<'env> Communicator<'env> {
         root: i32,
     ) -> Result<()> {
         const OP: &str = "scatterv";
-        let dn = self.own_block(blocks, recv.len(), OP)?;
         if self.is_root(root, OP)? {
             blocks.check(self.size, send.len(), OP)?;
         }
+        if blocks.is_large() {
+            blocks.check(self.size, blocks.extent(), OP)?;
+            same_len(blocks.len_of(self.rank_usize()), recv.len(), OP)?;
+            let own = Block::whole::<T>(recv.len());
+            let f = VMove::Scatterv { root };
+            let s = send_ptr(send);
+            return self.vmove_big(f, false, s, |j| blocks.block(j), recv, |_| own, OP);
+        }
+        let dn = self.own_block(blocks, recv.len(), OP)?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
         self.blocking(OP, recv, |_| {
             // SAFETY: at the root the partition fits `send`; this rank's block fits `recv`.
@@ -1092,8 +1102,14 @@ impl<'env> Communicator<'env> {
         blocks: &Partition<T>,
     ) -> Result<()> {
         const OP: &str = "allgatherv";
-        let sn = self.own_block(blocks, send.len(), OP)?;
         blocks.check(self.size, recv.len(), OP)?;
+        if blocks.is_large() {
+            same_len(blocks.len_of(self.rank_usize()), send.len(), OP)?;
+            let own = Block::whole::<T>(send.len());
+            let (f, s) = (VMove::Allgatherv, send_ptr(send));
+            return self.vmove_big(f, false, s, |_| own, recv, |i| blocks.block(i), OP);
+        }
+        let sn = self.own_block(blocks, send.len(), OP)?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
         self.blocking(OP, recv, |_| {
             // SAFETY: this rank's block fits `send`, the partition fits `recv`.
@@ -1114,6 +1130,11 @@ impl<'env> Communicator<'env> {
     ) -> Result<()> {
         const OP: &str = "allgatherv";
         blocks.check(self.size, buf.len(), OP)?;
+        if blocks.is_large() {
+            let own = blocks.block(self.rank_usize());
+            let (f, s) = (VMove::Allgatherv, send_ptr(buf));
+            return self.vmove_big(f, true, s, |_| own, buf, |i| blocks.block(i), OP);
+        }
         let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
         self.blocking(OP, buf, |_| {
             // SAFETY: the partition fits `buf`, borrowed for the call.
@@ -1149,6 +1170,11 @@ impl<'env> Communicator<'env> {
             return self.gatherv(buf, &mut [], blocks, root);
         }
         blocks.check(self.size, buf.len(), OP)?;
+        if blocks.is_large() {
+            let (f, s) = (VMove::Gatherv { root }, send_ptr(buf));
+            let own = blocks.block(self.rank_usize());
+            return self.vmove_big(f, true, s, |_| own, buf, |i| blocks.block(i), OP);
+        }
         let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
         self.blocking(OP, buf, |_| {
             // SAFETY: the partition fits `buf`, borrowed for the call.
@@ -1184,6 +1210,11 @@ impl<'env> Communicator<'env> {
             return self.scatterv(&[], blocks, buf, root);
         }
         blocks.check(self.size, buf.len(), OP)?;
+        if blocks.is_large() {
+            let (f, s) = (VMove::Scatterv { root }, send_ptr(buf));
+            let own = blocks.block(self.rank_usize());
+            return self.vmove_big(f, true, s, |j| blocks.block(j), buf, |_| own, OP);
+        }
         let (s, dt) = (send_ptr(buf), T::datatype().as_raw());
         self.blocking::<T>(OP, &mut [], |_| {
             // SAFETY: the partition fits `buf`, borrowed for the call; MPI only reads it.
@@ -1216,6 +1247,13 @@ impl<'env> Communicator<'env> {
     ) -> Result<()> {
         const OP: &str = "alltoallv";
         blocks.check(self.size, buf.len(), OP)?;
+        if blocks.is_large() {
+            let d = recv_ptr(buf);
+            // SAFETY: the partition fits `buf`, borrowed for the call.
+            let result = unsafe { self.alltoallv_large(in_place().cast_const(), None, d, blocks) };
+            repair(buf);
+            return result;
+        }
         let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
         let null = std::ptr::null();
         self.blocking(OP, buf, |_| {
@@ -1278,23 +1316,14 @@ impl<'env> Communicator<'env> {
         blocks: &'s Partition<T>,
     ) -> Result<Request<'s>> {
         const OP: &str = "iallgatherv";
+        let (bc, bd) = blocks.int_arrays(OP)?;
         let sn = self.own_block(blocks, send.len(), OP)?;
         blocks.check(self.size, recv.len(), OP)?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
         self.nonblocking(scope, OP, Repair::for_slice(recv), |r| {
             // SAFETY: buffers and partition borrowed for 's; the scope completes the operation.
             unsafe {
-                ffi::MPI_Iallgatherv(
-                    s,
-                    sn,
-                    dt,
-                    d,
-                    blocks.counts(),
-                    blocks.displs(),
-                    dt,
-                    self.raw,
-                    r.expect("nonblocking"),
-                )
+                ffi::MPI_Iallgatherv(s, sn, dt, d, bc, bd, dt, self.raw, r.expect("nonblocking"))
             }
         })
     }
@@ -1316,6 +1345,13 @@ impl<'env> Communicator<'env> {
         const OP: &str = "alltoallv";
         send_blocks.check(self.size, send.len(), OP)?;
         recv_blocks.check(self.size, recv.len(), OP)?;
+        if send_blocks.is_large() || recv_blocks.is_large() {
+            let (s, d) = (send_ptr(send), recv_ptr(recv));
+            // SAFETY: both partitions fit their buffers, borrowed for the call.
+            let result = unsafe { self.alltoallv_large(s, Some(send_blocks), d, recv_blocks) };
+            repair(recv);
+            return result;
+        }
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
         let (sc, sd, rc, rd) = (
             send_blocks.counts(),
@@ -1345,12 +1381,7 @@ impl<'env> Communicator<'env> {
         send_blocks.check(self.size, send.len(), OP)?;
         recv_blocks.check(self.size, recv.len(), OP)?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
-        let (sc, sd, rc, rd) = (
-            send_blocks.counts(),
-            send_blocks.displs(),
-            recv_blocks.counts(),
-            recv_blocks.displs(),
-        );
+        let ((sc, sd), (rc, rd)) = (send_blocks.int_arrays(OP)?, recv_blocks.int_arrays(OP)?);
         self.nonblocking(scope, OP, Repair::for_slice(recv), |r| {
             // SAFETY: buffers and partitions borrowed for 's; the scope completes the operation.
             unsafe {
@@ -1474,6 +1505,7 @@ impl<'env> Communicator<'env> {
         root: i32,
     ) -> Result<Request<'s>> {
         const OP: &str = "igatherv";
+        let (bc, bd) = blocks.int_arrays(OP)?;
         let sn = self.own_block(blocks, send.len(), OP)?;
         if self.is_root(root, OP)? {
             blocks.check(self.size, recv.len(), OP)?;
@@ -1487,8 +1519,8 @@ impl<'env> Communicator<'env> {
                     sn,
                     dt,
                     d,
-                    blocks.counts(),
-                    blocks.displs(),
+                    bc,
+                    bd,
                     dt,
                     root,
                     self.raw,
@@ -1511,6 +1543,7 @@ impl<'env> Communicator<'env> {
         root: i32,
     ) -> Result<Request<'s>> {
         const OP: &str = "iscatterv";
+        let (bc, bd) = blocks.int_arrays(OP)?;
         let dn = self.own_block(blocks, recv.len(), OP)?;
         if self.is_root(root, OP)? {
             blocks.check(self.size, send.len(), OP)?;
@@ -1521,8 +1554,8 @@ impl<'env> Communicator<'env> {
             unsafe {
                 ffi::MPI_Iscatterv(
                     s,
-                    blocks.counts(),
-                    blocks.displs(),
+                    bc,
+                    bd,
                     dt,
                     d,
                     dn,
@@ -1570,7 +1603,7 @@ impl<'env> Communicator<'env> {
 
 /// The reductions that share `MPI_Allreduce`'s argument list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ReduceFn {
+pub(super) enum ReduceFn {
     All,
     Scan,
     Exscan,
@@ -1578,7 +1611,7 @@ enum ReduceFn {
 }
 
 impl ReduceFn {
-    fn name(self, nonblocking: bool) -> &'static str {
+    pub(super) fn name(self, nonblocking: bool) -> &'static str {
         match (self, nonblocking) {
             (ReduceFn::All, false) => "allreduce",
             (ReduceFn::All, true) => "iallreduce",
@@ -1603,7 +1636,7 @@ impl ReduceFn {
 
 /// The data-movement collectives that share `MPI_Gather`'s argument list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum MoveFn {
+pub(super) enum MoveFn {
     Gather,
     Scatter,
     Allgather,
@@ -1611,7 +1644,7 @@ enum MoveFn {
 }
 
 impl MoveFn {
-    fn name(self, nonblocking: bool) -> &'static str {
+    pub(super) fn name(self, nonblocking: bool) -> &'static str {
         match (self, nonblocking) {
             (MoveFn::Gather, false) => "gather",
             (MoveFn::Gather, true) => "igather",

@@ -3,10 +3,13 @@
 //! both are sound when a request is leaked.
 
 use super::Communicator;
-use super::p2p::{Destination, Source, TagMatch};
+use super::large::large_count;
+#[cfg(not(ferrompi_large_count))]
+use super::large::spanning;
+use super::p2p::{Destination, Source, TagMatch, check_tag, raw_tag};
 use crate::datatype::{Equivalence, recv_ptr, send_ptr};
 use crate::env::enter;
-use crate::error::{Result, check};
+use crate::error::{Error, Result, check};
 use crate::ffi;
 use crate::request::{
     Kind, OwnedBuffer, OwnedRequest, RawRequest, Repair, Request, Scope, request_null,
@@ -53,6 +56,37 @@ impl StartSend {
             }
         }
     }
+
+    /// The MPI-4 large-count (`_c`) form of [`StartSend::call`].
+    ///
+    /// # Safety
+    /// As [`StartSend::call`].
+    #[cfg(ferrompi_large_count)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn call_c(
+        self,
+        buf: *const c_void,
+        count: ffi::MPI_Count,
+        dt: ffi::MPI_Datatype,
+        dest: c_int,
+        tag: c_int,
+        comm: ffi::MPI_Comm,
+        request: &mut ffi::MPI_Request,
+    ) -> c_int {
+        // SAFETY: per the contract.
+        unsafe {
+            match self {
+                StartSend::Isend => ffi::MPI_Isend_c(buf, count, dt, dest, tag, comm, request),
+                StartSend::Issend => ffi::MPI_Issend_c(buf, count, dt, dest, tag, comm, request),
+                StartSend::SendInit => {
+                    ffi::MPI_Send_init_c(buf, count, dt, dest, tag, comm, request)
+                }
+                StartSend::SsendInit => {
+                    ffi::MPI_Ssend_init_c(buf, count, dt, dest, tag, comm, request)
+                }
+            }
+        }
+    }
 }
 
 impl<'env> Communicator<'env> {
@@ -69,7 +103,14 @@ impl<'env> Communicator<'env> {
         tag: i32,
         operation: &'static str,
     ) -> Result<RawRequest> {
-        let args = self.send_args::<T>(buf.len(), dest, tag, operation)?;
+        let dest = dest.into();
+        let args = match self.send_args::<T>(buf.len(), dest, tag, operation) {
+            // SAFETY: per the caller's contract.
+            Err(Error::CountOverflow { .. }) => unsafe {
+                return self.start_send_big(start, buf, dest, tag, operation);
+            },
+            other => other?,
+        };
         let mut raw = request_null();
         let _gate = enter(operation)?;
         // SAFETY: `buf` holds `args.count` elements of `T::datatype()` and, per the caller,
@@ -105,7 +146,14 @@ impl<'env> Communicator<'env> {
         tag: impl Into<TagMatch>,
         operation: &'static str,
     ) -> Result<RawRequest> {
-        let args = self.recv_args::<T>(buf.len(), source, tag, operation)?;
+        let (source, tag) = (source.into(), tag.into());
+        let args = match self.recv_args::<T>(buf.len(), source, tag, operation) {
+            // SAFETY: per the caller's contract.
+            Err(Error::CountOverflow { .. }) => unsafe {
+                return self.start_recv_big(persistent, buf, source, tag, operation);
+            },
+            other => other?,
+        };
         let mut raw = request_null();
         let (ptr, datatype) = (recv_ptr(buf), T::datatype().as_raw());
         let _gate = enter(operation)?;
@@ -141,12 +189,95 @@ impl<'env> Communicator<'env> {
         })
     }
 
+    /// [`Communicator::start_send`] of more than `i32::MAX` elements (see `comm::large`).
+    ///
+    /// # Safety
+    /// As [`Communicator::start_send`].
+    #[cold]
+    unsafe fn start_send_big<T: Equivalence>(
+        &self,
+        start: StartSend,
+        buf: &[T],
+        dest: Destination,
+        tag: i32,
+        operation: &'static str,
+    ) -> Result<RawRequest> {
+        let count = large_count::<T>(buf.len(), operation)?;
+        let dest = self.raw_dest(dest, operation)?;
+        check_tag(tag, operation)?;
+        let (ptr, dt, comm) = (send_ptr(buf), T::datatype().as_raw(), self.raw);
+        let mut raw = request_null();
+        let _gate = enter(operation)?;
+        #[cfg(ferrompi_large_count)]
+        // SAFETY: `buf` holds `count` elements of `dt` and, per the caller, outlives the operation.
+        let rc = unsafe { start.call_c(ptr, count, dt, dest, tag, comm, &mut raw) };
+        #[cfg(not(ferrompi_large_count))]
+        let rc = spanning(dt, count, operation, |n, span| {
+            // SAFETY: as above; `n` of `span` are `count` elements of `dt`.
+            unsafe { start.call(ptr, n, span, dest, tag, comm, &mut raw) }
+        });
+        check(rc, operation)?;
+        Ok(RawRequest {
+            raw,
+            kind: Kind::Send,
+        })
+    }
+
+    /// [`Communicator::start_recv`] of more than `i32::MAX` elements (see `comm::large`).
+    ///
+    /// # Safety
+    /// As [`Communicator::start_recv`].
+    #[cold]
+    unsafe fn start_recv_big<T: Equivalence>(
+        &self,
+        persistent: bool,
+        buf: &mut [T],
+        source: Source,
+        tag: TagMatch,
+        operation: &'static str,
+    ) -> Result<RawRequest> {
+        let count = large_count::<T>(buf.len(), operation)?;
+        let (source, tag) = (
+            self.raw_source(source, operation)?,
+            raw_tag(tag, operation)?,
+        );
+        let (ptr, dt, comm) = (recv_ptr(buf), T::datatype().as_raw(), self.raw);
+        let mut raw = request_null();
+        let _gate = enter(operation)?;
+        #[cfg(ferrompi_large_count)]
+        // SAFETY: `buf` has room for `count` elements and, per the caller, stays ours until the
+        // operation completes.
+        let rc = unsafe {
+            if persistent {
+                ffi::MPI_Recv_init_c(ptr, count, dt, source, tag, comm, &mut raw)
+            } else {
+                ffi::MPI_Irecv_c(ptr, count, dt, source, tag, comm, &mut raw)
+            }
+        };
+        #[cfg(not(ferrompi_large_count))]
+        let rc = spanning(dt, count, operation, |n, span| {
+            // SAFETY: as above; `n` of `span` are `count` elements of `dt`.
+            unsafe {
+                if persistent {
+                    ffi::MPI_Recv_init(ptr, n, span, source, tag, comm, &mut raw)
+                } else {
+                    ffi::MPI_Irecv(ptr, n, span, source, tag, comm, &mut raw)
+                }
+            }
+        });
+        check(rc, operation)?;
+        Ok(RawRequest {
+            raw,
+            kind: Kind::Recv,
+        })
+    }
+
     /// Starts a standard-mode send of `buf`, borrowed for `scope` (`MPI_Isend`, MPI-4.0 §3.7.2).
     ///
     /// # Errors
-    /// [`Error::InvalidRank`](crate::Error::InvalidRank), [`Error::InvalidTag`](crate::Error::InvalidTag),
-    /// [`Error::CountOverflow`](crate::Error::CountOverflow) before any communication;
-    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi).
+    /// [`Error::InvalidRank`], [`Error::InvalidTag`],
+    /// [`Error::CountOverflow`] before any communication;
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
     #[inline]
     pub fn isend<'s, T: Equivalence>(
         &'s self,

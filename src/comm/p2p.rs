@@ -126,14 +126,10 @@ impl Communicator<'_> {
         tag: i32,
         operation: &'static str,
     ) -> Result<SendArgs> {
-        let count = count_of::<T>(len, operation)?;
-        let dest = match dest.into() {
-            Destination::Rank(rank) => self
-                .check_rank(rank, "destination", operation)
-                .map(|()| rank)?,
-            Destination::ProcNull => ffi::MPI_PROC_NULL,
-        };
+        let dest = self.raw_dest(dest.into(), operation)?;
         check_tag(tag, operation)?;
+        // Last, so that a count overflow means the rest is valid (see the large-count paths).
+        let count = count_of::<T>(len, operation)?;
         Ok(SendArgs { count, dest, tag })
     }
 
@@ -180,7 +176,7 @@ impl Communicator<'_> {
     }
 
     #[inline]
-    fn raw_dest(&self, dest: Destination, operation: &'static str) -> Result<c_int> {
+    pub(crate) fn raw_dest(&self, dest: Destination, operation: &'static str) -> Result<c_int> {
         match dest {
             Destination::Rank(rank) => self
                 .check_rank(rank, "destination", operation)
@@ -190,7 +186,7 @@ impl Communicator<'_> {
     }
 
     #[inline]
-    fn raw_source(&self, source: Source, operation: &'static str) -> Result<c_int> {
+    pub(crate) fn raw_source(&self, source: Source, operation: &'static str) -> Result<c_int> {
         match source {
             Source::Rank(rank) => self.check_rank(rank, "source", operation).map(|()| rank),
             Source::Any => Ok(ffi::MPI_ANY_SOURCE),
@@ -259,6 +255,7 @@ impl Communicator<'_> {
     ) -> Result<()> {
         let count = super::large::large_count::<T>(buf.len(), operation)?;
         let dest = self.raw_dest(dest, operation)?;
+        check_tag(tag, operation)?;
         let _gate = enter(operation)?;
         self.send_large(
             mode,
@@ -571,7 +568,7 @@ impl SendMode {
 
 /// The raw tag of a receive, checked.
 #[inline]
-fn raw_tag(tag: TagMatch, operation: &'static str) -> Result<c_int> {
+pub(crate) fn raw_tag(tag: TagMatch, operation: &'static str) -> Result<c_int> {
     match tag {
         TagMatch::Tag(tag) => check_tag(tag, operation).map(|()| tag),
         TagMatch::Any => Ok(ffi::MPI_ANY_TAG),

@@ -12,10 +12,20 @@ use std::marker::PhantomData;
 /// by construction) or [`from_counts_and_displacements`](Partition::from_counts_and_displacements)
 /// (checked: no negative, overflowing or overlapping blocks). Converted to MPI's element counts
 /// once, when made, so collectives pass them straight through.
+///
+/// A block or offset may exceed `i32::MAX` elements: blocking `gatherv`, `scatterv` and
+/// `allgatherv` then move the blocks with one `MPI_Alltoallw` of placed datatypes, and blocking
+/// `alltoallv` uses MPI-4's `MPI_Alltoallv_c` where the MPI has it. The other calls return
+/// [`Error::CountOverflow`] for such a partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Partition<T> {
+    /// MPI's counts and displacements; empty when one does not fit an `int` (`large`).
     counts: Vec<c_int>,
     displs: Vec<c_int>,
+    /// Where each block starts, in values of `T`.
+    offsets: Vec<usize>,
+    /// Some count or displacement does not fit an `int`.
+    large: bool,
     /// Values of `T` a buffer needs to hold every block.
     extent: usize,
     /// Values of `T` in each block, for local checks.
@@ -29,7 +39,7 @@ impl<T: Equivalence> Partition<T> {
     /// Blocks of `lengths[r]` values for rank `r`, one after the other in rank order.
     ///
     /// # Errors
-    /// [`Error::CountOverflow`] if a count or offset does not fit MPI's `int`.
+    /// [`Error::CountOverflow`] if the blocks do not fit the address space.
     pub fn from_counts(lengths: &[usize]) -> Result<Self> {
         let mut displs = Vec::with_capacity(lengths.len());
         let mut offset = 0usize;
@@ -52,7 +62,7 @@ impl<T: Equivalence> Partition<T> {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if the slices differ in length or two blocks overlap;
-    /// [`Error::CountOverflow`] if a count or offset does not fit MPI's `int`.
+    /// [`Error::CountOverflow`] if a block does not fit the address space.
     pub fn from_counts_and_displacements(
         lengths: &[usize],
         displacements: &[usize],
@@ -68,7 +78,12 @@ impl<T: Equivalence> Partition<T> {
                 ),
             });
         }
-        let scale = |n: usize| crate::datatype::count_of::<T>(n, OP);
+        let scale = |n: usize| crate::datatype::count_of::<T>(n, OP).ok();
+        let bytes = |n: usize| {
+            n.checked_mul(std::mem::size_of::<T>())
+                .filter(|&b| isize::try_from(b).is_ok())
+                .ok_or(overflow(OP))
+        };
         let mut blocks: Vec<(usize, usize)> = Vec::with_capacity(lengths.len());
         let (mut counts, mut displs) = (
             Vec::with_capacity(lengths.len()),
@@ -77,9 +92,10 @@ impl<T: Equivalence> Partition<T> {
         let mut extent = 0usize;
         for (&len, &displ) in lengths.iter().zip(displacements) {
             let end = displ.checked_add(len).ok_or(overflow(OP))?;
-            counts.push(scale(len)?);
-            displs.push(scale(displ)?);
-            scale(end)?; // the block's end must be addressable too
+            bytes(end)?; // the block's end must be addressable
+            len.checked_mul(T::ELEMENTS).ok_or(overflow(OP))?;
+            counts.extend(scale(len));
+            displs.extend(scale(displ));
             extent = extent.max(end);
             if len > 0 {
                 blocks.push((displ, end));
@@ -98,9 +114,16 @@ impl<T: Equivalence> Partition<T> {
             next += len;
             ok
         });
+        let large = counts.len() < lengths.len() || displs.len() < lengths.len();
+        if large {
+            counts.clear();
+            displs.clear();
+        }
         Ok(Partition {
             counts,
             displs,
+            offsets: displacements.to_vec(),
+            large,
             extent,
             lengths: lengths.to_vec(),
             packed,
@@ -126,6 +149,57 @@ impl<T: Equivalence> Partition<T> {
     /// Whether the blocks follow each other in rank order from 0.
     pub fn is_packed(&self) -> bool {
         self.packed
+    }
+
+    /// Whether a count or displacement does not fit MPI's `int` (see `comm::large`).
+    #[inline]
+    pub(crate) fn is_large(&self) -> bool {
+        self.large
+    }
+
+    /// Rank `r`'s block, in bytes and elements.
+    pub(crate) fn block(&self, r: usize) -> crate::comm::large::Block {
+        crate::comm::large::Block {
+            bytes: self.offsets[r] * std::mem::size_of::<T>(),
+            count: self.lengths[r] * T::ELEMENTS,
+            datatype: T::datatype().as_raw(),
+        }
+    }
+
+    /// The `int` arrays, or the error of a call that has no large-count path.
+    pub(crate) fn int_arrays(
+        &self,
+        operation: &'static str,
+    ) -> Result<(*const c_int, *const c_int)> {
+        if self.large {
+            let count = self
+                .lengths
+                .iter()
+                .chain(&self.offsets)
+                .max()
+                .copied()
+                .unwrap_or(0);
+            return Err(crate::datatype::count_overflow(
+                count,
+                T::ELEMENTS,
+                operation,
+            ));
+        }
+        Ok((self.counts.as_ptr(), self.displs.as_ptr()))
+    }
+
+    /// Counts and displacements for MPI-4's `_c` calls.
+    #[cfg(ferrompi_large_count)]
+    pub(crate) fn large_arrays(&self) -> (Vec<crate::ffi::MPI_Count>, Vec<crate::ffi::MPI_Aint>) {
+        let e = T::ELEMENTS;
+        let count =
+            |n: usize| crate::ffi::MPI_Count::try_from(n * e).unwrap_or(crate::ffi::MPI_Count::MAX);
+        let displ =
+            |n: usize| crate::ffi::MPI_Aint::try_from(n * e).unwrap_or(crate::ffi::MPI_Aint::MAX);
+        (
+            self.lengths.iter().map(|&n| count(n)).collect(),
+            self.offsets.iter().map(|&n| displ(n)).collect(),
+        )
     }
 
     pub(crate) fn counts(&self) -> *const c_int {
@@ -221,8 +295,11 @@ mod tests {
             Partition::<u8>::from_counts(&[usize::MAX, 1]),
             Err(Error::CountOverflow { .. })
         ));
+        let large = Partition::<u8>::from_counts(&[1 << 31, 1]).unwrap();
+        assert!(large.is_large() && large.counts.is_empty());
+        assert_eq!(large.block(1).bytes, 1 << 31);
         assert!(matches!(
-            Partition::<u8>::from_counts(&[1 << 31]),
+            large.int_arrays("t"),
             Err(Error::CountOverflow { .. })
         ));
         assert!(p.check(3, 6, "t").is_err(), "wrong rank count");

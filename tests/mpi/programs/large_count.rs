@@ -1,10 +1,11 @@
-//! Counts above i32::MAX: send/recv, ssend, sendrecv, bcast and allreduce of i32::MAX + 9 bytes,
-//! through MPI-4's
-//! `_c` calls on MPICH and derived datatypes / chunks on Open MPI, with the same API. Run with
-//! two ranks only: it needs about 2 GiB per rank and some seconds.
+//! Counts above i32::MAX: send/recv, ssend, sendrecv, bcast, allreduce, isend/irecv, gather
+//! (a block per rank of i32::MAX + 9 bytes), gatherv (a partition with such a block) and scan,
+//! through MPI-4's `_c` calls on MPICH and derived datatypes / chunks / `MPI_Alltoallw` on Open
+//! MPI, with the same API. Run with two ranks only: it needs about 6.5 GiB on rank 0 and 2 GiB
+//! on rank 1, and some seconds.
 
 use crate::checks::Checks;
-use ferrompi::{Mpi, Sum};
+use ferrompi::{BitXor, Mpi, Partition, Sum};
 
 const N: usize = i32::MAX as usize + 9;
 
@@ -104,4 +105,76 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         wrong.is_empty(),
         format!("allreduce content; first wrong (index, before, after): {wrong:?}"),
     );
+
+    // isend/irecv: rank 1 marks its last byte and sends everything to rank 0.
+    if rank == 1 {
+        buf[N - 1] = 7;
+    }
+    let sent: Vec<(usize, u8)> = samples().map(|i| (i, buf[i])).collect();
+    let done = ferrompi::scope(|s| -> ferrompi::Result<ferrompi::Status> {
+        if rank == 1 {
+            world.isend(s, &buf, 0, 4)?.wait()
+        } else {
+            buf[N - 1] = 0;
+            world.irecv(s, &mut buf, 1, 4)?.wait()
+        }
+    });
+    let status = t.okay(done, "isend/irecv of i32::MAX + 9 bytes");
+    if rank == 0 {
+        t.eq_ok(status.count::<u8>(), N, "irecv status count");
+        let same = sent.iter().all(|&(i, v)| buf[i] == v || i == N - 1);
+        t.ok(same, "irecv content (equal data but the marker)");
+        t.eq(buf[N - 1], 7, "irecv got the marked last byte");
+    }
+
+    // gather: one block of N bytes per rank, so 2N at the root. Both ranks now hold the same.
+    let mut all = if rank == 0 {
+        vec![0u8; 2 * N]
+    } else {
+        Vec::new()
+    };
+    t.okay(
+        world.gather(&buf, &mut all, 0),
+        "gather of blocks of i32::MAX + 9 bytes",
+    );
+    if rank == 0 {
+        let ok = samples().all(|i| all[i] == buf[i] && all[N + i] == buf[i]);
+        t.ok(ok, "gather content of both blocks");
+    }
+    drop(all);
+
+    // gatherv with a partition [1, N]: an offset and a block beyond i32::MAX.
+    let blocks = t.okay(Partition::<u8>::from_counts(&[1, N]), "large partition");
+    let mut all = if rank == 0 {
+        vec![0u8; N + 1]
+    } else {
+        Vec::new()
+    };
+    let mine: &[u8] = if rank == 0 { &buf[..1] } else { &buf };
+    t.okay(
+        world.gatherv(mine, &mut all, &blocks, 0),
+        "gatherv of a large partition",
+    );
+    if rank == 0 {
+        let ok = all[0] == buf[0] && samples().all(|i| all[1 + i] == buf[i]);
+        t.ok(ok, "gatherv content");
+    }
+    drop(all);
+
+    // scan with XOR over equal data: rank 0 keeps its data, rank 1 gets zeros.
+    t.okay(
+        world.scan_in_place(&mut buf, BitXor),
+        "scan of i32::MAX + 9 bytes",
+    );
+    if rank == 1 {
+        t.ok(
+            samples().all(|i| buf[i] == 0),
+            "scan content (XOR of equal data)",
+        );
+    } else {
+        t.ok(
+            sent.iter().all(|&(i, v)| buf[i] == v || i == N - 1),
+            "scan keeps rank 0's data",
+        );
+    }
 }

@@ -1,0 +1,495 @@
+//! Counts above `i32::MAX` elements (MPI-4.0 §2.5.8, "large counts").
+//!
+//! The ordinary calls take a C `int` count. When a buffer holds more elements than that, the
+//! operations below take a separate, `#[cold]` path, so the common path only gains a compare:
+//!
+//! | operations | with MPI-4 `_c` calls (MPICH 4) | without (Open MPI 4.1) |
+//! |---|---|---|
+//! | point-to-point, every mode, blocking, nonblocking and persistent; `sendrecv` | `MPI_Send_c`, `MPI_Isend_c`, `MPI_Send_init_c`, … | one element of a derived datatype spanning the buffer |
+//! | `bcast`, `gather`, `scatter`, `allgather`, `alltoall` (blocks over `int`), blocking and nonblocking | `MPI_Bcast_c`, `MPI_Igather_c`, … | one spanning element per block |
+//! | `reduce`, `allreduce`, `scan`, `exscan`, `reduce_scatter_block`, blocking | `MPI_Reduce_c`, … | chunks of 2³⁰ elements; one chunked reduce per block |
+//! | the same, nonblocking | `MPI_Ireduce_c`, … | [`Error::CountOverflow`]: chunks would need several requests |
+//! | `gatherv`, `scatterv`, `allgatherv` (a block or offset over `int`), blocking | `MPI_Alltoallw` with a placed datatype per block (see `blocks`) | the same |
+//! | `alltoallv`, blocking | `MPI_Alltoallv_c` | [`Error::CountOverflow`] |
+//! | nonblocking v-collectives, `reduce_scatter`, `alltoallw` | [`Error::CountOverflow`] | [`Error::CountOverflow`] |
+//!
+//! Reductions are chunked because predefined operations apply only to predefined datatypes.
+//! Both sides of a message may take either path: MPI matches type signatures, which a derived
+//! datatype built from the same basic type preserves. Every rank of a collective takes the
+//! same path, because each decides from values all of them share (the count, or the common
+//! partition). A temporary datatype is freed as soon as the call that uses it returns, also for
+//! nonblocking and persistent calls: freeing a datatype lets the operations using it complete
+//! normally (MPI-4.0 §5.1.10).
+
+use super::Communicator;
+use super::collective::{MoveFn, ReduceFn, Req};
+use super::p2p::SendMode;
+use crate::datatype::Equivalence;
+use crate::error::{Error, Result, check};
+use crate::ffi;
+use crate::op::Operand;
+use std::ffi::{c_int, c_void};
+
+mod blocks;
+
+pub(crate) use blocks::{Block, VMove};
+
+/// Elements per chunk of the fallback paths.
+const CHUNK: usize = 1 << 30;
+
+/// The element count of `len` values of `T`, in MPI's large count type.
+pub(crate) fn large_count<T: Equivalence>(
+    len: usize,
+    operation: &'static str,
+) -> Result<ffi::MPI_Count> {
+    len.checked_mul(T::ELEMENTS)
+        .and_then(|n| ffi::MPI_Count::try_from(n).ok())
+        .ok_or_else(|| crate::datatype::count_overflow(len, T::ELEMENTS, operation))
+}
+
+/// A committed derived datatype spanning `elements` of a predefined one; freed on drop.
+pub(crate) struct Spanning {
+    raw: ffi::MPI_Datatype,
+}
+
+impl Spanning {
+    /// Builds it; the caller holds the thread gate.
+    pub(crate) fn new(
+        base: ffi::MPI_Datatype,
+        elements: ffi::MPI_Count,
+        operation: &'static str,
+    ) -> Result<Self> {
+        let elements = u64::try_from(elements).unwrap_or(0);
+        let chunk = CHUNK as u64;
+        let (chunks, rest) = (elements / chunk, elements % chunk);
+        let int = |n: u64| {
+            c_int::try_from(n).map_err(|_| Error::CountOverflow {
+                operation,
+                count: u128::from(n),
+                max: i64::from(c_int::MAX),
+            })
+        };
+        let mut parts: Vec<ffi::MPI_Datatype> = Vec::new();
+        let free_all = |parts: &mut Vec<ffi::MPI_Datatype>| {
+            for t in parts.iter_mut() {
+                // SAFETY: types we created and no longer need (MPI keeps what derived ones use).
+                unsafe { ffi::MPI_Type_free(t) };
+            }
+        };
+        // SAFETY: (whole block) standard datatype constructors on a predefined base type;
+        // every handle created is freed below, on success or error.
+        unsafe {
+            let (mut lb, mut extent) = (0, 0);
+            check(
+                ffi::MPI_Type_get_extent(base, &mut lb, &mut extent),
+                operation,
+            )?;
+            let mut one_chunk = ffi::ferrompi_MPI_DATATYPE_NULL;
+            check(
+                ffi::MPI_Type_contiguous(int(chunk)?, base, &mut one_chunk),
+                operation,
+            )?;
+            parts.push(one_chunk);
+            let mut body = ffi::ferrompi_MPI_DATATYPE_NULL;
+            if let Err(e) = check(
+                ffi::MPI_Type_contiguous(int(chunks)?, one_chunk, &mut body),
+                operation,
+            ) {
+                free_all(&mut parts);
+                return Err(e);
+            }
+            parts.push(body);
+            let mut whole = body;
+            if rest > 0 {
+                let mut tail = ffi::ferrompi_MPI_DATATYPE_NULL;
+                if let Err(e) = check(
+                    ffi::MPI_Type_contiguous(int(rest)?, base, &mut tail),
+                    operation,
+                ) {
+                    free_all(&mut parts);
+                    return Err(e);
+                }
+                parts.push(tail);
+                let tail_at = ffi::MPI_Aint::try_from(chunks * chunk).unwrap_or(0) * extent;
+                let (lengths, displs, types) = ([1, 1], [0, tail_at], [body, tail]);
+                let mut joined = ffi::ferrompi_MPI_DATATYPE_NULL;
+                let rc = ffi::MPI_Type_create_struct(
+                    2,
+                    lengths.as_ptr(),
+                    displs.as_ptr(),
+                    types.as_ptr(),
+                    &mut joined,
+                );
+                if let Err(e) = check(rc, operation) {
+                    free_all(&mut parts);
+                    return Err(e);
+                }
+                parts.push(joined);
+                // Exactly the buffer's extent, without the alignment padding an MPI may add to
+                // a struct type, so consecutive blocks of a collective land where they belong.
+                let size = ffi::MPI_Aint::try_from(elements).unwrap_or(0) * extent;
+                if let Err(e) = check(
+                    ffi::MPI_Type_create_resized(joined, 0, size, &mut whole),
+                    operation,
+                ) {
+                    free_all(&mut parts);
+                    return Err(e);
+                }
+            } else {
+                parts.pop(); // `body` is the whole type: kept, not freed
+            }
+            let rc = ffi::MPI_Type_commit(&mut whole);
+            free_all(&mut parts);
+            if let Err(e) = check(rc, operation) {
+                ffi::MPI_Type_free(&mut whole);
+                return Err(e);
+            }
+            Ok(Spanning { raw: whole })
+        }
+    }
+}
+
+/// Which reduction a large-count call makes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Reduction {
+    /// `MPI_Reduce` to this root.
+    Reduce(c_int),
+    /// One of the reductions with `MPI_Allreduce`'s arguments.
+    Like(ReduceFn),
+}
+
+/// Calls `call((byte offset, n))` for consecutive chunks of at most [`CHUNK`] of `count`
+/// elements of `extent` bytes, stopping at the first error code.
+#[cfg(not(ferrompi_large_count))]
+fn in_chunks(count: usize, extent: usize, mut call: impl FnMut((usize, c_int)) -> c_int) -> c_int {
+    let mut done = 0;
+    while done < count {
+        let n = (count - done).min(CHUNK);
+        let rc = call((done * extent, c_int::try_from(n).unwrap_or(c_int::MAX)));
+        if rc != ffi::MPI_SUCCESS {
+            return rc;
+        }
+        done += n;
+    }
+    ffi::MPI_SUCCESS
+}
+
+/// Calls `call(count, datatype)` so that it moves `count` elements of the predefined type `dt`,
+/// although `count` does not fit an `int`: with one element of a [`Spanning`] type, or none when
+/// `count` is 0. Returns MPI's return code (the type's construction's on failure). The caller
+/// holds the thread gate.
+///
+/// The type is freed as soon as `call` returns, also when `call` only started a nonblocking or
+/// persistent operation: freeing a datatype lets an operation that uses it complete normally
+/// (MPI-4.0 §5.1.10, "Commit and Free").
+#[cfg(not(ferrompi_large_count))]
+pub(crate) fn spanning(
+    dt: ffi::MPI_Datatype,
+    count: ffi::MPI_Count,
+    operation: &'static str,
+    call: impl FnOnce(c_int, ffi::MPI_Datatype) -> c_int,
+) -> c_int {
+    if let Ok(small) = c_int::try_from(count) {
+        return call(small, dt);
+    }
+    match Spanning::new(dt, count, operation) {
+        Ok(span) => call(1, span.raw),
+        Err(Error::Mpi { code, .. }) => code,
+        Err(_) => ffi::MPI_ERR_COUNT,
+    }
+}
+
+impl Drop for Spanning {
+    fn drop(&mut self) {
+        // SAFETY: a committed type we own; operations still using it complete normally (§5.1.10).
+        unsafe { ffi::MPI_Type_free(&mut self.raw) };
+    }
+}
+
+impl Communicator<'_> {
+    /// A blocking send in `mode` of more than `i32::MAX` elements. The caller checked rank and
+    /// tag and holds the thread gate; `ptr` holds `count` elements of `dt`.
+    #[cold]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn send_large(
+        &self,
+        mode: SendMode,
+        ptr: *const c_void,
+        count: ffi::MPI_Count,
+        dt: ffi::MPI_Datatype,
+        dest: c_int,
+        tag: c_int,
+        operation: &'static str,
+    ) -> Result<()> {
+        #[cfg(ferrompi_large_count)]
+        // SAFETY: per the caller's contract.
+        let rc = unsafe {
+            match mode {
+                SendMode::Standard => ffi::MPI_Send_c(ptr, count, dt, dest, tag, self.raw),
+                SendMode::Synchronous => ffi::MPI_Ssend_c(ptr, count, dt, dest, tag, self.raw),
+                SendMode::Buffered => ffi::MPI_Bsend_c(ptr, count, dt, dest, tag, self.raw),
+                SendMode::Ready => ffi::MPI_Rsend_c(ptr, count, dt, dest, tag, self.raw),
+            }
+        };
+        #[cfg(not(ferrompi_large_count))]
+        let rc = spanning(dt, count, operation, |n, span| {
+            // SAFETY: per the caller's contract; `n` of `span` are `count` elements of `dt`.
+            unsafe { mode.call(ptr, n, span, dest, tag, self.raw) }
+        });
+        check(rc, operation)
+    }
+
+    /// `MPI_Sendrecv` where either side has more than `i32::MAX` elements; as
+    /// [`Communicator::send_large`], for both buffers.
+    #[cold]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn sendrecv_large(
+        &self,
+        (send, send_count, send_dt, dest, send_tag): (
+            *const c_void,
+            ffi::MPI_Count,
+            ffi::MPI_Datatype,
+            c_int,
+            c_int,
+        ),
+        (recv, recv_count, recv_dt, source, recv_tag): (
+            *mut c_void,
+            ffi::MPI_Count,
+            ffi::MPI_Datatype,
+            c_int,
+            c_int,
+        ),
+        status: *mut ffi::MPI_Status,
+    ) -> c_int {
+        #[cfg(ferrompi_large_count)]
+        // SAFETY: per the caller's contract.
+        return unsafe {
+            ffi::MPI_Sendrecv_c(
+                send, send_count, send_dt, dest, send_tag, recv, recv_count, recv_dt, source,
+                recv_tag, self.raw, status,
+            )
+        };
+        #[cfg(not(ferrompi_large_count))]
+        {
+            spanning(send_dt, send_count, "sendrecv", |sn, s| {
+                spanning(recv_dt, recv_count, "sendrecv", |rn, r| {
+                    // SAFETY: per the caller's contract; each span covers its buffer.
+                    unsafe {
+                        ffi::MPI_Sendrecv(
+                            send, sn, s, dest, send_tag, recv, rn, r, source, recv_tag, self.raw,
+                            status,
+                        )
+                    }
+                })
+            })
+        }
+    }
+
+    /// `MPI_Recv` of more than `i32::MAX` elements; as [`Communicator::send_large`].
+    #[cold]
+    pub(crate) fn recv_large(
+        &self,
+        ptr: *mut c_void,
+        count: ffi::MPI_Count,
+        dt: ffi::MPI_Datatype,
+        source: c_int,
+        tag: c_int,
+        status: *mut ffi::MPI_Status,
+    ) -> c_int {
+        #[cfg(ferrompi_large_count)]
+        // SAFETY: per the caller's contract.
+        return unsafe { ffi::MPI_Recv_c(ptr, count, dt, source, tag, self.raw, status) };
+        #[cfg(not(ferrompi_large_count))]
+        spanning(dt, count, "recv", |n, span| {
+            // SAFETY: per the caller's contract; `n` of `span` are `count` of `dt`.
+            unsafe { ffi::MPI_Recv(ptr, n, span, source, tag, self.raw, status) }
+        })
+    }
+
+    /// `MPI_Bcast` of more than `i32::MAX` elements; as [`Communicator::send_large`].
+    #[cold]
+    pub(crate) fn bcast_large(
+        &self,
+        ptr: *mut c_void,
+        count: ffi::MPI_Count,
+        dt: ffi::MPI_Datatype,
+        root: c_int,
+    ) -> c_int {
+        #[cfg(ferrompi_large_count)]
+        // SAFETY: per the caller's contract.
+        return unsafe { ffi::MPI_Bcast_c(ptr, count, dt, root, self.raw) };
+        #[cfg(not(ferrompi_large_count))]
+        spanning(dt, count, "bcast", |n, span| {
+            // SAFETY: per the caller's contract.
+            unsafe { ffi::MPI_Bcast(ptr, n, span, root, self.raw) }
+        })
+    }
+
+    /// A reduction of more than `i32::MAX` elements (`r: Some` for the nonblocking form, which
+    /// needs the `_c` calls). `s` may be `MPI_IN_PLACE`; `count` is the result's length (one
+    /// block, for `reduce_scatter_block`).
+    ///
+    /// Without `_c` calls, every rank reduces chunks of 2³⁰ elements in the same order, so the
+    /// calls match; `reduce_scatter_block` becomes one chunked reduction per block, to its rank.
+    ///
+    /// # Safety
+    /// As the ordinary call: the buffers hold what MPI reads and writes, and the caller holds
+    /// the thread gate.
+    #[cold]
+    pub(super) unsafe fn reduce_large(
+        &self,
+        what: Reduction,
+        s: *const c_void,
+        d: *mut c_void,
+        count: ffi::MPI_Count,
+        o: Operand,
+        r: Req<'_>,
+    ) -> c_int {
+        #[cfg(ferrompi_large_count)]
+        // SAFETY: per the contract.
+        unsafe {
+            let (c, dt, op) = (self.raw, o.datatype, o.op);
+            match (what, r) {
+                (Reduction::Reduce(root), None) => ffi::MPI_Reduce_c(s, d, count, dt, op, root, c),
+                (Reduction::Reduce(root), Some(r)) => {
+                    ffi::MPI_Ireduce_c(s, d, count, dt, op, root, c, r)
+                }
+                (Reduction::Like(f), None) => match f {
+                    ReduceFn::All => ffi::MPI_Allreduce_c(s, d, count, dt, op, c),
+                    ReduceFn::Scan => ffi::MPI_Scan_c(s, d, count, dt, op, c),
+                    ReduceFn::Exscan => ffi::MPI_Exscan_c(s, d, count, dt, op, c),
+                    ReduceFn::ScatterBlock => {
+                        ffi::MPI_Reduce_scatter_block_c(s, d, count, dt, op, c)
+                    }
+                },
+                (Reduction::Like(f), Some(r)) => match f {
+                    ReduceFn::All => ffi::MPI_Iallreduce_c(s, d, count, dt, op, c, r),
+                    ReduceFn::Scan => ffi::MPI_Iscan_c(s, d, count, dt, op, c, r),
+                    ReduceFn::Exscan => ffi::MPI_Iexscan_c(s, d, count, dt, op, c, r),
+                    ReduceFn::ScatterBlock => {
+                        ffi::MPI_Ireduce_scatter_block_c(s, d, count, dt, op, c, r)
+                    }
+                },
+            }
+        }
+        #[cfg(not(ferrompi_large_count))]
+        {
+            if r.is_some() {
+                return ffi::MPI_ERR_COUNT; // refused earlier by `reduction`
+            }
+            let (mut lb, mut extent) = (0, 0);
+            // SAFETY: a valid datatype; writes two integers.
+            let rc = unsafe { ffi::MPI_Type_get_extent(o.datatype, &mut lb, &mut extent) };
+            if rc != ffi::MPI_SUCCESS {
+                return rc;
+            }
+            let extent = usize::try_from(extent).unwrap_or(0);
+            let count = usize::try_from(count).unwrap_or(0);
+            let in_place = s == crate::comm::collective::in_place().cast_const();
+            let at = |p: *const c_void, offset: usize| {
+                if in_place && p == s {
+                    p
+                } else {
+                    p.wrapping_byte_add(offset)
+                }
+            };
+            let (c, dt, op) = (self.raw, o.datatype, o.op);
+            match what {
+                Reduction::Reduce(root) => in_chunks(count, extent, |(offset, n)| {
+                    let (s, d) = (at(s, offset), d.wrapping_byte_add(offset));
+                    // SAFETY: chunk `offset..offset + n` of buffers holding `count` elements.
+                    unsafe { ffi::MPI_Reduce(s, d, n, dt, op, root, c) }
+                }),
+                Reduction::Like(ReduceFn::ScatterBlock) => {
+                    let block = count * extent;
+                    let me = usize::try_from(self.rank).unwrap_or(0);
+                    for owner in 0..self.size {
+                        let first = usize::try_from(owner).unwrap_or(0) * block;
+                        let mine = owner == self.rank;
+                        let rc = in_chunks(count, extent, |(offset, n)| {
+                            let input = d.wrapping_byte_add(first + offset);
+                            // SAFETY: chunk `offset..offset + n` of block `owner` of the input
+                            // (`size` blocks of `count` elements) and of the result.
+                            unsafe {
+                                match (in_place, mine) {
+                                    (true, true) => ffi::MPI_Reduce(s, input, n, dt, op, owner, c),
+                                    (true, false) => ffi::MPI_Reduce(input, d, n, dt, op, owner, c),
+                                    (false, _) => ffi::MPI_Reduce(
+                                        s.wrapping_byte_add(first + offset),
+                                        d.wrapping_byte_add(offset),
+                                        n,
+                                        dt,
+                                        op,
+                                        owner,
+                                        c,
+                                    ),
+                                }
+                            }
+                        });
+                        if rc != ffi::MPI_SUCCESS {
+                            return rc;
+                        }
+                    }
+                    if in_place && me > 0 {
+                        // SAFETY: block `me` of `d` holds the result, which belongs at its
+                        // start; `copy` allows the overlap.
+                        unsafe {
+                            std::ptr::copy(d.cast::<u8>().add(me * block), d.cast::<u8>(), block);
+                        }
+                    }
+                    ffi::MPI_SUCCESS
+                }
+                Reduction::Like(f) => in_chunks(count, extent, |(offset, n)| {
+                    let (s, d) = (at(s, offset), d.wrapping_byte_add(offset));
+                    // SAFETY: chunk `offset..offset + n` of buffers holding `count` elements.
+                    unsafe {
+                        match f {
+                            ReduceFn::Scan => ffi::MPI_Scan(s, d, n, dt, op, c),
+                            ReduceFn::Exscan => ffi::MPI_Exscan(s, d, n, dt, op, c),
+                            _ => ffi::MPI_Allreduce(s, d, n, dt, op, c),
+                        }
+                    }
+                }),
+            }
+        }
+    }
+
+    /// `gather`, `scatter`, `allgather`, `alltoall` (`r: Some` for the nonblocking form) where
+    /// a rank's block has more than `i32::MAX` elements. Every rank's block has the same size,
+    /// so one spanning type describes each block on the path without `_c` calls.
+    ///
+    /// # Safety
+    /// As [`Communicator::raw_move`].
+    #[cold]
+    pub(super) unsafe fn move_large(
+        &self,
+        f: MoveFn,
+        (s, sn): (*const c_void, ffi::MPI_Count),
+        (d, dn): (*mut c_void, ffi::MPI_Count),
+        dt: ffi::MPI_Datatype,
+        root: c_int,
+        r: Req<'_>,
+    ) -> c_int {
+        #[cfg(ferrompi_large_count)]
+        // SAFETY: per the contract.
+        unsafe {
+            let c = self.raw;
+            match (f, r) {
+                (MoveFn::Gather, None) => ffi::MPI_Gather_c(s, sn, dt, d, dn, dt, root, c),
+                (MoveFn::Gather, Some(r)) => ffi::MPI_Igather_c(s, sn, dt, d, dn, dt, root, c, r),
+                (MoveFn::Scatter, None) => ffi::MPI_Scatter_c(s, sn, dt, d, dn, dt, root, c),
+                (MoveFn::Scatter, Some(r)) => ffi::MPI_Iscatter_c(s, sn, dt, d, dn, dt, root, c, r),
+                (MoveFn::Allgather, None) => ffi::MPI_Allgather_c(s, sn, dt, d, dn, dt, c),
+                (MoveFn::Allgather, Some(r)) => ffi::MPI_Iallgather_c(s, sn, dt, d, dn, dt, c, r),
+                (MoveFn::Alltoall, None) => ffi::MPI_Alltoall_c(s, sn, dt, d, dn, dt, c),
+                (MoveFn::Alltoall, Some(r)) => ffi::MPI_Ialltoall_c(s, sn, dt, d, dn, dt, c, r),
+            }
+        }
+        #[cfg(not(ferrompi_large_count))]
+        spanning(dt, sn.max(dn), f.name(r.is_some()), |one, block| {
+            let blocks = |n: ffi::MPI_Count| if n == 0 { 0 } else { ffi::MPI_Count::from(one) };
+            // SAFETY: per the contract; each rank's block is one element of `block`.
+            unsafe { self.raw_move(f, s, blocks(sn), d, blocks(dn), block, root, r) }
+        })
+    }
+}

@@ -37,6 +37,13 @@ unsafe impl std::alloc::GlobalAlloc for CountingAllocator {
         // SAFETY: the caller's contract is passed on unchanged.
         unsafe { std::alloc::System.alloc(layout) }
     }
+    /// Passed on, so a zeroed allocation stays a lazily mapped `calloc` (programs rely on
+    /// untouched multi-GiB zeroed buffers costing no memory).
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: the caller's contract is passed on unchanged.
+        unsafe { std::alloc::System.alloc_zeroed(layout) }
+    }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
         // SAFETY: as above.
         unsafe { std::alloc::System.dealloc(ptr, layout) }

@@ -3,7 +3,9 @@
 use crate::checks::Checks;
 use crate::for_each_type;
 use crate::values::{TestValue, values};
-use ferrompi::{ANY_SOURCE, ANY_TAG, Communicator, Error, ErrorClass, Mpi, Source, scope};
+use ferrompi::{
+    ANY_SOURCE, ANY_TAG, Communicator, Error, ErrorClass, Mpi, Partition, Source, scope,
+};
 
 /// Ring exchange with `send` and `recv`: rank r sends `len` values seeded by r to r+1 and checks
 /// what r-1 sent. Rank 0 sends first and everyone else receives first, so blocking sends of any
@@ -142,32 +144,34 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
             "recv tag over UB",
         );
     }
-    // A count over i32::MAX on calls that cannot take it (blocking point-to-point, bcast,
-    // reduce and allreduce can: see the large_count program). Calloc'd and never touched, so
-    // it costs no memory.
-    let huge = vec![0u8; i32::MAX as usize + 1];
+    // A count over i32::MAX on calls that cannot take it (everything else can: see the
+    // large_count program and `comm::large`). Calloc'd and never touched, so it costs no memory.
     let overflow = |e: &Error| matches!(e, Error::CountOverflow { .. });
-    let mut huge_too = vec![0u8; i32::MAX as usize + 1];
+    let per_rank = i32::MAX as usize + 1;
+    let blocks = Partition::<u8>::uniform(size as usize, per_rank).expect("partition");
+    let huge = vec![0u8; blocks.extent()];
+    let mut huge_too = vec![0u8; per_rank];
     t.err(
-        world.scan(&huge, &mut huge_too, ferrompi::Sum),
+        world.reduce_scatter(&huge, &mut huge_too, &blocks, ferrompi::Sum),
         overflow,
-        "scan count over i32::MAX",
+        "reduce_scatter block over i32::MAX",
     );
-    drop(huge_too);
-    let mut huge = huge;
+    drop((huge, huge_too));
+    // One-byte blocks placed beyond i32::MAX: a displacement MPI's int cannot hold.
+    let far: Vec<usize> = (0..size as usize).map(|r| per_rank + r).collect();
+    let far_blocks = Partition::<u8>::from_counts_and_displacements(&vec![1; size as usize], &far)
+        .expect("partition");
+    let mut far_recv = vec![0u8; far_blocks.extent()];
     t.err(
-        scope(|s| world.irecv(s, &mut huge, 0, 0).map(drop)),
+        scope(|s| {
+            world
+                .iallgatherv(s, &[1u8], &mut far_recv, &far_blocks)
+                .map(drop)
+        }),
         overflow,
-        "irecv count over i32::MAX",
+        "nonblocking v-collective with a displacement over i32::MAX",
     );
-    drop(huge);
-    let pairs = vec![[0u8; 2]; (i32::MAX as usize) / 2 + 1];
-    t.err(
-        scope(|s| world.isend(s, &pairs, 0, 0).map(drop)),
-        overflow,
-        "elements over i32::MAX",
-    );
-    drop(pairs);
+    drop(far_recv);
 
     // A receive buffer too small: the truncation class, then the job goes on.
     let (next, prev) = ((rank + 1) % size, (rank + size - 1) % size);

@@ -30,6 +30,7 @@
 //! | [`comm::probe`] | §3.8 | `probe`, `mprobe`, [`Message`], `recv_vec`, `recv_uninit` |
 //! | [`comm::nonblocking`] | §3.7 | `isend`, `issend`, `irecv` (scoped or owned) |
 //! | [`comm::persistent`] | §3.9 | `send_init`, `recv_init` → [`PersistentRequest`] |
+//! | [`comm::persistent_collective`] | §6.13 | `barrier_init`, `allreduce_init`, … → [`PersistentRequest`] (MPI-4, Open MPI's `MPIX_`, or emulated) |
 //! | [`request`] | §3.7–§3.9 | [`scope`], [`Request`], [`OwnedRequest`], [`RequestSet`], futures |
 //! | [`channel`] | ch. 3, 7 | [`Channel`]: a private link to one peer |
 //! | `comm::typed` (feature `serde`) | — | `send_value`, `recv_value`, `recv_value_async` |
@@ -94,6 +95,9 @@ pub use comm::p2p::{
     ANY_SOURCE, ANY_TAG, Destination, PROC_NULL, ProcNull, Source, Status, TagMatch,
 };
 pub use comm::partition::{Partition, TypedBlock, TypedPartition};
+pub use comm::persistent_collective::{
+    PersistentCollectives, persistent_collectives, set_persistent_emulation,
+};
 pub use comm::probe::Message;
 #[cfg(feature = "serde")]
 pub use comm::typed::RecvValue;
@@ -103,11 +107,11 @@ pub use env::{InitOptions, Launcher, Mpi, ThreadLevel};
 pub use error::{Error, ErrorClass, Result, check};
 pub use op::{
     BitAnd, BitOr, BitXor, Loc, LogicalAnd, LogicalOr, LogicalXor, Max, MaxLoc, Min, MinLoc, Op,
-    Prod, Sum, UserOp,
+    OwnedOp, Prod, Sum, UserOp,
 };
 pub use request::{
-    Active, ActiveAll, OwnedBuffer, OwnedRequest, PersistentRequest, Request, RequestSet,
-    RequestStorage, Scope, scope,
+    Active, ActiveAll, Buffers, NoBuffer, OwnedBuffer, OwnedRequest, Pair, PersistentRequest,
+    Request, RequestSet, RequestStorage, Scope, scope,
 };
 
 /// Converts an integer constant of the generated bindings to `c_int`, checked at compile time.

@@ -49,6 +49,11 @@ pub trait Op<T: Equivalence>: sealed::Sealed {
     fn operand(&self) -> Operand;
 }
 
+/// An [`Op`] a persistent collective can own for as long as its request lives: a predefined op,
+/// or a [`UserOp`] moved in (not `&UserOp`: a leaked request could then outlive the closure that
+/// MPI still calls). Sealed.
+pub trait OwnedOp<T: Equivalence>: Op<T> + Send + Sync {}
+
 macro_rules! marker {
     ($(#[$doc:meta])* $name:ident: $($ty:ty),*) => {
         $(#[$doc])*
@@ -97,6 +102,7 @@ macro_rules! predefined {
                 Operand { op, datatype: T::datatype().as_raw(), per_value: T::ELEMENTS }
             }
         }
+        impl<T: $bound> OwnedOp<T> for $name {}
     )*};
 }
 
@@ -197,6 +203,15 @@ impl<T: Equivalence> sealed::Sealed for &UserOp<'_, T> {}
 impl<T: Equivalence> Op<T> for &UserOp<'_, T> {
     #[inline(always)]
     fn operand(&self) -> Operand {
+        (**self).operand()
+    }
+}
+
+impl<T: Equivalence> sealed::Sealed for UserOp<'_, T> {}
+/// By value, for persistent collectives, which keep the op until their request is freed.
+impl<T: Equivalence> Op<T> for UserOp<'_, T> {
+    #[inline(always)]
+    fn operand(&self) -> Operand {
         Operand {
             op: self.op,
             datatype: self.datatype,
@@ -204,6 +219,7 @@ impl<T: Equivalence> Op<T> for &UserOp<'_, T> {
         }
     }
 }
+impl<T: Equivalence> OwnedOp<T> for UserOp<'_, T> {}
 
 /// The keyval under which each [`UserOp`]'s datatype stores its closure; one per process.
 static KEYVAL: OnceLock<c_int> = OnceLock::new();

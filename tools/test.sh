@@ -23,7 +23,8 @@ for impl in "${impls[@]}"; do
   echo "== $impl: tests"
   cargo test --all-features --locked
   echo "== $impl: examples under the launcher (their assertions must hold)"
-  for run in "hello 4" "ping_pong 2" "channel 4" "async_exchange 4" "topk_sparse_allreduce 4"; do
+  for run in "hello 4" "ping_pong 2" "channel 4" "async_exchange 4" "topk_sparse_allreduce 4" \
+    "persistent_sync 4"; do
     set -- $run
     # shellcheck disable=SC2086 # MPIEXEC holds the launcher and its options
     timeout 300 $MPIEXEC -n "$2" "$CARGO_TARGET_DIR/debug/examples/$1" > "$CARGO_TARGET_DIR/example-$1.log" 2>&1 \

@@ -33,7 +33,7 @@ pub(crate) fn in_place() -> *mut c_void {
 /// `Some(request)` selects the nonblocking variant of a collective.
 pub(super) type Req<'a> = Option<&'a mut ffi::MPI_Request>;
 
-fn same_len(expected: usize, actual: usize, operation: &'static str) -> Result<()> {
+pub(super) fn same_len(expected: usize, actual: usize, operation: &'static str) -> Result<()> {
     if expected == actual {
         Ok(())
     } else {
@@ -49,7 +49,7 @@ fn same_len(expected: usize, actual: usize, operation: &'static str) -> Result<(
 /// large-count path (see `comm::large`), except for a nonblocking reduction on an MPI without
 /// MPI-4's `_c` calls: chunks would need several requests, so that is an error.
 #[inline(always)]
-fn reduction<T: Equivalence, O: Op<T>>(
+pub(super) fn reduction<T: Equivalence, O: Op<T>>(
     len: usize,
     op: &O,
     nonblocking: bool,
@@ -76,17 +76,17 @@ fn reduction<T: Equivalence, O: Op<T>>(
 }
 
 impl<'env> Communicator<'env> {
-    fn size_usize(&self) -> usize {
+    pub(super) fn size_usize(&self) -> usize {
         usize::try_from(self.size).unwrap_or(0)
     }
 
-    fn is_root(&self, root: i32, operation: &'static str) -> Result<bool> {
+    pub(super) fn is_root(&self, root: i32, operation: &'static str) -> Result<bool> {
         self.check_rank(root, "root", operation)?;
         Ok(self.rank == root)
     }
 
     /// Length of one rank's share of a buffer divided evenly among the ranks.
-    fn share(&self, len: usize, operation: &'static str) -> Result<usize> {
+    pub(super) fn share(&self, len: usize, operation: &'static str) -> Result<usize> {
         let size = self.size_usize();
         if len % size == 0 {
             Ok(len / size)
@@ -649,7 +649,7 @@ impl<'env> Communicator<'env> {
         })
     }
 
-    fn reduce_scatter_args<T: Equivalence, O: Op<T>>(
+    pub(super) fn reduce_scatter_args<T: Equivalence, O: Op<T>>(
         &self,
         send_len: usize,
         recv_len: usize,
@@ -676,7 +676,7 @@ impl<'env> Communicator<'env> {
         Ok((blocks.int_arrays(operation)?.0, operand))
     }
 
-    fn rank_usize(&self) -> usize {
+    pub(super) fn rank_usize(&self) -> usize {
         usize::try_from(self.rank).unwrap_or(0)
     }
 
@@ -718,7 +718,7 @@ impl<'env> Communicator<'env> {
     }
 
     /// Checks a gather/scatter/allgather/alltoall call; returns the per-rank counts.
-    fn move_args<T: Equivalence>(
+    pub(super) fn move_args<T: Equivalence>(
         &self,
         f: MoveFn,
         send_len: usize,
@@ -965,7 +965,7 @@ impl<'env> Communicator<'env> {
     // ----- v-variants ----------------------------------------------------------------------------
 
     /// Checks `own` (this rank's block length) and the partition, returning `own`'s count.
-    fn own_block<T: Equivalence>(
+    pub(super) fn own_block<T: Equivalence>(
         &self,
         blocks: &Partition<T>,
         own: usize,

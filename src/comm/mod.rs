@@ -13,6 +13,7 @@ pub mod nonblocking;
 pub mod p2p;
 pub mod partition;
 pub mod persistent;
+pub mod persistent_collective;
 pub mod probe;
 #[cfg(feature = "serde")]
 pub mod typed;

@@ -24,12 +24,12 @@
 //! `Send` when their buffers are. Every MPI call passes the thread gate, as everywhere.
 
 mod owned;
-mod persistent;
+pub(crate) mod persistent;
 pub mod progress;
 mod set;
 
 pub use owned::{OwnedBuffer, OwnedRequest};
-pub use persistent::{Active, ActiveAll, PersistentRequest};
+pub use persistent::{Active, ActiveAll, Buffers, NoBuffer, Pair, PersistentRequest};
 pub use set::{RequestSet, RequestStorage};
 
 use crate::Status;

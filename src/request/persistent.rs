@@ -1,14 +1,19 @@
-//! Persistent requests (MPI-4.0 §3.9): set up once, then started and completed many times.
+//! Persistent requests (MPI-4.0 §3.9 point-to-point, §6.13 collectives): set up once, then
+//! started and completed many times.
 //!
-//! The request owns its buffer. Between operations the program reads and writes it through
-//! [`PersistentRequest::buffer`] and [`PersistentRequest::buffer_mut`]; while an operation is
-//! active, [`PersistentRequest::start`] has returned an [`Active`] that borrows the request
-//! exclusively, so the buffer is unreachable. If an `Active` is leaked, the request still knows
-//! it is active: it waits for the operation before it hands the buffer out again or starts the
-//! next one, and on drop it cancels a receive and waits, like every request.
+//! The request owns its buffers ([`Buffers`]: one buffer, a send/receive [`Pair`], or
+//! [`NoBuffer`]) and whatever else MPI reads while it exists (a partition, an owned op). Between
+//! operations the program reads and writes the buffers through the request
+//! ([`buffer_mut`](PersistentRequest::buffer_mut), [`recv`](PersistentRequest::recv), …); while
+//! an operation is active, [`PersistentRequest::start`] has returned an [`Active`] that borrows
+//! the request exclusively, so the buffers are unreachable. If an `Active` is leaked, the request
+//! still knows it is active: it waits for the operation before it hands the buffers out again or
+//! starts the next one, and on drop it cancels a receive and waits, like every request. A leaked
+//! request leaks what it owns, so MPI never uses freed memory.
 
 use super::{Kind, OwnedBuffer, RawRequest, progress};
 use crate::Status;
+use crate::comm::persistent_collective::Emulated;
 use crate::datatype::repair;
 use crate::env::enter;
 use crate::error::{Error, Result, check};
@@ -17,23 +22,114 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// A persistent point-to-point request that owns its buffer (`MPI_Send_init`, `MPI_Recv_init`).
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// What a [`PersistentRequest`] owns for MPI to read and write: one [`OwnedBuffer`], a send
+/// and a receive buffer ([`Pair`]), or [`NoBuffer`]. Sealed.
+pub trait Buffers: Send + sealed::Sealed {
+    /// Makes received values valid for their type (see [`Equivalence`](crate::Equivalence)).
+    #[doc(hidden)]
+    fn repair_received(&mut self);
+}
+
+impl<B: OwnedBuffer> sealed::Sealed for B {}
+impl<B: OwnedBuffer> Buffers for B {
+    fn repair_received(&mut self) {
+        repair(self.as_mut_slice());
+    }
+}
+
+/// The send and the receive buffer of a persistent collective, owned by its request.
 #[derive(Debug)]
-pub struct PersistentRequest<'comm, B: OwnedBuffer> {
+pub struct Pair<S, R> {
+    pub(crate) send: S,
+    pub(crate) recv: R,
+}
+
+impl<S: OwnedBuffer, R: OwnedBuffer> sealed::Sealed for Pair<S, R> {}
+impl<S: OwnedBuffer, R: OwnedBuffer> Buffers for Pair<S, R> {
+    fn repair_received(&mut self) {
+        repair(self.recv.as_mut_slice());
+    }
+}
+
+/// The buffers of an operation that has none (`barrier_init`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoBuffer;
+
+impl sealed::Sealed for NoBuffer {}
+impl Buffers for NoBuffer {
+    fn repair_received(&mut self) {}
+}
+
+/// What a persistent request keeps besides its buffers for as long as it exists.
+pub(crate) type Keep<'comm> = Option<Box<dyn Send + Sync + 'comm>>;
+
+/// A persistent request that owns its buffers: point-to-point (`MPI_Send_init`,
+/// `MPI_Recv_init`, …) or collective (`MPI_Allreduce_init`, …).
+pub struct PersistentRequest<'comm, B: Buffers> {
     raw: RawRequest,
     active: bool,
     buffer: Option<B>,
+    /// Partitions or an op MPI reads while the request exists; dropped after it is freed.
+    keep: Keep<'comm>,
+    /// Without persistent collectives in the MPI: the nonblocking call each start makes.
+    emulated: Option<Emulated>,
     _comm: PhantomData<&'comm ()>,
 }
 
-impl<'comm, B: OwnedBuffer> PersistentRequest<'comm, B> {
+impl<B: Buffers> std::fmt::Debug for PersistentRequest<'_, B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PersistentRequest")
+            .field("raw", &self.raw)
+            .field("active", &self.active)
+            .field("emulated", &self.emulated.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
     pub(crate) fn created(raw: RawRequest, buffer: B) -> Self {
+        Self::with(raw, buffer, None, None)
+    }
+
+    pub(crate) fn with(
+        raw: RawRequest,
+        buffer: B,
+        keep: Keep<'comm>,
+        emulated: Option<Emulated>,
+    ) -> Self {
         PersistentRequest {
             raw,
             active: false,
             buffer: Some(buffer),
+            keep,
+            emulated,
             _comm: PhantomData,
         }
+    }
+
+    /// Whether each start issues a nonblocking collective because the MPI has no persistent
+    /// collectives (see [`persistent_collectives`](crate::persistent_collectives)).
+    pub fn is_emulated(&self) -> bool {
+        self.emulated.is_some()
+    }
+
+    /// `MPI_Start`, or the nonblocking call of an emulated collective. The caller holds the gate.
+    fn start_raw(&mut self, operation: &'static str) -> Result<()> {
+        let rc = match &self.emulated {
+            // SAFETY: the call's buffers and arrays are owned by `self` and unreachable until
+            // the operation completes; the handle is null (inactive).
+            Some(call) => unsafe { call.start(&mut self.raw.raw) },
+            // SAFETY: an inactive persistent request we own; its buffers are owned by `self` and
+            // unreachable until the operation completes (see the module docs).
+            None => unsafe { ffi::MPI_Start(&mut self.raw.raw) },
+        };
+        check(rc, operation)?;
+        self.active = true;
+        Ok(())
     }
 
     /// Starts the operation (`MPI_Start`, MPI-4.0 §3.9). The returned [`Active`] completes it.
@@ -43,10 +139,7 @@ impl<'comm, B: OwnedBuffer> PersistentRequest<'comm, B> {
     pub fn start(&mut self) -> Result<Active<'_, 'comm, B>> {
         self.wait_leaked();
         let _gate = enter("start")?;
-        // SAFETY: an inactive persistent request we own; its buffer is owned by `self` and
-        // unreachable until the operation completes (see the module docs).
-        check(unsafe { ffi::MPI_Start(&mut self.raw.raw) }, "start")?;
-        self.active = true;
+        self.start_raw("start")?;
         Ok(Active { request: self })
     }
 
@@ -66,37 +159,23 @@ impl<'comm, B: OwnedBuffer> PersistentRequest<'comm, B> {
         {
             let _gate = enter("start_all")?;
             for request in all.requests.iter_mut() {
-                // SAFETY: as in `start`, for each request.
-                check(unsafe { ffi::MPI_Start(&mut request.raw.raw) }, "start_all")?;
-                request.active = true;
+                request.start_raw("start_all")?;
             }
         }
         Ok(all)
     }
 
-    /// The buffer, between operations.
-    pub fn buffer(&mut self) -> &[B::Item] {
+    /// The buffers, between operations (waits for an operation whose `Active` was leaked).
+    fn buffers(&mut self) -> &mut B {
         self.wait_leaked();
-        self.buffer
-            .as_ref()
-            .expect("present until dropped")
-            .as_slice()
+        self.buffer.as_mut().expect("present until dropped")
     }
 
-    /// The buffer, mutably, between operations: change what the next send sends.
-    pub fn buffer_mut(&mut self) -> &mut [B::Item] {
-        self.wait_leaked();
-        self.buffer
-            .as_mut()
-            .expect("present until dropped")
-            .as_mut_slice()
-    }
-
-    /// Frees the request (`MPI_Request_free`) and hands back the buffer.
+    /// Frees the request (`MPI_Request_free`) and hands back what it owned.
     ///
     /// # Errors
-    /// [`Error::WrongThread`] or [`Error::Mpi`] from freeing; the buffer is then dropped.
-    pub fn into_buffer(mut self) -> Result<B> {
+    /// [`Error::WrongThread`] or [`Error::Mpi`] from freeing; the buffers are then dropped.
+    pub fn into_buffers(mut self) -> Result<B> {
         self.wait_leaked();
         self.free_raw()?;
         Ok(self.buffer.take().expect("present until dropped"))
@@ -136,17 +215,17 @@ impl<'comm, B: OwnedBuffer> PersistentRequest<'comm, B> {
         // The gate refusing means MPI was not called and the operation is still active.
         if !matches!(result, Err(Error::WrongThread { .. })) {
             self.active = false;
-            if self.raw.kind == Kind::Recv
+            if self.raw.kind != Kind::Send
                 && let Some(buffer) = self.buffer.as_mut()
             {
-                repair(buffer.as_mut_slice());
+                buffer.repair_received();
             }
         }
     }
 
     fn free_raw(&mut self) -> Result<()> {
         if self.raw.is_null() {
-            return Ok(());
+            return Ok(()); // also an emulated collective between operations
         }
         let _gate = enter("request_free")?;
         // SAFETY: an inactive persistent request we own; MPI sets the handle to null.
@@ -157,21 +236,85 @@ impl<'comm, B: OwnedBuffer> PersistentRequest<'comm, B> {
     }
 }
 
-// SAFETY: as for `OwnedRequest`: the handle is used only through gated calls, the buffer is
-// `Send`, and a drop the gate refuses leaks the buffer rather than freeing it under MPI.
-unsafe impl<B: OwnedBuffer> Send for PersistentRequest<'_, B> {}
-// SAFETY: every method that touches the handle or the buffer takes `&mut self`.
-unsafe impl<B: OwnedBuffer> Sync for PersistentRequest<'_, B> {}
+impl<'comm, B: OwnedBuffer> PersistentRequest<'comm, B> {
+    /// The buffer, between operations.
+    pub fn buffer(&mut self) -> &[B::Item] {
+        self.wait_leaked();
+        self.buffer
+            .as_ref()
+            .expect("present until dropped")
+            .as_slice()
+    }
 
-impl<B: OwnedBuffer> Drop for PersistentRequest<'_, B> {
+    /// The buffer, mutably, between operations: change what the next send sends.
+    pub fn buffer_mut(&mut self) -> &mut [B::Item] {
+        self.wait_leaked();
+        self.buffer
+            .as_mut()
+            .expect("present until dropped")
+            .as_mut_slice()
+    }
+
+    /// Frees the request (`MPI_Request_free`) and hands back the buffer.
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`] or [`Error::Mpi`] from freeing; the buffer is then dropped.
+    pub fn into_buffer(self) -> Result<B> {
+        self.into_buffers()
+    }
+}
+
+impl<'comm, S: OwnedBuffer, R: OwnedBuffer> PersistentRequest<'comm, Pair<S, R>> {
+    /// The send buffer, between operations.
+    pub fn send(&mut self) -> &[S::Item] {
+        self.buffers().send.as_slice()
+    }
+
+    /// The send buffer, mutably, between operations: change what the next start sends.
+    pub fn send_mut(&mut self) -> &mut [S::Item] {
+        self.buffers().send.as_mut_slice()
+    }
+
+    /// The receive buffer, between operations: what the last operation received.
+    pub fn recv(&mut self) -> &[R::Item] {
+        self.buffers().recv.as_slice()
+    }
+
+    /// The receive buffer, mutably, between operations.
+    pub fn recv_mut(&mut self) -> &mut [R::Item] {
+        self.buffers().recv.as_mut_slice()
+    }
+
+    /// Both buffers at once, between operations: `(send, recv)`.
+    pub fn send_recv_mut(&mut self) -> (&mut [S::Item], &mut [R::Item]) {
+        let pair = self.buffers();
+        (pair.send.as_mut_slice(), pair.recv.as_mut_slice())
+    }
+
+    /// Frees the request (`MPI_Request_free`) and hands back `(send, recv)`.
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`] or [`Error::Mpi`] from freeing; the buffers are then dropped.
+    pub fn into_send_recv(self) -> Result<(S, R)> {
+        self.into_buffers().map(|pair| (pair.send, pair.recv))
+    }
+}
+
+// SAFETY: as for `OwnedRequest`: the handle is used only through gated calls, the buffers and
+// what is kept are `Send`, an emulated call only points into them, and a drop the gate refuses
+// leaks them rather than freeing them under MPI.
+unsafe impl<B: Buffers> Send for PersistentRequest<'_, B> {}
+// SAFETY: every method that touches the handle or the buffers takes `&mut self`.
+unsafe impl<B: Buffers> Sync for PersistentRequest<'_, B> {}
+
+impl<B: Buffers> Drop for PersistentRequest<'_, B> {
     fn drop(&mut self) {
         self.settle_leaked();
-        if self.active {
-            // MPI still holds the buffer (completion failed): never free it.
+        if self.active || self.free_raw().is_err() {
+            // MPI may still use the buffers and what is kept: never free them.
             std::mem::forget(self.buffer.take());
-            return;
+            std::mem::forget(self.keep.take());
         }
-        let _ = self.free_raw();
     }
 }
 
@@ -179,11 +322,11 @@ impl<B: OwnedBuffer> Drop for PersistentRequest<'_, B> {
 /// (which cancels a receive first). Its request, and so the buffer, is borrowed until then.
 #[must_use = "dropping an active operation waits for it (and cancels a receive)"]
 #[derive(Debug)]
-pub struct Active<'a, 'comm, B: OwnedBuffer> {
+pub struct Active<'a, 'comm, B: Buffers> {
     request: &'a mut PersistentRequest<'comm, B>,
 }
 
-impl<B: OwnedBuffer> Active<'_, '_, B> {
+impl<B: Buffers> Active<'_, '_, B> {
     /// Blocks until the operation completes (`MPI_Wait`).
     ///
     /// # Errors
@@ -208,13 +351,13 @@ impl<B: OwnedBuffer> Active<'_, '_, B> {
     }
 }
 
-impl<B: OwnedBuffer> Drop for Active<'_, '_, B> {
+impl<B: Buffers> Drop for Active<'_, '_, B> {
     fn drop(&mut self) {
         self.request.settle_leaked();
     }
 }
 
-impl<B: OwnedBuffer> std::future::Future for Active<'_, '_, B> {
+impl<B: Buffers> std::future::Future for Active<'_, '_, B> {
     type Output = Result<Status>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -225,11 +368,11 @@ impl<B: OwnedBuffer> std::future::Future for Active<'_, '_, B> {
 /// Several active persistent operations, from [`PersistentRequest::start_all`].
 #[must_use = "dropping active operations waits for them (and cancels receives)"]
 #[derive(Debug)]
-pub struct ActiveAll<'a, 'comm, B: OwnedBuffer> {
+pub struct ActiveAll<'a, 'comm, B: Buffers> {
     requests: &'a mut [PersistentRequest<'comm, B>],
 }
 
-impl<B: OwnedBuffer> ActiveAll<'_, '_, B> {
+impl<B: Buffers> ActiveAll<'_, '_, B> {
     /// Waits for every operation; reports the first error after completing them all.
     ///
     /// # Errors
@@ -245,7 +388,7 @@ impl<B: OwnedBuffer> ActiveAll<'_, '_, B> {
     }
 }
 
-impl<B: OwnedBuffer> Drop for ActiveAll<'_, '_, B> {
+impl<B: Buffers> Drop for ActiveAll<'_, '_, B> {
     fn drop(&mut self) {
         for request in self.requests.iter_mut() {
             request.settle_leaked();

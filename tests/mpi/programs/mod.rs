@@ -14,6 +14,7 @@ mod nonblocking;
 mod op_panic;
 mod p2p;
 mod panic_abort;
+mod persistent_collectives;
 mod persistent_p2p;
 mod probe;
 mod reductions;
@@ -171,6 +172,15 @@ pub const ALL: &[Program] = &[
         singleton: false,
         expect: Expect::Pass,
         run: reductions::run,
+    },
+    Program {
+        name: "persistent_collectives",
+        file: "persistent_collectives",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: true,
+        expect: Expect::Pass,
+        run: persistent_collectives::run,
     },
     Program {
         name: "large_count",

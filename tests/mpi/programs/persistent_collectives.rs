@@ -1,0 +1,496 @@
+//! Persistent collectives: every `*_init`, in place and not, started 100 times with buffers
+//! changed between starts, on the MPI's own path (MPI-4 or Open MPI's `MPIX_`) and on the
+//! emulated one; then 10 000 start/wait cycles that allocate nothing and do not grow the
+//! process.
+
+use crate::checks::Checks;
+use ferrompi::{
+    Buffers, Communicator, Error, Mpi, Pair, Partition, PersistentCollectives, PersistentRequest,
+    Sum, TypedBlock, TypedPartition,
+};
+
+const ITERATIONS: i64 = 100;
+
+/// Runs `request` for every iteration: `set` prepares its buffers, `check` tells whether the
+/// result is right; one check per collective.
+fn cycle<B: Buffers>(
+    t: &mut Checks,
+    what: &str,
+    request: ferrompi::Result<PersistentRequest<'_, B>>,
+    mut set: impl FnMut(&mut PersistentRequest<'_, B>, i64),
+    mut check: impl FnMut(&mut PersistentRequest<'_, B>, i64) -> bool,
+) {
+    let mut request = t.okay(request, what);
+    let mut wrong = None;
+    for k in 0..ITERATIONS {
+        set(&mut request, k);
+        let done = request.start().and_then(|active| active.wait());
+        if let Err(e) = done {
+            wrong = Some(format!("iteration {k}: {e}"));
+            break;
+        }
+        if !check(&mut request, k) {
+            wrong = Some(format!("iteration {k}: wrong result"));
+            break;
+        }
+    }
+    t.ok(wrong.is_none(), format!("{what}: {wrong:?}"));
+}
+
+type Two = Pair<Vec<i64>, Vec<i64>>;
+
+pub fn run(mpi: &Mpi, t: &mut Checks) {
+    let world = mpi.world();
+    let built = ferrompi::persistent_collectives();
+    let expected = match ferrompi::IMPLEMENTATION {
+        ferrompi::Implementation::Mpich => PersistentCollectives::Native,
+        _ => PersistentCollectives::OpenMpiExtension,
+    };
+    t.eq(built, expected, "the path this MPI offers");
+    for emulate in [false, true] {
+        ferrompi::set_persistent_emulation(emulate);
+        let path = ferrompi::persistent_collectives();
+        t.eq(
+            path == PersistentCollectives::Emulated,
+            emulate,
+            "path switch",
+        );
+        let barrier = world.barrier_init();
+        if let Ok(b) = &barrier {
+            t.eq(b.is_emulated(), emulate, "request reports its path");
+        }
+        cycle(t, "barrier_init", barrier, |_, _| {}, |_, _| true);
+        reductions(&world, t);
+        moves(&world, t);
+        v_moves(&world, t);
+        alltoallw(&world, t);
+    }
+    ferrompi::set_persistent_emulation(false);
+    misuse(&world, t);
+    // MPICH busy-polls, so 4 ranks on this machine's 2 cores take about 6 ms per cycle: the
+    // growth check runs at 1 and 2 ranks there.
+    if world.size() <= 2 || ferrompi::IMPLEMENTATION != ferrompi::Implementation::Mpich {
+        no_growth(&world, t);
+    }
+}
+
+fn reductions(world: &Communicator<'_>, t: &mut Checks) {
+    let (r, n) = (i64::from(world.rank()), i64::from(world.size()));
+    let last = world.size() - 1;
+    let ranks_sum = n * (n - 1) / 2;
+    let sum_upto = |q: i64, k: i64| q * (q + 1) / 2 + (q + 1) * k; // Σ_{p ≤ q} (p + k)
+    let input = |k: i64| vec![r + k, 2 * r + k];
+    let set_pair = |q: &mut PersistentRequest<'_, Two>, k| q.send_mut().copy_from_slice(&input(k));
+    let set_one =
+        |q: &mut PersistentRequest<'_, Vec<i64>>, k| q.buffer_mut().copy_from_slice(&input(k));
+    let total = move |k: i64| vec![ranks_sum + n * k, 2 * ranks_sum + n * k];
+
+    let at_root = r == i64::from(last);
+    let req = world.bcast_init(vec![0i64; 3], last);
+    cycle(
+        t,
+        "bcast_init",
+        req,
+        |q, k| {
+            if at_root {
+                q.buffer_mut().copy_from_slice(&[k, k + 1, k + 2]);
+            }
+        },
+        |q, k| q.buffer() == [k, k + 1, k + 2],
+    );
+    let recv = if at_root { vec![0; 2] } else { Vec::new() };
+    let req = world.reduce_init(vec![0i64; 2], recv, Sum, last);
+    cycle(t, "reduce_init", req, set_pair, |q, k| {
+        !at_root || q.recv() == total(k)
+    });
+    let req = world.reduce_init_in_place(vec![0i64; 2], Sum, last);
+    cycle(t, "reduce_init_in_place", req, set_one, |q, k| {
+        !at_root || q.buffer() == total(k)
+    });
+    let req = world.allreduce_init(vec![0i64; 2], vec![0; 2], Sum);
+    cycle(t, "allreduce_init", req, set_pair, |q, k| {
+        q.recv() == total(k)
+    });
+    let req = world.allreduce_init_in_place(vec![0i64; 2], Sum);
+    cycle(t, "allreduce_init_in_place", req, set_one, |q, k| {
+        q.buffer() == total(k)
+    });
+
+    let scan = |k: i64, upto: i64| {
+        let s = sum_upto(upto, k);
+        vec![s, 2 * sum_upto(upto, 0) + (upto + 1) * k]
+    };
+    let req = world.scan_init(vec![0i64; 2], vec![0; 2], Sum);
+    cycle(t, "scan_init", req, set_pair, |q, k| q.recv() == scan(k, r));
+    let req = world.scan_init_in_place(vec![0i64; 2], Sum);
+    cycle(t, "scan_init_in_place", req, set_one, |q, k| {
+        q.buffer() == scan(k, r)
+    });
+    let req = world.exscan_init(vec![0i64; 2], vec![0; 2], Sum);
+    cycle(t, "exscan_init", req, set_pair, |q, k| {
+        r == 0 || q.recv() == scan(k, r - 1)
+    });
+    let req = world.exscan_init_in_place(vec![0i64; 2], Sum);
+    cycle(t, "exscan_init_in_place", req, set_one, |q, k| {
+        r == 0 || q.buffer() == scan(k, r - 1)
+    });
+
+    // reduce_scatter_block: block b of rank q holds q + k + b (2 values); rank r gets block r.
+    let blocks_in = |k: i64| -> Vec<i64> { (0..n).flat_map(|b| [r + k + b; 2]).collect() };
+    let own = move |k: i64| vec![ranks_sum + n * (k + r); 2];
+    let len = 2 * world.size() as usize;
+    let req = world.reduce_scatter_block_init(vec![0i64; len], vec![0; 2], Sum);
+    cycle(
+        t,
+        "reduce_scatter_block_init",
+        req,
+        |q, k| q.send_mut().copy_from_slice(&blocks_in(k)),
+        |q, k| q.recv() == own(k),
+    );
+    let req = world.reduce_scatter_block_init_in_place(vec![0i64; len], Sum);
+    cycle(
+        t,
+        "reduce_scatter_block_init_in_place",
+        req,
+        |q, k| q.buffer_mut().copy_from_slice(&blocks_in(k)),
+        |q, k| q.buffer()[..2] == own(k),
+    );
+
+    // reduce_scatter: block b has b + 1 values.
+    let lengths: Vec<usize> = (1..=world.size() as usize).collect();
+    let blocks = t.okay(Partition::<i64>::from_counts(&lengths), "partition");
+    let input = |k: i64| -> Vec<i64> {
+        (0..n)
+            .flat_map(|b| std::iter::repeat_n(r + k + b, b as usize + 1))
+            .collect()
+    };
+    let mine = move |k: i64| vec![ranks_sum + n * (k + r); r as usize + 1];
+    let req = world.reduce_scatter_init(
+        vec![0i64; blocks.extent()],
+        vec![0; r as usize + 1],
+        &blocks,
+        Sum,
+    );
+    cycle(
+        t,
+        "reduce_scatter_init",
+        req,
+        |q, k| q.send_mut().copy_from_slice(&input(k)),
+        |q, k| q.recv() == mine(k),
+    );
+    let req = world.reduce_scatter_init_in_place(vec![0i64; blocks.extent()], &blocks, Sum);
+    cycle(
+        t,
+        "reduce_scatter_init_in_place",
+        req,
+        |q, k| q.buffer_mut().copy_from_slice(&input(k)),
+        |q, k| q.buffer()[..=r as usize] == mine(k),
+    );
+}
+
+fn moves(world: &Communicator<'_>, t: &mut Checks) {
+    let (r, n) = (i64::from(world.rank()), world.size() as usize);
+    let last = world.size() - 1;
+    let at_root = world.rank() == last;
+    let block = |q: i64, k: i64| [q * 10 + k; 2];
+    let all = |k: i64| -> Vec<i64> { (0..n as i64).flat_map(|q| block(q, k)).collect() };
+
+    let recv = if at_root { vec![0; 2 * n] } else { Vec::new() };
+    let req = world.gather_init(vec![0i64; 2], recv, last);
+    cycle(
+        t,
+        "gather_init",
+        req,
+        |q, k| q.send_mut().copy_from_slice(&block(r, k)),
+        |q, k| !at_root || q.recv() == all(k),
+    );
+    let len = if at_root { 2 * n } else { 2 };
+    let req = world.gather_init_in_place(vec![0i64; len], last);
+    cycle(
+        t,
+        "gather_init_in_place",
+        req,
+        |q, k| {
+            let at = if at_root { 2 * r as usize } else { 0 };
+            q.buffer_mut()[at..at + 2].copy_from_slice(&block(r, k));
+        },
+        |q, k| !at_root || q.buffer() == all(k),
+    );
+    let send = if at_root { vec![0; 2 * n] } else { Vec::new() };
+    let req = world.scatter_init(send, vec![0i64; 2], last);
+    cycle(
+        t,
+        "scatter_init",
+        req,
+        |q, k| {
+            if at_root {
+                q.send_mut().copy_from_slice(&all(k));
+            }
+        },
+        |q, k| q.recv() == block(r, k),
+    );
+    let req = world.scatter_init_in_place(vec![0i64; len], last);
+    cycle(
+        t,
+        "scatter_init_in_place",
+        req,
+        |q, k| {
+            if at_root {
+                q.buffer_mut().copy_from_slice(&all(k));
+            }
+        },
+        |q, k| {
+            let at = if at_root { 2 * r as usize } else { 0 };
+            q.buffer()[at..at + 2] == block(r, k)
+        },
+    );
+    let req = world.allgather_init(vec![0i64; 2], vec![0; 2 * n]);
+    cycle(
+        t,
+        "allgather_init",
+        req,
+        |q, k| q.send_mut().copy_from_slice(&block(r, k)),
+        |q, k| q.recv() == all(k),
+    );
+    let req = world.allgather_init_in_place(vec![0i64; 2 * n]);
+    cycle(
+        t,
+        "allgather_init_in_place",
+        req,
+        |q, k| {
+            let at = 2 * r as usize;
+            q.buffer_mut()[at..at + 2].copy_from_slice(&block(r, k));
+        },
+        |q, k| q.buffer() == all(k),
+    );
+    // alltoall: rank r sends r * 100 + j + k to rank j.
+    let out = |k: i64| -> Vec<i64> { (0..n as i64).map(|j| r * 100 + j + k).collect() };
+    let inc = |k: i64| -> Vec<i64> { (0..n as i64).map(|p| p * 100 + r + k).collect() };
+    let req = world.alltoall_init(vec![0i64; n], vec![0; n]);
+    cycle(
+        t,
+        "alltoall_init",
+        req,
+        |q, k| q.send_mut().copy_from_slice(&out(k)),
+        |q, k| q.recv() == inc(k),
+    );
+    let req = world.alltoall_init_in_place(vec![0i64; n]);
+    cycle(
+        t,
+        "alltoall_init_in_place",
+        req,
+        |q, k| q.buffer_mut().copy_from_slice(&out(k)),
+        |q, k| q.buffer() == inc(k),
+    );
+}
+
+fn v_moves(world: &Communicator<'_>, t: &mut Checks) {
+    let (r, n) = (world.rank() as usize, world.size() as usize);
+    let last = world.size() - 1;
+    let at_root = world.rank() == last;
+    // Rank q's block: q + 1 values q * 10 + k.
+    let lengths: Vec<usize> = (1..=n).collect();
+    let blocks = t.okay(Partition::<i64>::from_counts(&lengths), "partition");
+    let block = |q: usize, k: i64| vec![q as i64 * 10 + k; q + 1];
+    let all = |k: i64| -> Vec<i64> { (0..n).flat_map(|q| block(q, k)).collect() };
+    let start = |q: usize| q * (q + 1) / 2;
+
+    let recv = if at_root {
+        vec![0; blocks.extent()]
+    } else {
+        Vec::new()
+    };
+    let req = world.gatherv_init(vec![0i64; r + 1], recv, &blocks, last);
+    cycle(
+        t,
+        "gatherv_init",
+        req,
+        |q, k| q.send_mut().copy_from_slice(&block(r, k)),
+        |q, k| !at_root || q.recv() == all(k),
+    );
+    let len = if at_root { blocks.extent() } else { r + 1 };
+    let at = if at_root { start(r) } else { 0 };
+    let req = world.gatherv_init_in_place(vec![0i64; len], &blocks, last);
+    cycle(
+        t,
+        "gatherv_init_in_place",
+        req,
+        |q, k| q.buffer_mut()[at..at + r + 1].copy_from_slice(&block(r, k)),
+        |q, k| !at_root || q.buffer() == all(k),
+    );
+    let send = if at_root {
+        vec![0; blocks.extent()]
+    } else {
+        Vec::new()
+    };
+    let req = world.scatterv_init(send, &blocks, vec![0i64; r + 1], last);
+    cycle(
+        t,
+        "scatterv_init",
+        req,
+        |q, k| {
+            if at_root {
+                q.send_mut().copy_from_slice(&all(k));
+            }
+        },
+        |q, k| q.recv() == block(r, k),
+    );
+    let req = world.scatterv_init_in_place(vec![0i64; len], &blocks, last);
+    cycle(
+        t,
+        "scatterv_init_in_place",
+        req,
+        |q, k| {
+            if at_root {
+                q.buffer_mut().copy_from_slice(&all(k));
+            }
+        },
+        |q, k| q.buffer()[at..at + r + 1] == block(r, k),
+    );
+    let req = world.allgatherv_init(vec![0i64; r + 1], vec![0; blocks.extent()], &blocks);
+    cycle(
+        t,
+        "allgatherv_init",
+        req,
+        |q, k| q.send_mut().copy_from_slice(&block(r, k)),
+        |q, k| q.recv() == all(k),
+    );
+    let req = world.allgatherv_init_in_place(vec![0i64; blocks.extent()], &blocks);
+    cycle(
+        t,
+        "allgatherv_init_in_place",
+        req,
+        |q, k| q.buffer_mut()[start(r)..start(r) + r + 1].copy_from_slice(&block(r, k)),
+        |q, k| q.buffer() == all(k),
+    );
+
+    // alltoallv: r and j exchange (r + j) % 3 + 1 values, r * 100 + j + k one way.
+    let count = |a: usize, b: usize| (a + b) % 3 + 1;
+    let lengths: Vec<usize> = (0..n).map(|j| count(r, j)).collect();
+    let mine = t.okay(Partition::<i64>::from_counts(&lengths), "partition");
+    let out = |k: i64| -> Vec<i64> {
+        (0..n)
+            .flat_map(|j| vec![(r * 100 + j) as i64 + k; count(r, j)])
+            .collect()
+    };
+    let inc = |k: i64| -> Vec<i64> {
+        (0..n)
+            .flat_map(|p| vec![(p * 100 + r) as i64 + k; count(p, r)])
+            .collect()
+    };
+    let req = world.alltoallv_init(
+        vec![0i64; mine.extent()],
+        &mine,
+        vec![0; mine.extent()],
+        &mine,
+    );
+    cycle(
+        t,
+        "alltoallv_init",
+        req,
+        |q, k| q.send_mut().copy_from_slice(&out(k)),
+        |q, k| q.recv() == inc(k),
+    );
+    let req = world.alltoallv_init_in_place(vec![0i64; mine.extent()], &mine);
+    cycle(
+        t,
+        "alltoallv_init_in_place",
+        req,
+        |q, k| q.buffer_mut().copy_from_slice(&out(k)),
+        |q, k| q.buffer() == inc(k),
+    );
+}
+
+fn alltoallw(world: &Communicator<'_>, t: &mut Checks) {
+    let (r, n) = (world.rank() as usize, world.size() as usize);
+    // Block j: 3 bytes at offset 4 * j (a gap byte after each), value r * 16 + j + k.
+    let typed: Vec<TypedBlock> = (0..n).map(|j| TypedBlock::of::<u8>(3, 4 * j)).collect();
+    let blocks = t.okay(TypedPartition::new(&typed), "typed partition");
+    let fill = |buf: &mut [u8], k: i64| {
+        for j in 0..n {
+            buf[4 * j..4 * j + 3].fill((r * 16 + j) as u8 + k as u8);
+        }
+    };
+    let right = |buf: &[u8], k: i64| {
+        (0..n).all(|p| {
+            buf[4 * p..4 * p + 3]
+                .iter()
+                .all(|&b| b == (p * 16 + r) as u8 + k as u8)
+        })
+    };
+    let len = blocks.extent();
+    let req = world.alltoallw_init(vec![0u8; len], &blocks, vec![0u8; len], &blocks);
+    cycle(
+        t,
+        "alltoallw_init",
+        req,
+        |q, k| fill(q.send_mut(), k),
+        |q, k| right(q.recv(), k),
+    );
+    let req = world.alltoallw_init_in_place(vec![0u8; len], &blocks);
+    cycle(
+        t,
+        "alltoallw_init_in_place",
+        req,
+        |q, k| fill(q.buffer_mut(), k),
+        |q, k| right(q.buffer(), k),
+    );
+}
+
+/// Bad arguments are errors before any communication.
+fn misuse(world: &Communicator<'_>, t: &mut Checks) {
+    let n = world.size();
+    t.err(
+        world.bcast_init(vec![0u8; 4], n),
+        |e| matches!(e, Error::InvalidRank { .. }),
+        "bcast_init with a root past the last rank",
+    );
+    t.err(
+        world.allreduce_init(vec![0i32; 4], vec![0; 3], Sum),
+        |e| matches!(e, Error::BufferSize { .. }),
+        "allreduce_init with a short receive buffer",
+    );
+    t.err(
+        world.allgather_init(vec![0i32; 2], vec![0; 2 * n as usize + 1]),
+        |e| matches!(e, Error::BufferSize { .. }),
+        "allgather_init with a wrong receive length",
+    );
+}
+
+/// The resident set size in KiB.
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// 10 000 start/wait cycles of a persistent allreduce: no heap allocation, no growth.
+fn no_growth(world: &Communicator<'_>, t: &mut Checks) {
+    let mut req = t.okay(world.allreduce_init_in_place(vec![1.0f64; 8], Sum), "init");
+    let warm = |req: &mut PersistentRequest<'_, Vec<f64>>, cycles: usize| {
+        for _ in 0..cycles {
+            req.buffer_mut().fill(1.0);
+            req.start()?.wait()?;
+        }
+        Ok::<(), Error>(())
+    };
+    t.okay(warm(&mut req, 1_000), "1 000 warm-up cycles");
+    let (rss, allocations) = (rss_kib(), crate::allocations());
+    t.okay(warm(&mut req, 10_000), "10 000 start/wait cycles");
+    let allocated = crate::allocations() - allocations;
+    let grown = rss_kib().saturating_sub(rss);
+    t.eq(allocated, 0, "heap allocations in 10 000 cycles");
+    t.ok(
+        grown < 256,
+        format!("resident memory grew by {grown} KiB in 10 000 cycles"),
+    );
+    t.eq(
+        req.buffer()[0],
+        f64::from(world.size()),
+        "last cycle's result",
+    );
+    t.okay(req.into_buffer().map(drop), "request freed");
+}

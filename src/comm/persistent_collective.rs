@@ -14,7 +14,7 @@
 //! emulated path, to compare the two or to test it.
 //!
 //! # Ownership
-//! The request owns its buffers (see [`Buffers`](crate::request::Buffers)), a copy of the
+//! The request owns its buffers (see [`Buffers`]), a copy of the
 //! partitions of v-collectives (MPI reads the counts at every start) and the op, which must be
 //! an [`OwnedOp`]: a predefined op, or a [`UserOp`](crate::UserOp) moved in. So a leaked request
 //! leaks them and MPI never reads freed memory. Counts must fit an `int` (MPI-4's `_init_c`

@@ -109,6 +109,7 @@ fn main() {
         Err(why) => panic!("ferrompi: the MPI found via {source} is not usable: {why}"),
     };
     compile_shim(&out_dir, &flags);
+    compile_bench_reference(&out_dir, &flags);
     emit_link(&flags);
     emit_cfgs(&caps, &source);
 }
@@ -368,5 +369,32 @@ fn emit_cfgs(caps: &Capabilities, source: &str) {
     println!(
         "cargo:rustc-env=FERROMPI_BUILD_MPI_VERSION={}.{}",
         caps.version.0, caps.version.1
+    );
+}
+
+/// Compiles the C reference of the benchmarks with the MPI flags and links it into the
+/// benchmark binaries only (`rustc-link-arg-benches`), never into the library.
+fn compile_bench_reference(out_dir: &Path, flags: &MpiFlags) {
+    let source = Path::new("benches/c/reference.c");
+    println!("cargo:rerun-if-changed={}", source.display());
+    if !source.exists() {
+        return; // a packaged crate without its benchmarks
+    }
+    let mut build = cc::Build::new();
+    build
+        .file(source)
+        .warnings(true)
+        .opt_level(2)
+        .cargo_metadata(false);
+    for dir in &flags.include_dirs {
+        build.include(dir);
+    }
+    for define in &flags.defines {
+        build.flag(define);
+    }
+    build.compile("ferrompi_bench_c");
+    println!(
+        "cargo:rustc-link-arg-benches={}",
+        out_dir.join("libferrompi_bench_c.a").display()
     );
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The full test suite: installs what is missing, then for Open MPI and MPICH in turn builds the
-# crate, runs clippy, the unit and doc tests, and the multi-rank harness (1, 2 and 4 ranks, plus
-# singleton runs); then rustfmt and rustdoc. Fails on the first failure.
+# crate, runs clippy, the unit and doc tests, the multi-rank harness (1, 2 and 4 ranks, plus
+# singleton runs), every example under the launcher, each benchmark once under the launcher, and
+# rustdoc; rustfmt first. Fails on the first failure.
 #
 #   tools/test.sh            # both implementations
 #   tools/test.sh mpich      # one of them
@@ -31,6 +32,8 @@ for impl in "${impls[@]}"; do
       || { echo "example $1 failed on $impl:"; cat "$CARGO_TARGET_DIR/example-$1.log"; exit 1; }
     echo "   $1 -n $2: ok ($(tail -n 1 "$CARGO_TARGET_DIR/example-$1.log"))"
   done
+  echo "== $impl: benchmarks, each run once under the launcher (criterion --test)"
+  QUICK=1 bash tools/bench.sh "$impl" > /dev/null
   echo "== $impl: docs"
   RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features --locked --quiet
 done

@@ -1,0 +1,158 @@
+/* The C side of the benchmarks: the same operations as the Rust benchmarks, written as a C
+ * program would write them, compiled by build.rs with the flags of the MPI compiler wrapper and
+ * linked into the benchmark binaries only. Each function runs `iters` iterations on
+ * MPI_COMM_WORLD and returns the elapsed seconds. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#if !defined(MPI_VERSION) || MPI_VERSION < 4
+#  if defined(__has_include)
+#    if __has_include(<mpi-ext.h>)
+#      include <mpi-ext.h>
+#    endif
+#  endif
+#endif
+
+double ferrompi_c_allreduce(long iters, const double *send, double *recv, int count) {
+    double start = MPI_Wtime();
+    for (long i = 0; i < iters; i++)
+        MPI_Allreduce(send, recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    return MPI_Wtime() - start;
+}
+
+double ferrompi_c_iallreduce(long iters, const double *send, double *recv, int count) {
+    double start = MPI_Wtime();
+    for (long i = 0; i < iters; i++) {
+        MPI_Request request;
+        MPI_Iallreduce(send, recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &request);
+        MPI_Wait(&request, MPI_STATUS_IGNORE);
+    }
+    return MPI_Wtime() - start;
+}
+
+/* A persistent allreduce, made once: MPI-4's, or Open MPI's MPIX_ one. NULL without either. */
+void *ferrompi_c_allreduce_init(const double *send, double *recv, int count) {
+    MPI_Request *request = malloc(sizeof *request);
+    int rc = MPI_ERR_UNSUPPORTED_OPERATION;
+    if (request == NULL)
+        return NULL;
+#if defined(MPI_VERSION) && MPI_VERSION >= 4
+    rc = MPI_Allreduce_init(send, recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                            MPI_INFO_NULL, request);
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+    rc = MPIX_Allreduce_init(send, recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                             MPI_INFO_NULL, request);
+#endif
+    if (rc != MPI_SUCCESS) {
+        char text[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, text, &len);
+        fprintf(stderr, "persistent allreduce init failed: %s\n", text);
+        free(request);
+        return NULL;
+    }
+    return request;
+}
+
+double ferrompi_c_persistent(long iters, void *request) {
+    MPI_Request *r = request;
+    double start = MPI_Wtime();
+    for (long i = 0; i < iters; i++) {
+        MPI_Start(r);
+        MPI_Wait(r, MPI_STATUS_IGNORE);
+    }
+    return MPI_Wtime() - start;
+}
+
+void ferrompi_c_request_free(void *request) {
+    MPI_Request_free(request);
+    free(request);
+}
+
+/* Round trips between ranks 0 and 1 (the others wait in the final barrier of the harness). */
+double ferrompi_c_pingpong(long iters, char *buf, int bytes) {
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    double start = MPI_Wtime();
+    for (long i = 0; i < iters; i++) {
+        if (rank == 0) {
+            MPI_Send(buf, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(buf, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            MPI_Recv(buf, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buf, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+        }
+    }
+    return MPI_Wtime() - start;
+}
+
+/* OSU-style bandwidth: rank 0 posts `window` sends of one buffer, rank 1 `window` receives into
+ * its `window` buffers (`stride` bytes apart); then a one-byte acknowledgement. */
+double ferrompi_c_bandwidth(long iters, char *buf, int bytes, int window, long stride,
+                            MPI_Request *requests) {
+    int rank;
+    char ack = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    double start = MPI_Wtime();
+    for (long i = 0; i < iters; i++) {
+        if (rank == 0) {
+            for (int w = 0; w < window; w++)
+                MPI_Isend(buf, bytes, MPI_BYTE, 1, 2, MPI_COMM_WORLD, &requests[w]);
+            MPI_Waitall(window, requests, MPI_STATUSES_IGNORE);
+            MPI_Recv(&ack, 1, MPI_BYTE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            for (int w = 0; w < window; w++)
+                MPI_Irecv(buf + w * stride, bytes, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &requests[w]);
+            MPI_Waitall(window, requests, MPI_STATUSES_IGNORE);
+            MPI_Send(&ack, 1, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
+        }
+    }
+    return MPI_Wtime() - start;
+}
+
+/* Eight receives from and eight sends to the partner rank (rank ^ 1), then one wait-all. */
+double ferrompi_c_exchange8(long iters, const char *send, char *recv, int bytes, long stride,
+                            MPI_Request *requests) {
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int peer = (rank ^ 1) < size ? rank ^ 1 : rank;
+    double start = MPI_Wtime();
+    for (long i = 0; i < iters; i++) {
+        for (int k = 0; k < 8; k++)
+            MPI_Irecv(recv + k * stride, bytes, MPI_BYTE, peer, k, MPI_COMM_WORLD, &requests[k]);
+        for (int k = 0; k < 8; k++)
+            MPI_Isend(send, bytes, MPI_BYTE, peer, k, MPI_COMM_WORLD, &requests[8 + k]);
+        MPI_Waitall(16, requests, MPI_STATUSES_IGNORE);
+    }
+    return MPI_Wtime() - start;
+}
+
+double ferrompi_c_barrier(long iters) {
+    double start = MPI_Wtime();
+    for (long i = 0; i < iters; i++)
+        MPI_Barrier(MPI_COMM_WORLD);
+    return MPI_Wtime() - start;
+}
+
+double ferrompi_c_bcast(long iters, char *buf, int bytes) {
+    double start = MPI_Wtime();
+    for (long i = 0; i < iters; i++)
+        MPI_Bcast(buf, bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+    return MPI_Wtime() - start;
+}
+
+double ferrompi_c_allgatherv(long iters, const double *send, int count, double *recv,
+                             const int *counts, const int *displs) {
+    double start = MPI_Wtime();
+    for (long i = 0; i < iters; i++)
+        MPI_Allgatherv(send, count, MPI_DOUBLE, recv, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
+    return MPI_Wtime() - start;
+}
+
+double ferrompi_c_alltoall(long iters, const double *send, double *recv, int count) {
+    double start = MPI_Wtime();
+    for (long i = 0; i < iters; i++)
+        MPI_Alltoall(send, count, MPI_DOUBLE, recv, count, MPI_DOUBLE, MPI_COMM_WORLD);
+    return MPI_Wtime() - start;
+}

@@ -1,0 +1,473 @@
+//! ferrompi against the same operations written in C (`benches/c/reference.c`, compiled by
+//! `build.rs` with the MPI's flags and linked into this binary), under `mpirun`, with the
+//! MPI-aware criterion harness (`benches/harness`): rank 0 drives criterion, every rank runs
+//! each sample, the slowest rank's time counts. Both sides time with `MPI_Wtime`.
+//!
+//! With 2 ranks: ping-pong, OSU-style windowed bandwidth, 8 × isend/irecv + wait-all, barrier,
+//! bcast, allreduce (blocking, `iallreduce` + wait, persistent), allgatherv, alltoall. With more
+//! ranks: the collectives. The table gives criterion's medians, the ratio ferrompi / C as the
+//! median of interleaved runs (C, ferrompi, ferrompi, C, …), its target, and the heap
+//! allocations of the last measured ferrompi sample (a counting global allocator). It is
+//! printed, and written to `$FERROMPI_BENCH_OUT.md` and `.csv`.
+//!
+//! `tools/bench.sh` runs it on both MPIs with 2 and 4 ranks and builds the report and plots.
+
+mod harness;
+
+use ferrompi::{Communicator, Mpi, Partition, RequestSet, RequestStorage, Sum, ffi, scope};
+use harness::{MpiBench, Session};
+use std::ffi::{c_int, c_long, c_void};
+use std::time::Duration;
+
+#[global_allocator]
+static ALLOCATOR: harness::Counting = harness::Counting;
+
+// The C reference (benches/c/reference.c). Each runs `iters` iterations and returns seconds.
+unsafe extern "C" {
+    fn ferrompi_c_pingpong(iters: c_long, buf: *mut u8, bytes: c_int) -> f64;
+    fn ferrompi_c_bandwidth(
+        iters: c_long,
+        buf: *mut u8,
+        bytes: c_int,
+        window: c_int,
+        stride: c_long,
+        requests: *mut ffi::MPI_Request,
+    ) -> f64;
+    fn ferrompi_c_exchange8(
+        iters: c_long,
+        send: *const u8,
+        recv: *mut u8,
+        bytes: c_int,
+        stride: c_long,
+        requests: *mut ffi::MPI_Request,
+    ) -> f64;
+    fn ferrompi_c_barrier(iters: c_long) -> f64;
+    fn ferrompi_c_bcast(iters: c_long, buf: *mut u8, bytes: c_int) -> f64;
+    fn ferrompi_c_allreduce(iters: c_long, send: *const f64, recv: *mut f64, count: c_int) -> f64;
+    fn ferrompi_c_iallreduce(iters: c_long, send: *const f64, recv: *mut f64, count: c_int) -> f64;
+    fn ferrompi_c_allreduce_init(send: *const f64, recv: *mut f64, count: c_int) -> *mut c_void;
+    fn ferrompi_c_persistent(iters: c_long, request: *mut c_void) -> f64;
+    fn ferrompi_c_request_free(request: *mut c_void);
+    fn ferrompi_c_allgatherv(
+        iters: c_long,
+        send: *const f64,
+        count: c_int,
+        recv: *mut f64,
+        counts: *const c_int,
+        displs: *const c_int,
+    ) -> f64;
+    fn ferrompi_c_alltoall(iters: c_long, send: *const f64, recv: *mut f64, count: c_int) -> f64;
+}
+
+const PINGPONG: [usize; 6] = [8, 128, 2048, 32768, 524_288, 4_194_304];
+const COLLECTIVE: [usize; 4] = [8, 512, 65536, 1_048_576];
+const SMALL: [usize; 3] = [8, 4096, 65536];
+const WINDOW: usize = 64;
+
+/// `MPI_Wtime`, the clock both sides use.
+fn now() -> f64 {
+    // SAFETY: MPI_Wtime has no preconditions once MPI is initialised (it is, for the whole run).
+    unsafe { ffi::MPI_Wtime() }
+}
+
+/// Runs `once` `iters` times and returns the time, by `MPI_Wtime`.
+fn timed(iters: u64, mut once: impl FnMut()) -> Duration {
+    let start = now();
+    for _ in 0..iters {
+        once();
+    }
+    Duration::from_secs_f64(now() - start)
+}
+
+fn seconds(s: f64) -> Duration {
+    Duration::from_secs_f64(s)
+}
+
+fn int(n: usize) -> c_int {
+    c_int::try_from(n).expect("fits an int")
+}
+
+fn null_requests(n: usize) -> Vec<ffi::MPI_Request> {
+    // SAFETY: an immutable constant defined by the shim.
+    vec![unsafe { ffi::ferrompi_MPI_REQUEST_NULL }; n]
+}
+
+/// A C persistent allreduce with its buffers, freed on drop (before MPI is finalized).
+struct CPersistent {
+    _send: Vec<f64>,
+    _recv: Vec<f64>,
+    request: *mut c_void,
+}
+
+impl CPersistent {
+    fn new(n: usize) -> CPersistent {
+        let (send, mut recv) = (vec![1.0f64; n], vec![0.0f64; n]);
+        // SAFETY: buffers of `n` doubles whose heap storage lives as long as the request.
+        let request =
+            unsafe { ferrompi_c_allreduce_init(send.as_ptr(), recv.as_mut_ptr(), int(n)) };
+        assert!(
+            !request.is_null(),
+            "this MPI has no persistent allreduce for C"
+        );
+        CPersistent {
+            _send: send,
+            _recv: recv,
+            request,
+        }
+    }
+}
+
+impl Drop for CPersistent {
+    fn drop(&mut self) {
+        // SAFETY: an inactive request made by `ferrompi_c_allreduce_init`.
+        unsafe { ferrompi_c_request_free(self.request) };
+    }
+}
+
+/// What one table row compares, and its target ratio.
+struct Row {
+    group: &'static str,
+    what: &'static str,
+    bytes: usize,
+    target: f64,
+}
+
+fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Communicator<'a>) {
+    let rank = world.rank();
+    for bytes in PINGPONG {
+        let mut buf = vec![1u8; bytes];
+        bench.add("pingpong", "ferrompi", bytes, move |iters| {
+            timed(iters, || match rank {
+                0 => {
+                    world.send(&buf, 1, 1).expect("send");
+                    world.recv(&mut buf, 1, 1).expect("recv");
+                }
+                1 => {
+                    world.recv(&mut buf, 0, 1).expect("recv");
+                    world.send(&buf, 0, 1).expect("send");
+                }
+                _ => {}
+            })
+        });
+        let mut buf = vec![1u8; bytes];
+        bench.add("pingpong", "c", bytes, move |iters| {
+            // SAFETY: `buf` holds `bytes` bytes.
+            seconds(unsafe { ferrompi_c_pingpong(iters as c_long, buf.as_mut_ptr(), int(bytes)) })
+        });
+        rows.push(Row {
+            group: "pingpong",
+            what: "ping-pong round trip",
+            bytes,
+            target: 1.02,
+        });
+    }
+    for bytes in PINGPONG {
+        let stride = bytes.max(1);
+        let (send, mut recv) = (vec![1u8; bytes], vec![0u8; WINDOW * stride]);
+        let mut storage = RequestStorage::with_capacity(WINDOW);
+        bench.add("bandwidth", "ferrompi", bytes, move |iters| {
+            timed(iters, || {
+                storage = scope(|s| -> ferrompi::Result<RequestStorage> {
+                    let mut set = RequestSet::from_storage(std::mem::take(&mut storage));
+                    match rank {
+                        0 => {
+                            for _ in 0..WINDOW {
+                                set.push(world.isend(s, &send, 1, 2)?);
+                            }
+                        }
+                        1 => {
+                            for chunk in recv.chunks_mut(stride) {
+                                set.push(world.irecv(s, &mut chunk[..bytes], 0, 2)?);
+                            }
+                        }
+                        _ => {}
+                    }
+                    set.wait_all()?;
+                    Ok(set.into_storage())
+                })
+                .expect("window");
+                let mut ack = [0u8];
+                match rank {
+                    0 => world.recv(&mut ack, 1, 3).map(drop).expect("ack"),
+                    1 => world.send(&ack, 0, 3).expect("ack"),
+                    _ => {}
+                }
+            })
+        });
+        let mut buf = vec![1u8; WINDOW * stride];
+        let mut requests = null_requests(WINDOW);
+        bench.add("bandwidth", "c", bytes, move |iters| {
+            // SAFETY: `buf` holds WINDOW blocks of `stride` bytes; `requests` WINDOW handles.
+            seconds(unsafe {
+                ferrompi_c_bandwidth(
+                    iters as c_long,
+                    buf.as_mut_ptr(),
+                    int(bytes),
+                    int(WINDOW),
+                    stride as c_long,
+                    requests.as_mut_ptr(),
+                )
+            })
+        });
+        rows.push(Row {
+            group: "bandwidth",
+            what: "windowed isend bandwidth (64 in flight)",
+            bytes,
+            target: 1.05,
+        });
+    }
+    let peer = rank ^ 1;
+    for bytes in SMALL {
+        let stride = bytes.max(1);
+        let (send, mut recv) = (vec![1u8; bytes], vec![0u8; 8 * stride]);
+        let mut storage = RequestStorage::with_capacity(16);
+        bench.add("exchange8", "ferrompi", bytes, move |iters| {
+            timed(iters, || {
+                storage = scope(|s| -> ferrompi::Result<RequestStorage> {
+                    let mut set = RequestSet::from_storage(std::mem::take(&mut storage));
+                    for (k, chunk) in recv.chunks_mut(stride).enumerate() {
+                        set.push(world.irecv(s, &mut chunk[..bytes], peer, k as i32)?);
+                    }
+                    for k in 0..8 {
+                        set.push(world.isend(s, &send, peer, k)?);
+                    }
+                    set.wait_all()?;
+                    Ok(set.into_storage())
+                })
+                .expect("exchange");
+            })
+        });
+        let (send, mut recv) = (vec![1u8; bytes], vec![0u8; 8 * stride]);
+        let mut requests = null_requests(16);
+        bench.add("exchange8", "c", bytes, move |iters| {
+            // SAFETY: `recv` holds 8 blocks of `stride` bytes, `send` `bytes`; 16 handles.
+            seconds(unsafe {
+                ferrompi_c_exchange8(
+                    iters as c_long,
+                    send.as_ptr(),
+                    recv.as_mut_ptr(),
+                    int(bytes),
+                    stride as c_long,
+                    requests.as_mut_ptr(),
+                )
+            })
+        });
+        rows.push(Row {
+            group: "exchange8",
+            what: "8 × isend/irecv + wait_all",
+            bytes,
+            target: 1.05,
+        });
+    }
+}
+
+fn collectives<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Communicator<'a>) {
+    let size = world.size() as usize;
+    bench.add("barrier", "ferrompi", 0, move |iters| {
+        timed(iters, || world.barrier().expect("barrier"))
+    });
+    bench.add("barrier", "c", 0, move |iters| {
+        // SAFETY: no arguments.
+        seconds(unsafe { ferrompi_c_barrier(iters as c_long) })
+    });
+    rows.push(Row {
+        group: "barrier",
+        what: "barrier",
+        bytes: 0,
+        target: 1.02,
+    });
+    for bytes in COLLECTIVE {
+        let mut buf = vec![1u8; bytes];
+        bench.add("bcast", "ferrompi", bytes, move |iters| {
+            timed(iters, || world.bcast(&mut buf, 0).expect("bcast"))
+        });
+        let mut buf = vec![1u8; bytes];
+        bench.add("bcast", "c", bytes, move |iters| {
+            // SAFETY: `buf` holds `bytes` bytes.
+            seconds(unsafe { ferrompi_c_bcast(iters as c_long, buf.as_mut_ptr(), int(bytes)) })
+        });
+        rows.push(Row {
+            group: "bcast",
+            what: "bcast",
+            bytes,
+            target: 1.02,
+        });
+    }
+    for bytes in COLLECTIVE {
+        let n = bytes / 8;
+        let (send, mut recv) = (vec![1.0f64; n], vec![0.0f64; n]);
+        bench.add("allreduce", "ferrompi", bytes, move |iters| {
+            timed(iters, || {
+                world.allreduce(&send, &mut recv, Sum).expect("allreduce")
+            })
+        });
+        let (send, mut recv) = (vec![1.0f64; n], vec![0.0f64; n]);
+        bench.add("allreduce", "c", bytes, move |iters| {
+            // SAFETY: both buffers hold `n` doubles.
+            seconds(unsafe {
+                ferrompi_c_allreduce(iters as c_long, send.as_ptr(), recv.as_mut_ptr(), int(n))
+            })
+        });
+        let (send, mut recv) = (vec![1.0f64; n], vec![0.0f64; n]);
+        bench.add("iallreduce", "ferrompi", bytes, move |iters| {
+            timed(iters, || {
+                scope(|s| world.iallreduce(s, &send, &mut recv, Sum)?.wait()).expect("iallreduce");
+            })
+        });
+        let (send, mut recv) = (vec![1.0f64; n], vec![0.0f64; n]);
+        bench.add("iallreduce", "c", bytes, move |iters| {
+            // SAFETY: both buffers hold `n` doubles.
+            seconds(unsafe {
+                ferrompi_c_iallreduce(iters as c_long, send.as_ptr(), recv.as_mut_ptr(), int(n))
+            })
+        });
+        let mut persistent = world
+            .allreduce_init(vec![1.0f64; n], vec![0.0f64; n], Sum)
+            .expect("allreduce_init");
+        bench.add("allreduce_init", "ferrompi", bytes, move |iters| {
+            timed(iters, || {
+                persistent
+                    .start()
+                    .and_then(|a| a.wait())
+                    .expect("start/wait");
+            })
+        });
+        let c = CPersistent::new(n);
+        bench.add("allreduce_init", "c", bytes, move |iters| {
+            let c = &c; // own all of `c` (buffers, request), not just the pointer
+            // SAFETY: an inactive persistent request on `c`'s buffers.
+            seconds(unsafe { ferrompi_c_persistent(iters as c_long, c.request) })
+        });
+        for (group, what, target) in [
+            ("allreduce", "allreduce (blocking)", 1.02),
+            ("iallreduce", "iallreduce + wait", 1.05),
+            ("allreduce_init", "persistent allreduce start + wait", 1.02),
+        ] {
+            rows.push(Row {
+                group,
+                what,
+                bytes,
+                target,
+            });
+        }
+    }
+    for bytes in SMALL {
+        let n = bytes / 8;
+        let blocks = Partition::<f64>::uniform(size, n).expect("partition");
+        let (send, mut recv) = (vec![1.0f64; n], vec![0.0f64; n * size]);
+        bench.add("allgatherv", "ferrompi", bytes, move |iters| {
+            timed(iters, || {
+                world
+                    .allgatherv(&send, &mut recv, &blocks)
+                    .expect("allgatherv")
+            })
+        });
+        let (send, mut recv) = (vec![1.0f64; n], vec![0.0f64; n * size]);
+        let counts = vec![int(n); size];
+        let displs: Vec<c_int> = (0..size).map(|r| int(r * n)).collect();
+        bench.add("allgatherv", "c", bytes, move |iters| {
+            // SAFETY: `recv` holds `size` blocks of `n` doubles, as `counts`/`displs` say.
+            seconds(unsafe {
+                ferrompi_c_allgatherv(
+                    iters as c_long,
+                    send.as_ptr(),
+                    int(n),
+                    recv.as_mut_ptr(),
+                    counts.as_ptr(),
+                    displs.as_ptr(),
+                )
+            })
+        });
+        let (send, mut recv) = (vec![1.0f64; n * size], vec![0.0f64; n * size]);
+        bench.add("alltoall", "ferrompi", bytes, move |iters| {
+            timed(iters, || {
+                world.alltoall(&send, &mut recv).expect("alltoall")
+            })
+        });
+        let (send, mut recv) = (vec![1.0f64; n * size], vec![0.0f64; n * size]);
+        bench.add("alltoall", "c", bytes, move |iters| {
+            // SAFETY: both buffers hold `size` blocks of `n` doubles.
+            seconds(unsafe {
+                ferrompi_c_alltoall(iters as c_long, send.as_ptr(), recv.as_mut_ptr(), int(n))
+            })
+        });
+        for (group, what) in [
+            ("allgatherv", "allgatherv (bytes per rank)"),
+            ("alltoall", "alltoall (bytes per pair)"),
+        ] {
+            rows.push(Row {
+                group,
+                what,
+                bytes,
+                target: 1.02,
+            });
+        }
+    }
+}
+
+fn main() {
+    let mpi = Mpi::init().expect("MPI init");
+    let world = mpi.world();
+    let world = &world;
+    let ranks = world.size();
+    let mut bench = MpiBench::new(world);
+    let mut rows = Vec::new();
+    if ranks == 2 {
+        point_to_point(&mut bench, &mut rows, world);
+    }
+    collectives(&mut bench, &mut rows, world);
+    let Some(mut session) = bench.run(harness::criterion()) else {
+        return;
+    };
+    let quick = std::env::args().any(|a| a == "--test");
+    let rounds = if quick { 2 } else { 150 };
+    let implementation = format!("{:?}", ferrompi::IMPLEMENTATION);
+    let mut md = format!(
+        "### {implementation}, {ranks} ranks\n\n\
+         | operation | bytes | ferrompi µs | C µs | ferrompi / C | target | allocations | |\n\
+         |---|---:|---:|---:|---:|---:|---:|---|\n"
+    );
+    let mut csv = String::from(
+        "implementation,ranks,group,operation,bytes,ferrompi_us,c_us,ratio,target,allocations\n",
+    );
+    for row in &rows {
+        let ours = session.summary().get(row.group, "ferrompi", row.bytes) * 1e6;
+        let theirs = session.summary().get(row.group, "c", row.bytes) * 1e6;
+        let allocations = session
+            .summary()
+            .allocations(row.group, "ferrompi", row.bytes);
+        let ratio = session.ratio((row.group, "ferrompi"), (row.group, "c"), row.bytes, rounds);
+        let verdict = if ratio <= row.target && allocations == 0 {
+            "ok"
+        } else {
+            "**over**"
+        };
+        md += &format!(
+            "| {} | {} | {ours:.2} | {theirs:.2} | {ratio:.3} | {:.2} | {allocations} | {verdict} |\n",
+            row.what, row.bytes, row.target
+        );
+        csv += &format!(
+            "{implementation},{ranks},{},{},{},{ours:.4},{theirs:.4},{ratio:.4},{},{allocations}\n",
+            row.group, row.what, row.bytes, row.target
+        );
+    }
+    md += &library_effect(&mut session, rounds);
+    drop(session);
+    harness::report(&md, &csv);
+}
+
+/// What persistent collectives buy on this MPI, measured in C (so the binding plays no part).
+fn library_effect(session: &mut Session<'_>, rounds: usize) -> String {
+    let mut md = String::from(
+        "\nPersistent allreduce in C against the other two forms (median of interleaved runs; \
+         below 1 means persistent is faster):\n\n\
+         | bytes | persistent / blocking | persistent / iallreduce + wait |\n|---:|---:|---:|\n",
+    );
+    for bytes in COLLECTIVE {
+        let p = ("allreduce_init", "c");
+        let blocking = session.ratio(p, ("allreduce", "c"), bytes, rounds);
+        let nonblocking = session.ratio(p, ("iallreduce", "c"), bytes, rounds);
+        md += &format!("| {bytes} | {blocking:.3} | {nonblocking:.3} |\n");
+    }
+    md
+}

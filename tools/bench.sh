@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The comparison with C, in one command: for Open MPI and MPICH in turn, runs
+# benches/comparison.rs under the launcher with 2 ranks (point-to-point and collectives) and
+# 4 ranks (collectives). Rank 0 drives criterion; the C reference runs in the same binary. Each
+# run writes target/bench/<impl>-n<ranks>.{md,csv}; then benches/report.rs combines them into
+# target/bench/report.md with the ratio table and two plots (pingpong.svg, allreduce.svg).
+#
+#   tools/bench.sh                # everything (about 10 minutes on 2 cores)
+#   tools/bench.sh mpich          # one implementation
+#   QUICK=1 tools/bench.sh        # each benchmark once (criterion --test): checks that it runs
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+cd "$ROOT"
+
+impls=("$@")
+((${#impls[@]})) || impls=(openmpi mpich)
+out_dir="$ROOT/target/bench"
+mkdir -p "$out_dir"
+mode=(--bench)
+[[ -z "${QUICK:-}" ]] || mode=(--bench --test)
+for impl in "${impls[@]}"; do
+  mpi_env "$impl"
+  rm -f "$out_dir/$impl-"*
+  exe=$(cargo bench --locked --bench comparison --no-run --message-format=json 2>/dev/null \
+    | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
+  for ranks in 2 4; do
+    out="$out_dir/$impl-n$ranks"
+    echo "== $impl: comparison under $MPIEXEC -n $ranks -> $out.md"
+    # shellcheck disable=SC2086 # MPIEXEC holds the launcher and its options
+    FERROMPI_BENCH_OUT="$out" timeout 1200 $MPIEXEC -n "$ranks" "$exe" "${mode[@]}" > "$out.log" 2>&1 \
+      || { echo "comparison failed on $impl with $ranks ranks:" >&2; tail -n 40 "$out.log" >&2; exit 1; }
+  done
+done
+FERROMPI_BENCH_DIR="$out_dir" cargo bench --locked --bench report -- --bench > "$out_dir/report.log" 2>&1 \
+  || { echo "report failed:" >&2; cat "$out_dir/report.log" >&2; exit 1; }
+echo "== report: $out_dir/report.md (plots: $out_dir/pingpong.svg, $out_dir/allreduce.svg)"
+cat "$out_dir/report.md"

@@ -416,6 +416,12 @@ fn main() {
         point_to_point(&mut bench, &mut rows, world);
     }
     collectives(&mut bench, &mut rows, world);
+    // FERROMPI_BENCH_ONLY=group,group keeps only those rows (for profiling one operation).
+    if let Ok(only) = std::env::var("FERROMPI_BENCH_ONLY") {
+        let keep: Vec<&str> = only.split(',').collect();
+        rows.retain(|r| keep.contains(&r.group));
+        bench.retain(|group| keep.contains(&group));
+    }
     let Some(mut session) = bench.run(harness::criterion()) else {
         return;
     };
@@ -451,7 +457,9 @@ fn main() {
             row.group, row.what, row.bytes, row.target
         );
     }
-    md += &library_effect(&mut session, rounds);
+    if rows.iter().any(|r| r.group == "allreduce_init") {
+        md += &library_effect(&mut session, rounds);
+    }
     drop(session);
     harness::report(&md, &csv);
 }

@@ -98,6 +98,11 @@ impl<'a> MpiBench<'a> {
         });
     }
 
+    /// Keeps only the benchmarks of the groups `keep` accepts (the same on every rank).
+    pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
+        self.entries.retain(|e| keep(&e.group));
+    }
+
     /// One sample: every rank runs benchmark `id` for `iters` iterations; the slowest time.
     fn sample(world: &Communicator<'_>, entry: &mut Entry<'_>, iters: u64) -> Duration {
         let before = ALLOCATIONS.load(Ordering::Relaxed);

@@ -54,6 +54,7 @@ pub(crate) enum Kind {
     Collective,
 }
 
+#[inline]
 pub(crate) fn request_null() -> ffi::MPI_Request {
     // SAFETY: an immutable constant defined by the shim.
     unsafe { ffi::ferrompi_MPI_REQUEST_NULL }
@@ -67,16 +68,26 @@ pub(crate) struct RawRequest {
 }
 
 impl RawRequest {
+    #[inline]
     pub(crate) fn is_null(&self) -> bool {
         self.raw == request_null()
     }
 
     /// `MPI_Wait`. A nonblocking request becomes `MPI_REQUEST_NULL`; a persistent one inactive.
+    #[inline]
     pub(crate) fn wait(&mut self, operation: &'static str) -> Result<Status> {
         let mut status = Status::empty();
+        // A collective's status says nothing (MPI-4.0 §6.12): let MPI skip filling it in.
+        let out = if self.kind == Kind::Collective {
+            // SAFETY: an immutable constant defined by the shim.
+            unsafe { ffi::ferrompi_MPI_STATUS_IGNORE }
+        } else {
+            status.as_raw_mut()
+        };
         let _gate = enter(operation)?;
-        // SAFETY: `raw` is a request handle we own (or MPI_REQUEST_NULL, which returns at once).
-        let rc = unsafe { ffi::MPI_Wait(&mut self.raw, status.as_raw_mut()) };
+        // SAFETY: `raw` is a request handle we own (or MPI_REQUEST_NULL, which returns at once);
+        // `out` is a status to fill or MPI_STATUS_IGNORE.
+        let rc = unsafe { ffi::MPI_Wait(&mut self.raw, out) };
         check(rc, operation)?;
         Ok(status)
     }
@@ -163,10 +174,12 @@ pub(crate) struct InFlight<'scope> {
 }
 
 impl InFlight<'_> {
+    #[inline]
     pub(crate) fn started(&self) {
         self.count.set(self.count.get() + 1);
     }
 
+    #[inline]
     pub(crate) fn completed(&self, n: usize) {
         self.count.set(self.count.get() - n);
     }
@@ -252,6 +265,7 @@ pub struct Request<'scope> {
 
 impl<'scope> Request<'scope> {
     /// A request MPI just started, counted in its scope.
+    #[inline]
     pub(crate) fn started(
         raw: RawRequest,
         repair: Option<Repair>,
@@ -268,6 +282,7 @@ impl<'scope> Request<'scope> {
     }
 
     /// Accounts for completion once MPI has nulled the handle.
+    #[inline]
     fn settle(&mut self) {
         if self.pending && self.raw.is_null() {
             self.pending = false;
@@ -325,6 +340,7 @@ impl<'scope> Request<'scope> {
     }
 
     /// Hands the handle to a [`RequestSet`], which takes over completing it.
+    #[inline]
     pub(crate) fn into_parts(self) -> (RawRequest, Option<Repair>, bool) {
         let this = std::mem::ManuallyDrop::new(self);
         (

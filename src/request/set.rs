@@ -87,6 +87,7 @@ impl<'scope> RequestSet<'scope> {
     }
 
     /// A set using memory kept from an earlier one (see [`RequestStorage`]).
+    #[inline]
     pub fn from_storage(storage: RequestStorage) -> Self {
         RequestSet {
             raw: storage.raw,
@@ -102,6 +103,7 @@ impl<'scope> RequestSet<'scope> {
     /// Completes any pending request (as dropping the set would: receives are cancelled) and
     /// gives back the set's memory for the next batch. Call [`wait_all`](RequestSet::wait_all)
     /// first to see errors.
+    #[inline]
     pub fn into_storage(mut self) -> RequestStorage {
         self.complete_on_drop();
         if self.pending > 0 {
@@ -119,6 +121,7 @@ impl<'scope> RequestSet<'scope> {
     }
 
     /// Adds a request; returns its index.
+    #[inline]
     pub fn push(&mut self, request: Request<'scope>) -> usize {
         let in_flight = request.in_flight;
         let (raw, repair, pending) = request.into_parts();
@@ -152,6 +155,7 @@ impl<'scope> RequestSet<'scope> {
     }
 
     /// Accounts for requests MPI has completed (nulled), repairing their receive buffers.
+    #[inline]
     fn settle(&mut self, newly_completed: usize) {
         if newly_completed == 0 {
             return;
@@ -181,6 +185,7 @@ impl<'scope> RequestSet<'scope> {
         self.settle(done);
     }
 
+    #[inline]
     fn count(&self, operation: &'static str) -> Result<c_int> {
         crate::datatype::count_of::<c_int>(self.raw.len(), operation)
     }
@@ -191,6 +196,7 @@ impl<'scope> RequestSet<'scope> {
     /// [`Error::Mpi`](crate::Error::Mpi) (class `InStatus` when some operations failed; use
     /// [`wait_all_statuses`](RequestSet::wait_all_statuses) to see which);
     /// [`Error::WrongThread`](crate::Error::WrongThread).
+    #[inline]
     pub fn wait_all(&mut self) -> Result<()> {
         const OP: &str = "wait_all";
         let n = self.count(OP)?;
@@ -221,6 +227,7 @@ impl<'scope> RequestSet<'scope> {
         self.finish_all(rc, OP)
     }
 
+    #[inline]
     fn finish_all(&mut self, rc: c_int, operation: &'static str) -> Result<()> {
         if rc == ffi::MPI_SUCCESS {
             self.settle(self.pending);
@@ -397,6 +404,7 @@ impl Drop for RequestSet<'_> {
 
 impl RequestSet<'_> {
     /// Completes pending requests for a destructor: cancels receives, then waits for all.
+    #[inline]
     fn complete_on_drop(&mut self) {
         if self.pending == 0 {
             return;

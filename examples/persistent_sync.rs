@@ -6,7 +6,7 @@
 //! 2. **backward pass**: an `allgatherv` of the Benders cuts each rank generated (ranks generate
 //!    different numbers of cuts, so the partition is uneven);
 //! 3. **convergence**: an `allreduce` (`Sum`) of `[local gap, scenarios solved]`, started together
-//!    with the cut exchange and completed after it.
+//!    with the cut exchange (`ferrompi::start_all`) and completed with it.
 //!
 //! Every iteration changes the buffers through the requests and checks every result. Run with
 //! `tools/run-example.sh persistent_sync 4`.
@@ -59,10 +59,7 @@ fn main() -> Result<()> {
         convergence
             .send_mut()
             .copy_from_slice(&[best_upper - best_lower, 1.0]);
-        let exchanging = cuts.start()?;
-        let summing = convergence.start()?;
-        exchanging.wait()?;
-        summing.wait()?;
+        ferrompi::start_all(&mut [&mut cuts, &mut convergence])?.wait_all()?;
 
         let all = cuts.recv();
         let mut at = 0;

@@ -110,8 +110,8 @@ pub use op::{
     OwnedOp, Prod, Sum, UserOp,
 };
 pub use request::{
-    Active, ActiveAll, Buffers, NoBuffer, OwnedBuffer, OwnedRequest, Pair, PersistentRequest,
-    Request, RequestSet, RequestStorage, Scope, scope,
+    Active, ActiveAll, ActiveSet, Buffers, NoBuffer, OwnedBuffer, OwnedRequest, Pair, Persistent,
+    PersistentRequest, Request, RequestSet, RequestStorage, Scope, scope, start_all,
 };
 
 /// Converts an integer constant of the generated bindings to `c_int`, checked at compile time.

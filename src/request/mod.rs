@@ -29,7 +29,9 @@ pub mod progress;
 mod set;
 
 pub use owned::{OwnedBuffer, OwnedRequest};
-pub use persistent::{Active, ActiveAll, Buffers, NoBuffer, Pair, PersistentRequest};
+pub use persistent::{
+    Active, ActiveAll, ActiveSet, Buffers, NoBuffer, Pair, Persistent, PersistentRequest, start_all,
+};
 pub use set::{RequestSet, RequestStorage};
 
 use crate::Status;

@@ -395,3 +395,107 @@ impl<B: Buffers> Drop for ActiveAll<'_, '_, B> {
         }
     }
 }
+
+impl<B: Buffers> sealed::Sealed for PersistentRequest<'_, B> {}
+
+/// Any persistent request, whatever it owns, so that [`start_all`] can start a mixed set (say,
+/// an allreduce of bounds and an allgatherv of cuts) together. Sealed; every
+/// [`PersistentRequest`] is one.
+pub trait Persistent: sealed::Sealed {
+    #[doc(hidden)]
+    fn wait_leaked_operation(&mut self);
+    /// Starts the operation; the caller holds the gate.
+    #[doc(hidden)]
+    fn start_held(&mut self, operation: &'static str) -> Result<()>;
+    #[doc(hidden)]
+    fn wait_active(&mut self, operation: &'static str) -> Result<()>;
+    #[doc(hidden)]
+    fn settle_active(&mut self);
+}
+
+impl<B: Buffers> Persistent for PersistentRequest<'_, B> {
+    fn wait_leaked_operation(&mut self) {
+        self.wait_leaked();
+    }
+    fn start_held(&mut self, operation: &'static str) -> Result<()> {
+        self.start_raw(operation)
+    }
+    fn wait_active(&mut self, operation: &'static str) -> Result<()> {
+        if self.active {
+            self.complete(Some(operation))?;
+        }
+        Ok(())
+    }
+    fn settle_active(&mut self) {
+        self.settle_leaked();
+    }
+}
+
+/// Starts every request of a mixed set (as `MPI_Startall`, MPI-4.0 §3.9); the returned guard
+/// borrows them all until it completes them, on [`wait_all`](ActiveSet::wait_all) or drop.
+///
+/// ```no_run
+/// # use ferrompi::{Mpi, Partition, Sum};
+/// # let mpi = Mpi::init()?;
+/// # let world = mpi.world();
+/// let blocks = Partition::<f64>::uniform(world.size() as usize, 4)?;
+/// let mut cuts = world.allgatherv_init(vec![1.0; 4], vec![0.0; blocks.extent()], &blocks)?;
+/// let mut gap = world.allreduce_init_in_place(vec![0.5f64], Sum)?;
+/// ferrompi::start_all(&mut [&mut cuts, &mut gap])?.wait_all()?;
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
+///
+/// # Errors
+/// As [`PersistentRequest::start`]; requests started before an error are completed by the
+/// guard's drop.
+pub fn start_all<'a, 'b>(requests: &'a mut [&'b mut dyn Persistent]) -> Result<ActiveSet<'a, 'b>> {
+    for request in requests.iter_mut() {
+        request.wait_leaked_operation();
+    }
+    let set = ActiveSet { requests };
+    {
+        let _gate = enter("start_all")?;
+        for request in set.requests.iter_mut() {
+            request.start_held("start_all")?;
+        }
+    }
+    Ok(set)
+}
+
+/// Active operations of a mixed set of persistent requests, from [`start_all`].
+#[must_use = "dropping active operations waits for them (and cancels receives)"]
+pub struct ActiveSet<'a, 'b> {
+    requests: &'a mut [&'b mut dyn Persistent],
+}
+
+impl std::fmt::Debug for ActiveSet<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ActiveSet")
+            .field("requests", &self.requests.len())
+            .finish()
+    }
+}
+
+impl ActiveSet<'_, '_> {
+    /// Waits for every operation; reports the first error after completing them all.
+    ///
+    /// # Errors
+    /// [`Error::Mpi`]; [`Error::WrongThread`].
+    pub fn wait_all(self) -> Result<()> {
+        let mut first = Ok(());
+        for request in self.requests.iter_mut() {
+            if let Err(e) = request.wait_active("wait_all") {
+                first = first.and(Err(e));
+            }
+        }
+        first
+    }
+}
+
+impl Drop for ActiveSet<'_, '_> {
+    fn drop(&mut self) {
+        for request in self.requests.iter_mut() {
+            request.settle_active();
+        }
+    }
+}

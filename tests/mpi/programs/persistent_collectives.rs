@@ -5,8 +5,8 @@
 
 use crate::checks::Checks;
 use ferrompi::{
-    Buffers, Communicator, Error, Mpi, Pair, Partition, PersistentCollectives, PersistentRequest,
-    Sum, TypedBlock, TypedPartition,
+    Buffers, Communicator, Error, Mpi, Pair, Partition, Persistent, PersistentCollectives,
+    PersistentRequest, Sum, TypedBlock, TypedPartition,
 };
 
 const ITERATIONS: i64 = 100;
@@ -64,6 +64,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         moves(&world, t);
         v_moves(&world, t);
         alltoallw(&world, t);
+        mixed_set(&world, t);
     }
     ferrompi::set_persistent_emulation(false);
     misuse(&world, t);
@@ -493,4 +494,35 @@ fn no_growth(world: &Communicator<'_>, t: &mut Checks) {
         "last cycle's result",
     );
     t.okay(req.into_buffer().map(drop), "request freed");
+}
+
+/// `start_all` over requests of different kinds, started and completed together.
+fn mixed_set(world: &Communicator<'_>, t: &mut Checks) {
+    let (r, n) = (i64::from(world.rank()), i64::from(world.size()));
+    let mut sum = t.okay(
+        world.allreduce_init(vec![0i64; 3], vec![0; 3], Sum),
+        "allreduce_init",
+    );
+    let mut from_root = t.okay(world.bcast_init(vec![0i64; 2], 0), "bcast_init");
+    let mut barrier = t.okay(world.barrier_init(), "barrier_init");
+    let mut wrong = None;
+    for k in 0..ITERATIONS {
+        sum.send_mut().copy_from_slice(&[r, k, 1]);
+        if r == 0 {
+            from_root.buffer_mut().copy_from_slice(&[k, -k]);
+        }
+        let mut set: [&mut dyn Persistent; 3] = [&mut sum, &mut from_root, &mut barrier];
+        if let Err(e) = ferrompi::start_all(&mut set).and_then(|active| active.wait_all()) {
+            wrong = Some(format!("iteration {k}: {e}"));
+            break;
+        }
+        if sum.recv() != [n * (n - 1) / 2, n * k, n] || from_root.buffer() != [k, -k] {
+            wrong = Some(format!("iteration {k}: wrong result"));
+            break;
+        }
+    }
+    t.ok(
+        wrong.is_none(),
+        format!("start_all over a mixed set: {wrong:?}"),
+    );
 }

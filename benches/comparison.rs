@@ -60,7 +60,7 @@ unsafe extern "C" {
 }
 
 const PINGPONG: [usize; 6] = [8, 128, 2048, 32768, 524_288, 4_194_304];
-const COLLECTIVE: [usize; 4] = [8, 512, 65536, 1_048_576];
+const COLLECTIVE: [usize; 5] = [8, 512, 4096, 65536, 1_048_576];
 const SMALL: [usize; 3] = [8, 4096, 65536];
 const WINDOW: usize = 64;
 

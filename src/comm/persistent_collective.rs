@@ -689,6 +689,35 @@ impl<'env> Communicator<'env> {
     }
 }
 
+impl Communicator<'_> {
+    /// [`Communicator::move_init`] with a send and a receive buffer.
+    fn move_init_pair<S, R>(
+        &self,
+        f: MoveFn,
+        send: S,
+        mut recv: R,
+        root: i32,
+    ) -> Result<PersistentRequest<'_, Pair<S, R>>>
+    where
+        S: OwnedBuffer,
+        R: OwnedBuffer<Item = S::Item>,
+    {
+        let (s, d) = (src(&send), dst(&mut recv));
+        self.move_init::<S::Item, _>(f, Some(s), d, root, Pair { send, recv })
+    }
+
+    /// [`Communicator::move_init`] in place.
+    fn move_init_one<B: OwnedBuffer>(
+        &self,
+        f: MoveFn,
+        mut buf: B,
+        root: i32,
+    ) -> Result<PersistentRequest<'_, B>> {
+        let d = dst(&mut buf);
+        self.move_init::<B::Item, _>(f, None, d, root, buf)
+    }
+}
+
 /// `(pointer, length)` of a buffer MPI reads.
 fn src<B: OwnedBuffer>(buf: &B) -> (*const c_void, usize) {
     (send_ptr(buf.as_slice()), buf.as_slice().len())
@@ -756,6 +785,27 @@ macro_rules! reduction_inits {
 
 /// The persistent forms of `gather`, `scatter`, `allgather` and `alltoall`.
 macro_rules! move_inits {
+    (no root: $($f:expr => $name:ident, $in_place:ident, $mpi:literal, $blocking:ident;)*) => {$(
+        #[doc = concat!("Sets up a persistent [`", stringify!($blocking), "`](Communicator::", stringify!($blocking), ") (`", $mpi, "`, MPI-4.0 §6.13); the request owns both buffers.")]
+        ///
+        /// # Errors
+        #[doc = concat!("As [`", stringify!($blocking), "`](Communicator::", stringify!($blocking), ").")]
+        pub fn $name<S, R>(&self, send: S, recv: R) -> Result<PersistentRequest<'_, Pair<S, R>>>
+        where
+            S: OwnedBuffer,
+            R: OwnedBuffer<Item = S::Item>,
+        {
+            self.move_init_pair($f, send, recv, 0)
+        }
+
+        #[doc = concat!("The in-place form of [`", stringify!($name), "`](Communicator::", stringify!($name), "), with `buf` as [`", stringify!($blocking), "`](Communicator::", stringify!($blocking), ") takes it.")]
+        ///
+        /// # Errors
+        #[doc = concat!("As [`", stringify!($name), "`](Communicator::", stringify!($name), ").")]
+        pub fn $in_place<B: OwnedBuffer>(&self, buf: B) -> Result<PersistentRequest<'_, B>> {
+            self.move_init_one($f, buf, 0)
+        }
+    )*};
     ($($f:expr => $name:ident, $in_place:ident, $mpi:literal, $blocking:ident;)*) => {$(
         #[doc = concat!("Sets up a persistent [`", stringify!($blocking), "`](Communicator::", stringify!($blocking), ") (`", $mpi, "`, MPI-4.0 §6.13); the request owns both buffers.")]
         ///
@@ -764,15 +814,14 @@ macro_rules! move_inits {
         pub fn $name<S, R>(
             &self,
             send: S,
-            mut recv: R,
+            recv: R,
             root: i32,
         ) -> Result<PersistentRequest<'_, Pair<S, R>>>
         where
             S: OwnedBuffer,
             R: OwnedBuffer<Item = S::Item>,
         {
-            let (s, d) = (src(&send), dst(&mut recv));
-            self.move_init::<S::Item, _>($f, Some(s), d, root, Pair { send, recv })
+            self.move_init_pair($f, send, recv, root)
         }
 
         #[doc = concat!("The in-place form of [`", stringify!($name), "`](Communicator::", stringify!($name), "), with `buf` as the in-place [`", stringify!($blocking), "`](Communicator::", stringify!($blocking), ") takes it.")]
@@ -781,11 +830,10 @@ macro_rules! move_inits {
         #[doc = concat!("As [`", stringify!($name), "`](Communicator::", stringify!($name), ").")]
         pub fn $in_place<B: OwnedBuffer>(
             &self,
-            mut buf: B,
+            buf: B,
             root: i32,
         ) -> Result<PersistentRequest<'_, B>> {
-            let d = dst(&mut buf);
-            self.move_init::<B::Item, _>($f, None, d, root, buf)
+            self.move_init_one($f, buf, root)
         }
     )*};
 }
@@ -802,6 +850,12 @@ impl<'env> Communicator<'env> {
     move_inits! {
         MoveFn::Gather => gather_init, gather_init_in_place, "MPI_Gather_init", gather_in_place;
         MoveFn::Scatter => scatter_init, scatter_init_in_place, "MPI_Scatter_init", scatter_in_place;
+    }
+
+    move_inits! {
+        no root:
+        MoveFn::Allgather => allgather_init, allgather_init_in_place, "MPI_Allgather_init", allgather_in_place;
+        MoveFn::Alltoall => alltoall_init, alltoall_init_in_place, "MPI_Alltoall_init", alltoall_in_place;
     }
 
     /// Sets up a persistent reduction of `send` with `op` into `recv` at `root`
@@ -844,67 +898,6 @@ impl<'env> Communicator<'env> {
     {
         let d = dst(&mut buf);
         self.reduction_init::<B::Item, _, _>(Err(root), None, d, buf, op)
-    }
-
-    /// Sets up a persistent [`allgather`](Communicator::allgather) (`MPI_Allgather_init`,
-    /// MPI-4.0 §6.13); the request owns both buffers.
-    ///
-    /// # Errors
-    /// As [`allgather`](Communicator::allgather).
-    pub fn allgather_init<S, R>(
-        &self,
-        send: S,
-        mut recv: R,
-    ) -> Result<PersistentRequest<'_, Pair<S, R>>>
-    where
-        S: OwnedBuffer,
-        R: OwnedBuffer<Item = S::Item>,
-    {
-        let (s, d) = (src(&send), dst(&mut recv));
-        self.move_init::<S::Item, _>(MoveFn::Allgather, Some(s), d, 0, Pair { send, recv })
-    }
-
-    /// The in-place form of [`allgather_init`](Communicator::allgather_init): `buf` holds one
-    /// block per rank and this rank's is sent.
-    ///
-    /// # Errors
-    /// As [`allgather_init`](Communicator::allgather_init).
-    pub fn allgather_init_in_place<B: OwnedBuffer>(
-        &self,
-        mut buf: B,
-    ) -> Result<PersistentRequest<'_, B>> {
-        let d = dst(&mut buf);
-        self.move_init::<B::Item, _>(MoveFn::Allgather, None, d, 0, buf)
-    }
-
-    /// Sets up a persistent [`alltoall`](Communicator::alltoall) (`MPI_Alltoall_init`,
-    /// MPI-4.0 §6.13); the request owns both buffers.
-    ///
-    /// # Errors
-    /// As [`alltoall`](Communicator::alltoall).
-    pub fn alltoall_init<S, R>(
-        &self,
-        send: S,
-        mut recv: R,
-    ) -> Result<PersistentRequest<'_, Pair<S, R>>>
-    where
-        S: OwnedBuffer,
-        R: OwnedBuffer<Item = S::Item>,
-    {
-        let (s, d) = (src(&send), dst(&mut recv));
-        self.move_init::<S::Item, _>(MoveFn::Alltoall, Some(s), d, 0, Pair { send, recv })
-    }
-
-    /// The in-place form of [`alltoall_init`](Communicator::alltoall_init).
-    ///
-    /// # Errors
-    /// As [`alltoall_init`](Communicator::alltoall_init).
-    pub fn alltoall_init_in_place<B: OwnedBuffer>(
-        &self,
-        mut buf: B,
-    ) -> Result<PersistentRequest<'_, B>> {
-        let d = dst(&mut buf);
-        self.move_init::<B::Item, _>(MoveFn::Alltoall, None, d, 0, buf)
     }
 
     /// The request of a v-collective, which keeps a copy of `blocks` (MPI reads the counts at

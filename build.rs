@@ -109,7 +109,7 @@ fn main() {
         Err(why) => panic!("ferrompi: the MPI found via {source} is not usable: {why}"),
     };
     compile_shim(&out_dir, &flags);
-    compile_bench_reference(&out_dir, &flags);
+    compile_bench_reference(&out_dir, &flags, &source);
     emit_link(&flags);
     emit_cfgs(&caps, &source);
 }
@@ -372,15 +372,25 @@ fn emit_cfgs(caps: &Capabilities, source: &str) {
     );
 }
 
-/// Compiles the C reference of the benchmarks with the MPI flags and links it into the
-/// benchmark binaries only (`rustc-link-arg-benches`), never into the library.
-fn compile_bench_reference(out_dir: &Path, flags: &MpiFlags) {
+/// Compiles the C reference of the benchmarks with the compiler wrapper the crate was probed
+/// with (`MPICC`, or `mpicc` from `PATH`; the default C compiler with the same flags when the
+/// probe used pkg-config or directories) and links it into the benchmark binaries only
+/// (`rustc-link-arg-benches`), never into the library.
+fn compile_bench_reference(out_dir: &Path, flags: &MpiFlags, probe_source: &str) {
     let source = Path::new("benches/c/reference.c");
     println!("cargo:rerun-if-changed={}", source.display());
     if !source.exists() {
         return; // a packaged crate without its benchmarks
     }
     let mut build = cc::Build::new();
+    // The probe's attempt names the wrapper: "`mpicc.mpich -show`".
+    if let Some(wrapper) = probe_source
+        .strip_prefix('`')
+        .and_then(|s| s.split(' ').next())
+        && wrapper != "pkg-config"
+    {
+        build.compiler(wrapper);
+    }
     build
         .file(source)
         .warnings(true)

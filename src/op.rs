@@ -49,10 +49,27 @@ pub trait Op<T: Equivalence>: sealed::Sealed {
     fn operand(&self) -> Operand;
 }
 
-/// An [`Op`] a persistent collective can own for as long as its request lives: a predefined op,
-/// or a [`UserOp`] moved in (not `&UserOp`: a leaked request could then outlive the closure that
-/// MPI still calls). Sealed.
-pub trait OwnedOp<T: Equivalence>: Op<T> + Send + Sync {}
+/// An operation a persistent collective can own for as long as its request lives: a predefined
+/// op, or a [`UserOp`] moved in (not `&UserOp`: a leaked request could then outlive the closure
+/// that MPI still calls). Sealed.
+///
+/// A `UserOp` by value is *only* an `OwnedOp`, not an [`Op`]: a nonblocking call given one would
+/// drop it (and free its closure) while the operation is still in flight, so that does not
+/// compile:
+///
+/// ```compile_fail
+/// # use ferrompi::{Mpi, UserOp};
+/// # let mpi = Mpi::init().unwrap();
+/// # let world = mpi.world();
+/// let op = UserOp::<f64>::commutative(&mpi, |a, b| b.iter_mut().zip(a).for_each(|(y, x)| *y += x)).unwrap();
+/// let (send, mut recv) = ([1.0f64; 4], [0.0f64; 4]);
+/// ferrompi::scope(|s| world.iallreduce(s, &send, &mut recv, op).map(drop)).unwrap();
+/// ```
+pub trait OwnedOp<T: Equivalence>: sealed::Sealed + Send + Sync {
+    /// The MPI op and datatype to reduce `T` with.
+    #[doc(hidden)]
+    fn owned_operand(&self) -> Operand;
+}
 
 macro_rules! marker {
     ($(#[$doc:meta])* $name:ident: $($ty:ty),*) => {
@@ -102,7 +119,12 @@ macro_rules! predefined {
                 Operand { op, datatype: T::datatype().as_raw(), per_value: T::ELEMENTS }
             }
         }
-        impl<T: $bound> OwnedOp<T> for $name {}
+        impl<T: $bound> OwnedOp<T> for $name {
+            #[inline(always)]
+            fn owned_operand(&self) -> Operand {
+                Op::<T>::operand(self)
+            }
+        }
     )*};
 }
 
@@ -203,15 +225,15 @@ impl<T: Equivalence> sealed::Sealed for &UserOp<'_, T> {}
 impl<T: Equivalence> Op<T> for &UserOp<'_, T> {
     #[inline(always)]
     fn operand(&self) -> Operand {
-        (**self).operand()
+        (**self).owned_operand()
     }
 }
 
 impl<T: Equivalence> sealed::Sealed for UserOp<'_, T> {}
 /// By value, for persistent collectives, which keep the op until their request is freed.
-impl<T: Equivalence> Op<T> for UserOp<'_, T> {
+impl<T: Equivalence> OwnedOp<T> for UserOp<'_, T> {
     #[inline(always)]
-    fn operand(&self) -> Operand {
+    fn owned_operand(&self) -> Operand {
         Operand {
             op: self.op,
             datatype: self.datatype,
@@ -219,10 +241,13 @@ impl<T: Equivalence> Op<T> for UserOp<'_, T> {
         }
     }
 }
-impl<T: Equivalence> OwnedOp<T> for UserOp<'_, T> {}
 
 /// The keyval under which each [`UserOp`]'s datatype stores its closure; one per process.
 static KEYVAL: OnceLock<c_int> = OnceLock::new();
+
+// The three `extern "C"` functions below are callbacks MPI calls, not prototypes of MPI: passing
+// them to `MPI_Type_create_keyval` and `MPI_Op_create` checks their signatures against the
+// function-pointer types the generated bindings declare.
 
 unsafe extern "C" fn no_copy(
     _old: ffi::MPI_Datatype,

@@ -49,13 +49,12 @@ pub(super) fn same_len(expected: usize, actual: usize, operation: &'static str) 
 /// large-count path (see `comm::large`), except for a nonblocking reduction on an MPI without
 /// MPI-4's `_c` calls: chunks would need several requests, so that is an error.
 #[inline(always)]
-pub(super) fn reduction<T: Equivalence, O: Op<T>>(
+pub(super) fn reduction(
     len: usize,
-    op: &O,
+    operand: Operand,
     nonblocking: bool,
     operation: &'static str,
 ) -> Result<(ffi::MPI_Count, Operand)> {
-    let operand = op.operand();
     let max = if nonblocking && !cfg!(ferrompi_large_count) {
         ffi::MPI_Count::from(c_int::MAX)
     } else {
@@ -281,7 +280,7 @@ impl<'env> Communicator<'env> {
         if self.is_root(root, OP)? {
             same_len(send.len(), recv.len(), OP)?;
         }
-        let (count, operand) = reduction::<T, O>(send.len(), &op, false, OP)?;
+        let (count, operand) = reduction(send.len(), op.operand(), false, OP)?;
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         // SAFETY: `send` holds `count` elements; at the root `recv` has room for as many; both
         // borrowed for the blocking call.
@@ -303,7 +302,7 @@ impl<'env> Communicator<'env> {
     ) -> Result<()> {
         const OP: &str = "reduce";
         let at_root = self.is_root(root, OP)?;
-        let (count, operand) = reduction::<T, O>(buf.len(), &op, false, OP)?;
+        let (count, operand) = reduction(buf.len(), op.operand(), false, OP)?;
         if at_root && root != 0 && cfg!(ferrompi_family = "mpich") {
             // MPICH 4.0-4.1 read from the MPI_IN_PLACE sentinel itself when the root is not 0
             // and crash (pmodels/mpich#6540); reduce from a copy instead, as a C program must.
@@ -335,7 +334,7 @@ impl<'env> Communicator<'env> {
         root: i32,
     ) -> Result<Request<'s>> {
         const OP: &str = "ireduce";
-        let (count, operand) = reduction::<T, O>(send.len(), &op, true, OP)?;
+        let (count, operand) = reduction(send.len(), op.operand(), true, OP)?;
         if self.is_root(root, OP)? {
             same_len(send.len(), recv.len(), OP)?;
         }
@@ -395,7 +394,7 @@ impl<'env> Communicator<'env> {
         let operation = f.name(false);
         let factor = f.input_factor(self.size_usize());
         same_len(recv.len().saturating_mul(factor), send.len(), operation)?;
-        let (count, operand) = reduction::<T, O>(recv.len(), &op, false, operation)?;
+        let (count, operand) = reduction(recv.len(), op.operand(), false, operation)?;
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         // SAFETY: `send` and `recv` hold what the operation reads and writes (checked above),
         // borrowed for the blocking call.
@@ -415,7 +414,7 @@ impl<'env> Communicator<'env> {
         if f == ReduceFn::ScatterBlock {
             self.share(buf.len(), operation)?;
         }
-        let (count, operand) = reduction::<T, O>(result_len, &op, false, operation)?;
+        let (count, operand) = reduction(result_len, op.operand(), false, operation)?;
         let d = recv_ptr(buf);
         // SAFETY: `buf` holds the input and room for the result, borrowed for the call.
         self.blocking(operation, buf, |r| unsafe {
@@ -432,7 +431,7 @@ impl<'env> Communicator<'env> {
         op: O,
     ) -> Result<Request<'s>> {
         let operation = f.name(true);
-        let (count, operand) = reduction::<T, O>(recv.len(), &op, true, operation)?;
+        let (count, operand) = reduction(recv.len(), op.operand(), true, operation)?;
         same_len(
             recv.len() * f.input_factor(self.size_usize()),
             send.len(),
@@ -457,7 +456,7 @@ impl<'env> Communicator<'env> {
             self.share(buf.len(), operation)?;
         }
         let result_len = buf.len() / f.input_factor(self.size_usize());
-        let (count, operand) = reduction::<T, O>(result_len, &op, true, operation)?;
+        let (count, operand) = reduction(result_len, op.operand(), true, operation)?;
         let d = recv_ptr(buf);
         // SAFETY: `buf` borrowed for 's; the scope completes the operation first.
         self.nonblocking(scope, operation, Repair::for_slice(buf), |r| unsafe {
@@ -641,7 +640,7 @@ impl<'env> Communicator<'env> {
     ) -> Result<()> {
         const OP: &str = "reduce_scatter";
         let (counts, operand) =
-            self.reduce_scatter_args(send.len(), recv.len(), blocks, &op, OP)?;
+            self.reduce_scatter_args(send.len(), recv.len(), blocks, op.operand(), OP)?;
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         self.blocking(OP, recv, |_| {
             // SAFETY: buffers checked against the packed partition, borrowed for the call.
@@ -649,12 +648,12 @@ impl<'env> Communicator<'env> {
         })
     }
 
-    pub(super) fn reduce_scatter_args<T: Equivalence, O: Op<T>>(
+    pub(super) fn reduce_scatter_args<T: Equivalence>(
         &self,
         send_len: usize,
         recv_len: usize,
         blocks: &Partition<T>,
-        op: &O,
+        operand: Operand,
         operation: &'static str,
     ) -> Result<(*const c_int, Operand)> {
         blocks.check(self.size, send_len, operation)?;
@@ -666,7 +665,6 @@ impl<'env> Communicator<'env> {
         }
         same_len(blocks.extent(), send_len, operation)?;
         same_len(blocks.len_of(self.rank_usize()), recv_len, operation)?;
-        let operand = op.operand();
         if operand.per_value != T::ELEMENTS {
             return Err(Error::InvalidArgument {
                 operation,
@@ -1287,7 +1285,8 @@ impl<'env> Communicator<'env> {
     ) -> Result<()> {
         const OP: &str = "reduce_scatter";
         let own = blocks.len_of(self.rank_usize().min(blocks.ranks().saturating_sub(1)));
-        let (counts, operand) = self.reduce_scatter_args(buf.len(), own, blocks, &op, OP)?;
+        let (counts, operand) =
+            self.reduce_scatter_args(buf.len(), own, blocks, op.operand(), OP)?;
         let d = recv_ptr(buf);
         self.blocking(OP, buf, |_| {
             // SAFETY: `buf` holds the packed input (checked), borrowed for the call.
@@ -1582,7 +1581,7 @@ impl<'env> Communicator<'env> {
     ) -> Result<Request<'s>> {
         const OP: &str = "ireduce_scatter";
         let (counts, operand) =
-            self.reduce_scatter_args(send.len(), recv.len(), blocks, &op, OP)?;
+            self.reduce_scatter_args(send.len(), recv.len(), blocks, op.operand(), OP)?;
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         self.nonblocking(scope, OP, Repair::for_slice(recv), |r| {
             // SAFETY: buffers, partition and op borrowed for 's; the scope completes it first.

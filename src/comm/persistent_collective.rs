@@ -590,7 +590,7 @@ impl<'env> Communicator<'env> {
             }
             input
         };
-        let (n, operand) = reduction::<T, O>(result, &op, true, operation)?;
+        let (n, operand) = reduction(result, op.owned_operand(), true, operation)?;
         let n = c_int::try_from(n).map_err(|_| overflow(result, operation))?;
         let (dt, mpi_op) = (operand.datatype, operand.op);
         let (s, d) = match (send, at_root) {
@@ -1251,7 +1251,8 @@ impl<'env> Communicator<'env> {
     {
         const OP: &str = "reduce_scatter_init";
         let ((s, send_len), (d, recv_len)) = (src(&send), dst(&mut recv));
-        let (_, operand) = self.reduce_scatter_args(send_len, recv_len, blocks, &op, OP)?;
+        let (_, operand) =
+            self.reduce_scatter_args(send_len, recv_len, blocks, op.owned_operand(), OP)?;
         self.reduce_scatter_init_with(s, d, blocks, operand, op, Pair { send, recv })
     }
 
@@ -1273,7 +1274,7 @@ impl<'env> Communicator<'env> {
         const OP: &str = "reduce_scatter_init";
         let (d, len) = dst(&mut buf);
         let own = blocks.len_of(self.rank_usize().min(blocks.ranks().saturating_sub(1)));
-        let (_, operand) = self.reduce_scatter_args(len, own, blocks, &op, OP)?;
+        let (_, operand) = self.reduce_scatter_args(len, own, blocks, op.owned_operand(), OP)?;
         let s = in_place().cast_const();
         self.reduce_scatter_init_with(s, d, blocks, operand, op, buf)
     }

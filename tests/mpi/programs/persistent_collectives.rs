@@ -6,7 +6,7 @@
 use crate::checks::Checks;
 use ferrompi::{
     Buffers, Communicator, Error, Mpi, Pair, Partition, Persistent, PersistentCollectives,
-    PersistentRequest, Sum, TypedBlock, TypedPartition,
+    PersistentRequest, Sum, TypedBlock, TypedPartition, UserOp,
 };
 
 const ITERATIONS: i64 = 100;
@@ -65,6 +65,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         v_moves(&world, t);
         alltoallw(&world, t);
         mixed_set(&world, t);
+        user_op(mpi, &world, t);
     }
     ferrompi::set_persistent_emulation(false);
     misuse(&world, t);
@@ -524,5 +525,32 @@ fn mixed_set(world: &Communicator<'_>, t: &mut Checks) {
     t.ok(
         wrong.is_none(),
         format!("start_all over a mixed set: {wrong:?}"),
+    );
+}
+
+/// A user-defined op moved into the request (the request keeps it alive), associative but not
+/// commutative: on pairs `(value, scale)`, `a ∘ b = (a.value · b.scale + b.value, a.scale ·
+/// b.scale)` appends digits, so the result lists the ranks' digits in rank order.
+fn user_op(mpi: &Mpi, world: &Communicator<'_>, t: &mut Checks) {
+    let (r, n) = (i64::from(world.rank()), i64::from(world.size()));
+    let op = UserOp::<[i64; 2]>::non_commutative(mpi, |a, b| {
+        for (x, y) in a.iter().zip(b.iter_mut()) {
+            *y = [x[0] * y[1] + y[0], x[1] * y[1]];
+        }
+    });
+    let op = t.okay(op, "UserOp::non_commutative");
+    // Rank q contributes the digit (q + k) % 10; the digits read in rank order.
+    let digit = |q: i64, k: i64| (q + k) % 10;
+    let expected = |k: i64| {
+        let value = (0..n).fold(0, |acc, q| acc * 10 + digit(q, k));
+        [value, 10i64.pow(n as u32)]
+    };
+    let req = world.allreduce_init(vec![[0i64; 2]; 3], vec![[0; 2]; 3], op);
+    cycle(
+        t,
+        "allreduce_init with a non-commutative UserOp moved in",
+        req,
+        |q, k| q.send_mut().fill([digit(r, k), 10]),
+        |q, k| q.recv().iter().all(|&v| v == expected(k)),
     );
 }

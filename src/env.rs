@@ -27,7 +27,7 @@ use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
-use std::sync::{Mutex, MutexGuard, Once};
+use std::sync::{Mutex, MutexGuard, Once, OnceLock};
 
 /// The level of thread support (MPI-4.0, "MPI and Threads"), ordered from least to most.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -200,6 +200,31 @@ pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate> {
                 .unwrap_or(ThreadLevel::Single),
         }),
     }
+}
+
+/// Whether the library is MPICH older than `(major, minor)`, or an MPICH whose version string
+/// cannot be read; for working around bugs of old versions. Read once.
+pub(crate) fn mpich_before(version: (u32, u32)) -> bool {
+    static MPICH: OnceLock<Option<(u32, u32)>> = OnceLock::new();
+    MPICH.get_or_init(mpich_version).is_none_or(|v| v < version)
+}
+
+/// `(major, minor)` from MPICH's library version string ("MPICH Version:      4.0.2 …").
+fn mpich_version() -> Option<(u32, u32)> {
+    let mut buf = vec![0u8; ffi::MPI_MAX_LIBRARY_VERSION_STRING as usize + 1];
+    let mut len: c_int = 0;
+    // SAFETY: `buf` has room for MPI_MAX_LIBRARY_VERSION_STRING bytes; callable at any time.
+    let rc = unsafe { ffi::MPI_Get_library_version(buf.as_mut_ptr().cast(), &mut len) };
+    if rc != ffi::MPI_SUCCESS {
+        return None;
+    }
+    buf.truncate(usize::try_from(len).unwrap_or(0));
+    let text = String::from_utf8_lossy(&buf);
+    let version = text.split("Version:").nth(1)?.split_whitespace().next()?;
+    let mut parts = version
+        .split('.')
+        .map(|p| p.trim_end_matches(|c: char| !c.is_ascii_digit()));
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
 /// `MPI_TAG_UB` of `MPI_COMM_WORLD`, read once at initialisation.

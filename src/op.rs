@@ -247,9 +247,10 @@ static KEYVAL: OnceLock<c_int> = OnceLock::new();
 
 // The three `extern "C"` functions below are callbacks MPI calls, not prototypes of MPI: passing
 // them to `MPI_Type_create_keyval` and `MPI_Op_create` checks their signatures against the
-// function-pointer types the generated bindings declare.
+// function-pointer types the generated bindings declare. The keyval callbacks also serve the
+// large-count span ops (`comm::large::span_op`).
 
-unsafe extern "C" fn no_copy(
+pub(crate) unsafe extern "C" fn no_copy(
     _old: ffi::MPI_Datatype,
     _keyval: c_int,
     _extra: *mut c_void,
@@ -262,7 +263,7 @@ unsafe extern "C" fn no_copy(
     ffi::MPI_SUCCESS
 }
 
-unsafe extern "C" fn no_delete(
+pub(crate) unsafe extern "C" fn no_delete(
     _dt: ffi::MPI_Datatype,
     _keyval: c_int,
     _value: *mut c_void,

@@ -46,24 +46,16 @@ pub(super) fn same_len(expected: usize, actual: usize, operation: &'static str) 
 }
 
 /// Reduction arguments: the count in the operand's elements. Counts above `i32::MAX` take the
-/// large-count path (see `comm::large`), except for a nonblocking reduction on an MPI without
-/// MPI-4's `_c` calls: chunks would need several requests, so that is an error.
+/// large-count path (see `comm::large`).
 #[inline(always)]
 pub(super) fn reduction(
     len: usize,
     operand: Operand,
-    nonblocking: bool,
     operation: &'static str,
 ) -> Result<(ffi::MPI_Count, Operand)> {
-    let max = if nonblocking && !cfg!(ferrompi_large_count) {
-        ffi::MPI_Count::from(c_int::MAX)
-    } else {
-        ffi::MPI_Count::MAX
-    };
     let count = len
         .checked_mul(operand.per_value)
-        .and_then(|n| ffi::MPI_Count::try_from(n).ok())
-        .filter(|&n| n <= max);
+        .and_then(|n| ffi::MPI_Count::try_from(n).ok());
     match count {
         Some(count) => Ok((count, operand)),
         None => Err(crate::datatype::count_overflow(
@@ -165,14 +157,19 @@ impl<'env> Communicator<'env> {
     /// # Safety
     /// `buf` must hold `count` elements and stay valid (and, if nonblocking, untouched) until
     /// the operation completes.
+    #[inline(always)]
     unsafe fn raw_bcast(
         &self,
         buf: *mut c_void,
-        count: c_int,
+        count: ffi::MPI_Count,
         dt: ffi::MPI_Datatype,
         root: c_int,
         r: Req<'_>,
     ) -> c_int {
+        let Ok(count) = c_int::try_from(count) else {
+            // SAFETY: per the contract.
+            return unsafe { self.bcast_large(buf, count, dt, root, r) };
+        };
         // SAFETY: per the contract.
         unsafe {
             match r {
@@ -193,25 +190,11 @@ impl<'env> Communicator<'env> {
     pub fn bcast<T: Equivalence>(&self, buf: &mut [T], root: i32) -> Result<()> {
         const OP: &str = "bcast";
         self.check_rank(root, "root", OP)?;
-        let count = match count_of::<T>(buf.len(), OP) {
-            Err(Error::CountOverflow { .. }) => return self.bcast_big(buf, root),
-            other => other?,
-        };
+        let count = large_count::<T>(buf.len(), OP)?;
         let ptr = recv_ptr(buf);
         // SAFETY: `buf` holds `count` elements, exclusively borrowed for the blocking call.
         self.blocking(OP, buf, |r| unsafe {
             self.raw_bcast(ptr, count, T::datatype().as_raw(), root, r)
-        })
-    }
-
-    /// [`Communicator::bcast`] of more than `i32::MAX` elements (see `comm::large`).
-    #[cold]
-    fn bcast_big<T: Equivalence>(&self, buf: &mut [T], root: i32) -> Result<()> {
-        const OP: &str = "bcast";
-        let count = super::large::large_count::<T>(buf.len(), OP)?;
-        let ptr = recv_ptr(buf);
-        self.blocking(OP, buf, |_| {
-            self.bcast_large(ptr, count, T::datatype().as_raw(), root)
         })
     }
 
@@ -226,13 +209,47 @@ impl<'env> Communicator<'env> {
         root: i32,
     ) -> Result<Request<'s>> {
         const OP: &str = "ibcast";
-        let count = count_of::<T>(buf.len(), OP)?;
+        let count = large_count::<T>(buf.len(), OP)?;
         self.check_rank(root, "root", OP)?;
+        if cfg!(ferrompi_family = "mpich")
+            && size_of_val(buf) > c_int::MAX as usize
+            && crate::env::mpich_before((4, 2))
+        {
+            return self.ibcast_big(scope, buf, root);
+        }
         let ptr = recv_ptr(buf);
         // SAFETY: `buf` is borrowed for 's; the scope completes the operation first.
         self.nonblocking(scope, OP, Repair::for_slice(buf), |r| unsafe {
             self.raw_bcast(ptr, count, T::datatype().as_raw(), root, r)
         })
+    }
+
+    /// [`Communicator::ibcast`] of 2 GiB or more on MPICH before 4.2, whose `MPI_Ibcast` keeps
+    /// the byte count in an `int` and fails on the receivers (reproduced on 4.0.2, with
+    /// `MPI_Ibcast_c` too, for every `MPIR_CVAR_IBCAST_INTRA_ALGORITHM` but one). Every rank
+    /// sees the same length, so all of them take this path: an `MPI_Ialltoallw` in which the
+    /// root sends its buffer to every other rank (see `comm::large`). The side of the call a
+    /// rank does not use gets a dangling pointer, with counts 0.
+    #[cold]
+    fn ibcast_big<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [T],
+        root: i32,
+    ) -> Result<Request<'s>> {
+        const OP: &str = "ibcast";
+        let whole = Block::whole::<T>(buf.len());
+        let unused = std::ptr::NonNull::<u8>::dangling()
+            .as_ptr()
+            .cast::<c_void>();
+        let (s, d) = if self.rank == root {
+            (send_ptr(buf), unused)
+        } else {
+            (unused.cast_const(), recv_ptr(buf))
+        };
+        let (to, from) = ((s, |_| whole), (d, |_| whole));
+        let f = VMove::Bcast { root };
+        self.ivmove_big(scope, f, to, from, Repair::for_slice(buf), OP)
     }
 
     // ----- reduce, allreduce, scan, exscan ----------------------------------------------------
@@ -280,7 +297,7 @@ impl<'env> Communicator<'env> {
         if self.is_root(root, OP)? {
             same_len(send.len(), recv.len(), OP)?;
         }
-        let (count, operand) = reduction(send.len(), op.operand(), false, OP)?;
+        let (count, operand) = reduction(send.len(), op.operand(), OP)?;
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         // SAFETY: `send` holds `count` elements; at the root `recv` has room for as many; both
         // borrowed for the blocking call.
@@ -302,7 +319,7 @@ impl<'env> Communicator<'env> {
     ) -> Result<()> {
         const OP: &str = "reduce";
         let at_root = self.is_root(root, OP)?;
-        let (count, operand) = reduction(buf.len(), op.operand(), false, OP)?;
+        let (count, operand) = reduction(buf.len(), op.operand(), OP)?;
         if at_root && root != 0 && cfg!(ferrompi_family = "mpich") {
             // MPICH 4.0-4.1 read from the MPI_IN_PLACE sentinel itself when the root is not 0
             // and crash (pmodels/mpich#6540); reduce from a copy instead, as a C program must.
@@ -334,7 +351,7 @@ impl<'env> Communicator<'env> {
         root: i32,
     ) -> Result<Request<'s>> {
         const OP: &str = "ireduce";
-        let (count, operand) = reduction(send.len(), op.operand(), true, OP)?;
+        let (count, operand) = reduction(send.len(), op.operand(), OP)?;
         if self.is_root(root, OP)? {
             same_len(send.len(), recv.len(), OP)?;
         }
@@ -394,7 +411,7 @@ impl<'env> Communicator<'env> {
         let operation = f.name(false);
         let factor = f.input_factor(self.size_usize());
         same_len(recv.len().saturating_mul(factor), send.len(), operation)?;
-        let (count, operand) = reduction(recv.len(), op.operand(), false, operation)?;
+        let (count, operand) = reduction(recv.len(), op.operand(), operation)?;
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         // SAFETY: `send` and `recv` hold what the operation reads and writes (checked above),
         // borrowed for the blocking call.
@@ -414,7 +431,7 @@ impl<'env> Communicator<'env> {
         if f == ReduceFn::ScatterBlock {
             self.share(buf.len(), operation)?;
         }
-        let (count, operand) = reduction(result_len, op.operand(), false, operation)?;
+        let (count, operand) = reduction(result_len, op.operand(), operation)?;
         let d = recv_ptr(buf);
         // SAFETY: `buf` holds the input and room for the result, borrowed for the call.
         self.blocking(operation, buf, |r| unsafe {
@@ -431,7 +448,7 @@ impl<'env> Communicator<'env> {
         op: O,
     ) -> Result<Request<'s>> {
         let operation = f.name(true);
-        let (count, operand) = reduction(recv.len(), op.operand(), true, operation)?;
+        let (count, operand) = reduction(recv.len(), op.operand(), operation)?;
         same_len(
             recv.len() * f.input_factor(self.size_usize()),
             send.len(),
@@ -456,7 +473,7 @@ impl<'env> Communicator<'env> {
             self.share(buf.len(), operation)?;
         }
         let result_len = buf.len() / f.input_factor(self.size_usize());
-        let (count, operand) = reduction(result_len, op.operand(), true, operation)?;
+        let (count, operand) = reduction(result_len, op.operand(), operation)?;
         let d = recv_ptr(buf);
         // SAFETY: `buf` borrowed for 's; the scope completes the operation first.
         self.nonblocking(scope, operation, Repair::for_slice(buf), |r| unsafe {
@@ -992,10 +1009,41 @@ impl<'env> Communicator<'env> {
             let _gate = enter(operation)?;
             // SAFETY: the caller checked the blocks against the buffers, which are borrowed for
             // the call.
-            unsafe { self.vmove_blocks(f, in_place, s, send, d, recv, operation) }
+            unsafe { self.vmove_blocks(f, in_place, s, send, d, recv, None, operation) }
         };
         repair(out);
         result
+    }
+
+    /// A nonblocking v-collective (or a broadcast, see `ibcast`) whose blocks or offsets do
+    /// not fit `int`: `MPI_Ialltoallw`, its arrays kept in `scope` (see `comm::large`).
+    ///
+    /// The caller checked the blocks against the buffers at `s` and `d`, which are borrowed for
+    /// 's; `repair` is the received buffer's.
+    #[cold]
+    #[allow(clippy::too_many_arguments)]
+    fn ivmove_big<'s>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        f: VMove,
+        (s, send): (*const c_void, impl Fn(usize) -> Block),
+        (d, recv): (*mut c_void, impl Fn(usize) -> Block),
+        repair: Option<Repair>,
+        operation: &'static str,
+    ) -> Result<Request<'s>> {
+        let mut raw = request_null();
+        {
+            let _gate = enter(operation)?;
+            let start = Some((&mut raw, scope));
+            // SAFETY: the caller checked the blocks against the buffers, which are borrowed for
+            // 's; the scope completes the operation before they are released.
+            unsafe { self.vmove_blocks(f, false, s, send, d, recv, start, operation)? };
+        }
+        let raw = RawRequest {
+            raw,
+            kind: Kind::Collective,
+        };
+        Ok(Request::started(raw, repair, &scope.in_flight))
     }
 
     /// Collects blocks of different lengths at `root` (`MPI_Gatherv`, §6.5). Every rank passes
@@ -1315,9 +1363,16 @@ impl<'env> Communicator<'env> {
         blocks: &'s Partition<T>,
     ) -> Result<Request<'s>> {
         const OP: &str = "iallgatherv";
+        blocks.check(self.size, recv.len(), OP)?;
+        if blocks.is_large() {
+            same_len(blocks.len_of(self.rank_usize()), send.len(), OP)?;
+            let own = Block::whole::<T>(send.len());
+            let (f, s, d) = (VMove::Allgatherv, send_ptr(send), recv_ptr(recv));
+            let (to, from) = ((s, |_| own), (d, |i| blocks.block(i)));
+            return self.ivmove_big(scope, f, to, from, Repair::for_slice(recv), OP);
+        }
         let (bc, bd) = blocks.int_arrays(OP)?;
         let sn = self.own_block(blocks, send.len(), OP)?;
-        blocks.check(self.size, recv.len(), OP)?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
         self.nonblocking(scope, OP, Repair::for_slice(recv), |r| {
             // SAFETY: buffers and partition borrowed for 's; the scope completes the operation.
@@ -1504,11 +1559,19 @@ impl<'env> Communicator<'env> {
         root: i32,
     ) -> Result<Request<'s>> {
         const OP: &str = "igatherv";
-        let (bc, bd) = blocks.int_arrays(OP)?;
-        let sn = self.own_block(blocks, send.len(), OP)?;
         if self.is_root(root, OP)? {
             blocks.check(self.size, recv.len(), OP)?;
         }
+        if blocks.is_large() {
+            blocks.check(self.size, blocks.extent(), OP)?;
+            same_len(blocks.len_of(self.rank_usize()), send.len(), OP)?;
+            let own = Block::whole::<T>(send.len());
+            let (f, s, d) = (VMove::Gatherv { root }, send_ptr(send), recv_ptr(recv));
+            let (to, from) = ((s, |_| own), (d, |i| blocks.block(i)));
+            return self.ivmove_big(scope, f, to, from, Repair::for_slice(recv), OP);
+        }
+        let (bc, bd) = blocks.int_arrays(OP)?;
+        let sn = self.own_block(blocks, send.len(), OP)?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
         self.nonblocking(scope, OP, Repair::for_slice(recv), |r| {
             // SAFETY: buffers and partition borrowed for 's; the scope completes the operation.
@@ -1542,11 +1605,19 @@ impl<'env> Communicator<'env> {
         root: i32,
     ) -> Result<Request<'s>> {
         const OP: &str = "iscatterv";
-        let (bc, bd) = blocks.int_arrays(OP)?;
-        let dn = self.own_block(blocks, recv.len(), OP)?;
         if self.is_root(root, OP)? {
             blocks.check(self.size, send.len(), OP)?;
         }
+        if blocks.is_large() {
+            blocks.check(self.size, blocks.extent(), OP)?;
+            same_len(blocks.len_of(self.rank_usize()), recv.len(), OP)?;
+            let own = Block::whole::<T>(recv.len());
+            let (f, s, d) = (VMove::Scatterv { root }, send_ptr(send), recv_ptr(recv));
+            let (to, from) = ((s, |j| blocks.block(j)), (d, |_| own));
+            return self.ivmove_big(scope, f, to, from, Repair::for_slice(recv), OP);
+        }
+        let (bc, bd) = blocks.int_arrays(OP)?;
+        let dn = self.own_block(blocks, recv.len(), OP)?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
         self.nonblocking(scope, OP, Repair::for_slice(recv), |r| {
             // SAFETY: buffers and partition borrowed for 's; the scope completes the operation.

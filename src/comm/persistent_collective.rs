@@ -460,28 +460,7 @@ impl Emulated {
 /// on the second start of `MPI_Scatter_init` and `MPI_Allgather_init` (pmodels/mpich#7078,
 /// #6423; reproduced in C with MPICH 4.0.2). Decided once, from `MPI_Get_library_version`.
 fn natively_broken(f: MoveFn) -> bool {
-    static OLD_MPICH: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    cfg!(ferrompi_family = "mpich")
-        && f != MoveFn::Alltoall
-        && *OLD_MPICH.get_or_init(|| mpich_version().is_none_or(|v| v < (4, 3)))
-}
-
-/// `(major, minor)` from MPICH's library version string ("MPICH Version:      4.0.2 …").
-fn mpich_version() -> Option<(u32, u32)> {
-    let mut buf = vec![0u8; ffi::MPI_MAX_LIBRARY_VERSION_STRING as usize + 1];
-    let mut len: c_int = 0;
-    // SAFETY: `buf` has room for MPI_MAX_LIBRARY_VERSION_STRING bytes; callable at any time.
-    let rc = unsafe { ffi::MPI_Get_library_version(buf.as_mut_ptr().cast(), &mut len) };
-    if rc != ffi::MPI_SUCCESS {
-        return None;
-    }
-    buf.truncate(usize::try_from(len).unwrap_or(0));
-    let text = String::from_utf8_lossy(&buf);
-    let version = text.split("Version:").nth(1)?.split_whitespace().next()?;
-    let mut parts = version
-        .split('.')
-        .map(|p| p.trim_end_matches(|c: char| !c.is_ascii_digit()));
-    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+    cfg!(ferrompi_family = "mpich") && f != MoveFn::Alltoall && crate::env::mpich_before((4, 3))
 }
 
 /// Checks that a buffer's length fits an `int` count.
@@ -590,7 +569,7 @@ impl<'env> Communicator<'env> {
             }
             input
         };
-        let (n, operand) = reduction(result, op.owned_operand(), true, operation)?;
+        let (n, operand) = reduction(result, op.owned_operand(), operation)?;
         let n = c_int::try_from(n).map_err(|_| overflow(result, operation))?;
         let (dt, mpi_op) = (operand.datatype, operand.op);
         let (s, d) = match (send, at_root) {

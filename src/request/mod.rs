@@ -39,7 +39,8 @@ use crate::datatype::Equivalence;
 use crate::env::enter;
 use crate::error::{Error, Result, check};
 use crate::ffi;
-use std::cell::Cell;
+use std::any::Any;
+use std::cell::{Cell, RefCell};
 use std::ffi::c_int;
 use std::marker::PhantomData;
 use std::pin::Pin;
@@ -188,10 +189,30 @@ impl InFlight<'_> {
 }
 
 /// A scope for nonblocking operations on borrowed buffers; see [`scope`].
-#[derive(Debug)]
 pub struct Scope<'scope, 'env: 'scope> {
     pub(crate) in_flight: InFlight<'scope>,
+    /// What MPI reads until an operation completes but no buffer holds: the count arrays and
+    /// datatypes of the large-count paths (`comm::large`). Dropped when the scope ends, after
+    /// every operation has completed. Empty (and unallocated) on every other path.
+    kept: RefCell<Vec<Box<dyn Any>>>,
     _env: PhantomData<&'env mut &'env ()>,
+}
+
+impl std::fmt::Debug for Scope<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scope")
+            .field("in_flight", &self.in_flight)
+            .field("kept", &self.kept.borrow().len())
+            .finish()
+    }
+}
+
+impl Scope<'_, '_> {
+    /// Keeps `value` alive until the scope ends, when every operation started in it has
+    /// completed. Its heap storage does not move, so pointers into it stay valid until then.
+    pub(crate) fn keep(&self, value: Box<dyn Any>) {
+        self.kept.borrow_mut().push(value);
+    }
 }
 
 /// Runs `f` with a [`Scope`] in which nonblocking operations may borrow buffers from outside it.
@@ -226,6 +247,7 @@ where
             count: Cell::new(0),
             _invariant: PhantomData,
         },
+        kept: RefCell::new(Vec::new()),
         _env: PhantomData,
     };
     let guard = LeakGuard(&scope.in_flight.count);

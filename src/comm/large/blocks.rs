@@ -15,6 +15,7 @@ use crate::comm::Communicator;
 use crate::comm::partition::Partition;
 use crate::error::{Error, Result, check};
 use crate::ffi;
+use crate::request::Scope;
 use std::ffi::{c_int, c_void};
 
 /// `count` elements of the predefined `datatype`, starting `bytes` into a buffer.
@@ -40,24 +41,44 @@ impl Block {
     }
 }
 
-/// The v-collective an `MPI_Alltoallw` stands in for.
+/// The collective an `MPI_Alltoallw` stands in for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum VMove {
-    Gatherv { root: c_int },
-    Scatterv { root: c_int },
+    Gatherv {
+        root: c_int,
+    },
+    Scatterv {
+        root: c_int,
+    },
     Allgatherv,
+    /// A broadcast: the root sends its whole buffer to every other rank (see `ibcast_large`).
+    Bcast {
+        root: c_int,
+    },
 }
 
-/// Datatypes made for one call, freed when it returns (the call is blocking).
+/// Datatypes made for one call, freed when it returns: after a blocking call, or once a
+/// nonblocking one has started (MPI-4.0 §5.1.10 lets it complete normally). The caller holds
+/// the thread gate.
 struct Made(Vec<ffi::MPI_Datatype>);
 
 impl Drop for Made {
     fn drop(&mut self) {
         for t in &mut self.0 {
-            // SAFETY: committed types this call made; the blocking call using them returned.
+            // SAFETY: committed types this call made, no longer needed by the caller.
             unsafe { ffi::MPI_Type_free(t) };
         }
     }
+}
+
+/// The arrays of one `MPI_Alltoallw`: counts, zero displacements and datatypes per peer. A
+/// nonblocking call's arrays are kept in its scope until it completes (MPI-4.0 §6.12).
+struct WArgs {
+    send_counts: Vec<c_int>,
+    send_types: Vec<ffi::MPI_Datatype>,
+    recv_counts: Vec<c_int>,
+    recv_types: Vec<ffi::MPI_Datatype>,
+    zeros: Vec<c_int>,
 }
 
 impl Made {
@@ -100,13 +121,15 @@ impl Made {
 }
 
 impl Communicator<'_> {
-    /// Runs `f` as an `MPI_Alltoallw`. `send(j)` and `recv(i)` give the natural blocks: what
-    /// goes to rank `j` from `s`, and where rank `i`'s data lands in `d`. In place, a rank moves
-    /// nothing to or from itself (its block is already where it belongs).
+    /// Runs `f` as an `MPI_Alltoallw`, or starts it as an `MPI_Ialltoallw` when `start` gives a
+    /// request handle and the scope that keeps the arrays. `send(j)` and `recv(i)` give the
+    /// natural blocks: what goes to rank `j` from `s`, and where rank `i`'s data lands in `d`.
+    /// In place, a rank moves nothing to or from itself (its block is already where it belongs).
     ///
     /// # Safety
-    /// The blocks lie within the buffers at `s` and `d`, which stay valid for the call; the
-    /// receive blocks do not overlap each other or a send block. The caller holds the gate.
+    /// The blocks lie within the buffers at `s` and `d`, which stay valid for the call (until
+    /// completion, if nonblocking); the receive blocks do not overlap each other or a send
+    /// block. The caller holds the gate.
     #[cold]
     #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn vmove_blocks(
@@ -117,28 +140,36 @@ impl Communicator<'_> {
         send: impl Fn(usize) -> Block,
         d: *mut c_void,
         recv: impl Fn(usize) -> Block,
+        start: Option<(&mut ffi::MPI_Request, &Scope<'_, '_>)>,
         operation: &'static str,
     ) -> Result<()> {
         let size = usize::try_from(self.size).unwrap_or(0);
         let me = usize::try_from(self.rank).unwrap_or(0);
         let rank = |r: c_int| usize::try_from(r).unwrap_or(usize::MAX);
+        // A broadcast's root already holds its data: it never sends to itself.
+        let to_self = in_place || matches!(f, VMove::Bcast { .. });
         let sends = |j: usize| match f {
-            VMove::Gatherv { root } => rank(root) == j && !(in_place && j == me),
-            VMove::Scatterv { root } => rank(root) == me && !(in_place && j == me),
-            VMove::Allgatherv => !(in_place && j == me),
+            VMove::Gatherv { root } => rank(root) == j && !(to_self && j == me),
+            VMove::Scatterv { root } | VMove::Bcast { root } => {
+                rank(root) == me && !(to_self && j == me)
+            }
+            VMove::Allgatherv => !(to_self && j == me),
         };
         let receives = |i: usize| match f {
-            VMove::Gatherv { root } => rank(root) == me && !(in_place && i == me),
-            VMove::Scatterv { root } => rank(root) == i && !(in_place && i == me),
-            VMove::Allgatherv => !(in_place && i == me),
+            VMove::Gatherv { root } => rank(root) == me && !(to_self && i == me),
+            VMove::Scatterv { root } | VMove::Bcast { root } => {
+                rank(root) == i && !(to_self && i == me)
+            }
+            VMove::Allgatherv => !(to_self && i == me),
         };
         let mut made = Made(Vec::with_capacity(2 * size));
-        let (mut sc, mut st, mut rc, mut rt) = (
-            Vec::with_capacity(size),
-            Vec::with_capacity(size),
-            Vec::with_capacity(size),
-            Vec::with_capacity(size),
-        );
+        let mut w = WArgs {
+            send_counts: Vec::with_capacity(size),
+            send_types: Vec::with_capacity(size),
+            recv_counts: Vec::with_capacity(size),
+            recv_types: Vec::with_capacity(size),
+            zeros: vec![0; size],
+        };
         for peer in 0..size {
             let out = if sends(peer) {
                 send(peer)
@@ -146,31 +177,34 @@ impl Communicator<'_> {
                 send(peer).nothing()
             };
             let (n, t) = made.place(out, operation)?;
-            sc.push(n);
-            st.push(t);
+            w.send_counts.push(n);
+            w.send_types.push(t);
             let inc = if receives(peer) {
                 recv(peer)
             } else {
                 recv(peer).nothing()
             };
             let (n, t) = made.place(inc, operation)?;
-            rc.push(n);
-            rt.push(t);
+            w.recv_counts.push(n);
+            w.recv_types.push(t);
         }
-        let zeros = vec![0; size];
-        // SAFETY: per the contract; each type places its block within its buffer.
+        let (sc, st, z) = (
+            w.send_counts.as_ptr(),
+            w.send_types.as_ptr(),
+            w.zeros.as_ptr(),
+        );
+        let (rc, rt) = (w.recv_counts.as_ptr(), w.recv_types.as_ptr());
+        // SAFETY: per the contract; each type places its block within its buffer; the arrays
+        // hold one entry per rank and live until completion (kept in the scope if nonblocking).
         let code = unsafe {
-            ffi::MPI_Alltoallw(
-                s,
-                sc.as_ptr(),
-                zeros.as_ptr(),
-                st.as_ptr(),
-                d,
-                rc.as_ptr(),
-                zeros.as_ptr(),
-                rt.as_ptr(),
-                self.raw,
-            )
+            match start {
+                None => ffi::MPI_Alltoallw(s, sc, z, st, d, rc, z, rt, self.raw),
+                Some((r, scope)) => {
+                    let code = ffi::MPI_Ialltoallw(s, sc, z, st, d, rc, z, rt, self.raw, r);
+                    scope.keep(Box::new(w));
+                    code
+                }
+            }
         };
         check(code, operation)
     }

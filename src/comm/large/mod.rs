@@ -8,7 +8,7 @@
 //! | point-to-point, every mode, blocking, nonblocking and persistent; `sendrecv` | `MPI_Send_c`, `MPI_Isend_c`, `MPI_Send_init_c`, … | one element of a derived datatype spanning the buffer |
 //! | `bcast`, `gather`, `scatter`, `allgather`, `alltoall` (blocks over `int`), blocking and nonblocking | `MPI_Bcast_c`, `MPI_Igather_c`, … | one spanning element per block |
 //! | `reduce`, `allreduce`, `scan`, `exscan`, `reduce_scatter_block`, blocking | `MPI_Reduce_c`, … | chunks of 2³⁰ elements; one chunked reduce per block |
-//! | the same, nonblocking | `MPI_Ireduce_c`, … | [`Error::CountOverflow`]: chunks would need several requests |
+//! | the same, nonblocking | `MPI_Ireduce_c`, … | one spanning element, reduced by a user-defined *span op* that applies the operation to the elements inside (see `span_op`) |
 //! | `gatherv`, `scatterv`, `allgatherv` (a block or offset over `int`), blocking | `MPI_Alltoallw` with a placed datatype per block (see `blocks`) | the same |
 //! | `alltoallv`, blocking | `MPI_Alltoallv_c` | [`Error::CountOverflow`] |
 //! | nonblocking v-collectives, `reduce_scatter`, `alltoallw` | [`Error::CountOverflow`] | [`Error::CountOverflow`] |
@@ -31,6 +31,8 @@ use crate::op::Operand;
 use std::ffi::{c_int, c_void};
 
 mod blocks;
+#[cfg(not(ferrompi_large_count))]
+mod span_op;
 
 pub(crate) use blocks::{Block, VMove};
 
@@ -194,8 +196,17 @@ pub(crate) fn spanning(
     }
     match Spanning::new(dt, count, operation) {
         Ok(span) => call(1, span.raw),
-        Err(Error::Mpi { code, .. }) => code,
-        Err(_) => ffi::MPI_ERR_COUNT,
+        Err(e) => error_code(e),
+    }
+}
+
+/// The MPI error code for an error building a large-count substitute: MPI's own, or
+/// `MPI_ERR_COUNT`.
+#[cfg(not(ferrompi_large_count))]
+fn error_code(e: Error) -> c_int {
+    match e {
+        Error::Mpi { code, .. } => code,
+        _ => ffi::MPI_ERR_COUNT,
     }
 }
 
@@ -306,22 +317,37 @@ impl Communicator<'_> {
         })
     }
 
-    /// `MPI_Bcast` of more than `i32::MAX` elements; as [`Communicator::send_large`].
+    /// `MPI_Bcast` (`r: Some` for `MPI_Ibcast`) of more than `i32::MAX` elements.
+    ///
+    /// # Safety
+    /// As the ordinary call: `ptr` holds `count` elements of `dt`, valid until completion, and
+    /// the caller holds the thread gate.
     #[cold]
-    pub(crate) fn bcast_large(
+    pub(super) unsafe fn bcast_large(
         &self,
         ptr: *mut c_void,
         count: ffi::MPI_Count,
         dt: ffi::MPI_Datatype,
         root: c_int,
+        r: Req<'_>,
     ) -> c_int {
         #[cfg(ferrompi_large_count)]
-        // SAFETY: per the caller's contract.
-        return unsafe { ffi::MPI_Bcast_c(ptr, count, dt, root, self.raw) };
+        // SAFETY: per the contract.
+        return unsafe {
+            match r {
+                None => ffi::MPI_Bcast_c(ptr, count, dt, root, self.raw),
+                Some(r) => ffi::MPI_Ibcast_c(ptr, count, dt, root, self.raw, r),
+            }
+        };
         #[cfg(not(ferrompi_large_count))]
         spanning(dt, count, "bcast", |n, span| {
-            // SAFETY: per the caller's contract.
-            unsafe { ffi::MPI_Bcast(ptr, n, span, root, self.raw) }
+            // SAFETY: per the contract; `n` of `span` are `count` elements of `dt`.
+            unsafe {
+                match r {
+                    None => ffi::MPI_Bcast(ptr, n, span, root, self.raw),
+                    Some(r) => ffi::MPI_Ibcast(ptr, n, span, root, self.raw, r),
+                }
+            }
         })
     }
 
@@ -374,8 +400,9 @@ impl Communicator<'_> {
         }
         #[cfg(not(ferrompi_large_count))]
         {
-            if r.is_some() {
-                return ffi::MPI_ERR_COUNT; // refused earlier by `reduction`
+            if let Some(r) = r {
+                // SAFETY: per the contract.
+                return unsafe { self.reduce_spanned(what, s, d, count, o, r) };
             }
             let (mut lb, mut extent) = (0, 0);
             // SAFETY: a valid datatype; writes two integers.
@@ -452,6 +479,43 @@ impl Communicator<'_> {
                 }),
             }
         }
+    }
+
+    /// A nonblocking reduction of more than `i32::MAX` elements without `_c` calls: one element
+    /// of a spanning type, reduced by a span op (see `span_op`). The type is freed once the
+    /// operation has started (MPI-4.0 §5.1.10).
+    ///
+    /// # Safety
+    /// As [`Communicator::reduce_large`].
+    #[cfg(not(ferrompi_large_count))]
+    unsafe fn reduce_spanned(
+        &self,
+        what: Reduction,
+        s: *const c_void,
+        d: *mut c_void,
+        count: ffi::MPI_Count,
+        o: Operand,
+        r: &mut ffi::MPI_Request,
+    ) -> c_int {
+        let (span, o) = match span_op::spanned(o, count) {
+            Ok(spanned) => spanned,
+            Err(e) => return error_code(e),
+        };
+        let (c, dt, op) = (self.raw, o.datatype, o.op);
+        // SAFETY: per the contract; one element of `dt` is the `count` elements of the buffers.
+        let rc = unsafe {
+            match what {
+                Reduction::Reduce(root) => ffi::MPI_Ireduce(s, d, 1, dt, op, root, c, r),
+                Reduction::Like(ReduceFn::All) => ffi::MPI_Iallreduce(s, d, 1, dt, op, c, r),
+                Reduction::Like(ReduceFn::Scan) => ffi::MPI_Iscan(s, d, 1, dt, op, c, r),
+                Reduction::Like(ReduceFn::Exscan) => ffi::MPI_Iexscan(s, d, 1, dt, op, c, r),
+                Reduction::Like(ReduceFn::ScatterBlock) => {
+                    ffi::MPI_Ireduce_scatter_block(s, d, 1, dt, op, c, r)
+                }
+            }
+        };
+        drop(span);
+        rc
     }
 
     /// `gather`, `scatter`, `allgather`, `alltoall` (`r: Some` for the nonblocking form) where

@@ -1,5 +1,6 @@
-//! Counts above i32::MAX: send/recv, ssend, sendrecv, bcast, allreduce, isend/irecv, gather
-//! (a block per rank of i32::MAX + 9 bytes), gatherv (a partition with such a block) and scan,
+//! Counts above i32::MAX: send/recv, ssend, sendrecv, bcast, ibcast, allreduce, isend/irecv,
+//! gather (a block per rank of i32::MAX + 9 bytes), gatherv and iscatterv (a partition with
+//! such a block), iallreduce and scan,
 //! through MPI-4's `_c` calls on MPICH and derived datatypes / chunks / `MPI_Alltoallw` on Open
 //! MPI, with the same API. Run with two ranks only: it needs about 6.5 GiB on rank 0 and 2 GiB
 //! on rank 1, and some seconds.
@@ -89,6 +90,16 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         "bcast content",
     );
 
+    // ibcast from rank 0, which marks its first and last bytes back; rank 1 zeroes them.
+    buf[0] = if rank == 0 { 0 } else { 9 };
+    buf[N - 1] = if rank == 0 { pattern(N - 1) } else { 9 };
+    let done = ferrompi::scope(|s| world.ibcast(s, &mut buf, 0)?.wait());
+    t.okay(done, "ibcast of i32::MAX + 9 bytes");
+    t.ok(
+        buf[0] == 0 && buf[N - 1] == pattern(N - 1) && buf[1 << 30] == 120,
+        "ibcast content",
+    );
+
     // allreduce in place: both ranks hold the same data, so the sum doubles it (mod 256).
     let before: Vec<(usize, u8)> = samples().map(|i| (i, buf[i])).collect();
     t.okay(
@@ -159,7 +170,46 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         let ok = all[0] == buf[0] && samples().all(|i| all[1 + i] == buf[i]);
         t.ok(ok, "gatherv content");
     }
+
+    // iscatterv back with the same partition: rank 1 gets its block again over marked bytes.
+    let (first, last) = (buf[0], buf[N - 1]);
+    if rank == 1 {
+        buf[0] = first.wrapping_add(1);
+        buf[N - 1] = last.wrapping_add(1);
+    }
+    let mut one = [0u8; 1];
+    let done = ferrompi::scope(|s| {
+        let mine: &mut [u8] = if rank == 0 { &mut one } else { &mut buf };
+        world.iscatterv(s, &all, &blocks, mine, 0)?.wait()
+    });
+    t.okay(done, "iscatterv of a large partition");
+    if rank == 0 {
+        t.eq(one[0], first, "iscatterv content at the root");
+    } else {
+        t.ok(buf[0] == first && buf[N - 1] == last, "iscatterv content");
+    }
     drop(all);
+
+    // iallreduce with XOR over equal data: zeros everywhere; rank 1 marks two bytes first.
+    if rank == 1 {
+        buf[1 << 30] ^= 3;
+        buf[N - 1] ^= 5;
+    }
+    let done = ferrompi::scope(|s| world.iallreduce_in_place(s, &mut buf, BitXor)?.wait());
+    t.okay(done, "iallreduce of i32::MAX + 9 bytes");
+    t.ok(
+        buf[1 << 30] == 3 && buf[N - 1] == 5,
+        "iallreduce content at the marks",
+    );
+    t.ok(
+        samples().all(|i| buf[i] == 0 || i == 1 << 30 || i == N - 1),
+        "iallreduce content (XOR of equal data)",
+    );
+    // Both ranks hold the same data again: the sampled values, and rank 1's marker at the end.
+    for &(i, v) in &sent {
+        buf[i] = v;
+    }
+    buf[N - 1] = 7;
 
     // scan with XOR over equal data: rank 0 keeps its data, rank 1 gets zeros.
     t.okay(

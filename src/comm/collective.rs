@@ -656,9 +656,15 @@ impl<'env> Communicator<'env> {
         op: O,
     ) -> Result<()> {
         const OP: &str = "reduce_scatter";
-        let (counts, operand) =
-            self.reduce_scatter_args(send.len(), recv.len(), blocks, op.operand(), OP)?;
+        let operand = self.reduce_scatter_args(send.len(), recv.len(), blocks, op.operand(), OP)?;
         let (s, d) = (send_ptr(send), recv_ptr(recv));
+        if blocks.is_large() {
+            // SAFETY: buffers checked against the packed partition, borrowed for the call.
+            return self.blocking(OP, recv, |_| unsafe {
+                self.reduce_scatter_large(s, d, blocks, operand)
+            });
+        }
+        let (counts, _) = blocks.int_arrays(OP)?;
         self.blocking(OP, recv, |_| {
             // SAFETY: buffers checked against the packed partition, borrowed for the call.
             unsafe { ffi::MPI_Reduce_scatter(s, d, counts, operand.datatype, operand.op, self.raw) }
@@ -672,7 +678,7 @@ impl<'env> Communicator<'env> {
         blocks: &Partition<T>,
         operand: Operand,
         operation: &'static str,
-    ) -> Result<(*const c_int, Operand)> {
+    ) -> Result<Operand> {
         blocks.check(self.size, send_len, operation)?;
         if !blocks.is_packed() {
             return Err(Error::InvalidArgument {
@@ -688,7 +694,7 @@ impl<'env> Communicator<'env> {
                 reason: "reduce_scatter takes predefined operations (use reduce_scatter_block with user ops)".into(),
             });
         }
-        Ok((blocks.int_arrays(operation)?.0, operand))
+        Ok(operand)
     }
 
     pub(super) fn rank_usize(&self) -> usize {
@@ -1333,9 +1339,16 @@ impl<'env> Communicator<'env> {
     ) -> Result<()> {
         const OP: &str = "reduce_scatter";
         let own = blocks.len_of(self.rank_usize().min(blocks.ranks().saturating_sub(1)));
-        let (counts, operand) =
-            self.reduce_scatter_args(buf.len(), own, blocks, op.operand(), OP)?;
+        let operand = self.reduce_scatter_args(buf.len(), own, blocks, op.operand(), OP)?;
         let d = recv_ptr(buf);
+        if blocks.is_large() {
+            let s = in_place().cast_const();
+            // SAFETY: `buf` holds the packed input (checked), borrowed for the call.
+            return self.blocking(OP, buf, |_| unsafe {
+                self.reduce_scatter_large(s, d, blocks, operand)
+            });
+        }
+        let (counts, _) = blocks.int_arrays(OP)?;
         self.blocking(OP, buf, |_| {
             // SAFETY: `buf` holds the packed input (checked), borrowed for the call.
             unsafe {
@@ -1651,9 +1664,9 @@ impl<'env> Communicator<'env> {
         op: O,
     ) -> Result<Request<'s>> {
         const OP: &str = "ireduce_scatter";
-        let (counts, operand) =
-            self.reduce_scatter_args(send.len(), recv.len(), blocks, op.operand(), OP)?;
+        let operand = self.reduce_scatter_args(send.len(), recv.len(), blocks, op.operand(), OP)?;
         let (s, d) = (send_ptr(send), recv_ptr(recv));
+        let (counts, _) = blocks.int_arrays(OP)?;
         self.nonblocking(scope, OP, Repair::for_slice(recv), |r| {
             // SAFETY: buffers, partition and op borrowed for 's; the scope completes it first.
             unsafe {

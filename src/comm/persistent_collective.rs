@@ -1230,7 +1230,7 @@ impl<'env> Communicator<'env> {
     {
         const OP: &str = "reduce_scatter_init";
         let ((s, send_len), (d, recv_len)) = (src(&send), dst(&mut recv));
-        let (_, operand) =
+        let operand =
             self.reduce_scatter_args(send_len, recv_len, blocks, op.owned_operand(), OP)?;
         self.reduce_scatter_init_with(s, d, blocks, operand, op, Pair { send, recv })
     }
@@ -1253,7 +1253,7 @@ impl<'env> Communicator<'env> {
         const OP: &str = "reduce_scatter_init";
         let (d, len) = dst(&mut buf);
         let own = blocks.len_of(self.rank_usize().min(blocks.ranks().saturating_sub(1)));
-        let (_, operand) = self.reduce_scatter_args(len, own, blocks, op.owned_operand(), OP)?;
+        let operand = self.reduce_scatter_args(len, own, blocks, op.owned_operand(), OP)?;
         let s = in_place().cast_const();
         self.reduce_scatter_init_with(s, d, blocks, operand, op, buf)
     }

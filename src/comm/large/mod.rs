@@ -24,6 +24,7 @@
 use super::Communicator;
 use super::collective::{MoveFn, ReduceFn, Req};
 use super::p2p::SendMode;
+use super::partition::Partition;
 use crate::datatype::Equivalence;
 use crate::error::{Error, Result, check};
 use crate::ffi;
@@ -162,7 +163,6 @@ pub(crate) enum Reduction {
 
 /// Calls `call((byte offset, n))` for consecutive chunks of at most [`CHUNK`] of `count`
 /// elements of `extent` bytes, stopping at the first error code.
-#[cfg(not(ferrompi_large_count))]
 fn in_chunks(count: usize, extent: usize, mut call: impl FnMut((usize, c_int)) -> c_int) -> c_int {
     let mut done = 0;
     while done < count {
@@ -208,6 +208,17 @@ fn error_code(e: Error) -> c_int {
         Error::Mpi { code, .. } => code,
         _ => ffi::MPI_ERR_COUNT,
     }
+}
+
+/// The extent in bytes of a datatype, or MPI's error code.
+fn extent_of(datatype: ffi::MPI_Datatype) -> std::result::Result<usize, c_int> {
+    let (mut lb, mut extent) = (0, 0);
+    // SAFETY: a valid datatype; writes two integers.
+    let rc = unsafe { ffi::MPI_Type_get_extent(datatype, &mut lb, &mut extent) };
+    if rc != ffi::MPI_SUCCESS {
+        return Err(rc);
+    }
+    Ok(usize::try_from(extent).unwrap_or(0))
 }
 
 impl Drop for Spanning {
@@ -356,7 +367,9 @@ impl Communicator<'_> {
     /// block, for `reduce_scatter_block`).
     ///
     /// Without `_c` calls, every rank reduces chunks of 2³⁰ elements in the same order, so the
-    /// calls match; `reduce_scatter_block` becomes one chunked reduction per block, to its rank.
+    /// calls match. A blocking `reduce_scatter_block` becomes one chunked reduction per block,
+    /// to its rank, on every MPI (see [`Communicator::reduce_scatter_large`]); a nonblocking
+    /// one without `_c` calls is reduced by a span op (see [`Communicator::reduce_spanned`]).
     ///
     /// # Safety
     /// As the ordinary call: the buffers hold what MPI reads and writes, and the caller holds
@@ -371,6 +384,16 @@ impl Communicator<'_> {
         o: Operand,
         r: Req<'_>,
     ) -> c_int {
+        if let (Reduction::Like(ReduceFn::ScatterBlock), None) = (what, &r) {
+            let extent = match extent_of(o.datatype) {
+                Ok(extent) => extent,
+                Err(code) => return code,
+            };
+            let count = usize::try_from(count).unwrap_or(0);
+            let block = |owner: usize| (owner * count * extent, count);
+            // SAFETY: per the contract: `size` blocks of `count` elements.
+            return unsafe { self.reduce_per_owner(s, d, block, o, extent) };
+        }
         #[cfg(ferrompi_large_count)]
         // SAFETY: per the contract.
         unsafe {
@@ -381,12 +404,10 @@ impl Communicator<'_> {
                     ffi::MPI_Ireduce_c(s, d, count, dt, op, root, c, r)
                 }
                 (Reduction::Like(f), None) => match f {
-                    ReduceFn::All => ffi::MPI_Allreduce_c(s, d, count, dt, op, c),
                     ReduceFn::Scan => ffi::MPI_Scan_c(s, d, count, dt, op, c),
                     ReduceFn::Exscan => ffi::MPI_Exscan_c(s, d, count, dt, op, c),
-                    ReduceFn::ScatterBlock => {
-                        ffi::MPI_Reduce_scatter_block_c(s, d, count, dt, op, c)
-                    }
+                    ReduceFn::All => ffi::MPI_Allreduce_c(s, d, count, dt, op, c),
+                    ReduceFn::ScatterBlock => ffi::MPI_ERR_INTERN, // per owner, above
                 },
                 (Reduction::Like(f), Some(r)) => match f {
                     ReduceFn::All => ffi::MPI_Iallreduce_c(s, d, count, dt, op, c, r),
@@ -404,13 +425,10 @@ impl Communicator<'_> {
                 // SAFETY: per the contract.
                 return unsafe { self.reduce_spanned(what, s, d, count, o, r) };
             }
-            let (mut lb, mut extent) = (0, 0);
-            // SAFETY: a valid datatype; writes two integers.
-            let rc = unsafe { ffi::MPI_Type_get_extent(o.datatype, &mut lb, &mut extent) };
-            if rc != ffi::MPI_SUCCESS {
-                return rc;
-            }
-            let extent = usize::try_from(extent).unwrap_or(0);
+            let extent = match extent_of(o.datatype) {
+                Ok(extent) => extent,
+                Err(code) => return code,
+            };
             let count = usize::try_from(count).unwrap_or(0);
             let in_place = s == crate::comm::collective::in_place().cast_const();
             let at = |p: *const c_void, offset: usize| {
@@ -427,45 +445,6 @@ impl Communicator<'_> {
                     // SAFETY: chunk `offset..offset + n` of buffers holding `count` elements.
                     unsafe { ffi::MPI_Reduce(s, d, n, dt, op, root, c) }
                 }),
-                Reduction::Like(ReduceFn::ScatterBlock) => {
-                    let block = count * extent;
-                    let me = usize::try_from(self.rank).unwrap_or(0);
-                    for owner in 0..self.size {
-                        let first = usize::try_from(owner).unwrap_or(0) * block;
-                        let mine = owner == self.rank;
-                        let rc = in_chunks(count, extent, |(offset, n)| {
-                            let input = d.wrapping_byte_add(first + offset);
-                            // SAFETY: chunk `offset..offset + n` of block `owner` of the input
-                            // (`size` blocks of `count` elements) and of the result.
-                            unsafe {
-                                match (in_place, mine) {
-                                    (true, true) => ffi::MPI_Reduce(s, input, n, dt, op, owner, c),
-                                    (true, false) => ffi::MPI_Reduce(input, d, n, dt, op, owner, c),
-                                    (false, _) => ffi::MPI_Reduce(
-                                        s.wrapping_byte_add(first + offset),
-                                        d.wrapping_byte_add(offset),
-                                        n,
-                                        dt,
-                                        op,
-                                        owner,
-                                        c,
-                                    ),
-                                }
-                            }
-                        });
-                        if rc != ffi::MPI_SUCCESS {
-                            return rc;
-                        }
-                    }
-                    if in_place && me > 0 {
-                        // SAFETY: block `me` of `d` holds the result, which belongs at its
-                        // start; `copy` allows the overlap.
-                        unsafe {
-                            std::ptr::copy(d.cast::<u8>().add(me * block), d.cast::<u8>(), block);
-                        }
-                    }
-                    ffi::MPI_SUCCESS
-                }
                 Reduction::Like(f) => in_chunks(count, extent, |(offset, n)| {
                     let (s, d) = (at(s, offset), d.wrapping_byte_add(offset));
                     // SAFETY: chunk `offset..offset + n` of buffers holding `count` elements.
@@ -473,12 +452,94 @@ impl Communicator<'_> {
                         match f {
                             ReduceFn::Scan => ffi::MPI_Scan(s, d, n, dt, op, c),
                             ReduceFn::Exscan => ffi::MPI_Exscan(s, d, n, dt, op, c),
-                            _ => ffi::MPI_Allreduce(s, d, n, dt, op, c),
+                            ReduceFn::All => ffi::MPI_Allreduce(s, d, n, dt, op, c),
+                            ReduceFn::ScatterBlock => ffi::MPI_ERR_INTERN, // per owner, above
                         }
                     }
                 }),
             }
         }
+    }
+
+    /// Blocking `reduce_scatter` where a block does not fit `int`: one chunked reduction per
+    /// block, to its rank ([`Communicator::reduce_per_owner`]), on every MPI. MPICH 4.0.2's
+    /// `MPI_Reduce_scatter_c` and `MPI_Ireduce_scatter_c` return wrong results with such
+    /// blocks (reproduced in C), and MPI 3.1 has no large-count form. Returns MPI's code.
+    ///
+    /// # Safety
+    /// `s` (or `d`, in place) holds the packed input `blocks` describes and `d` this rank's
+    /// block, valid for the call; the caller holds the thread gate.
+    #[cold]
+    pub(super) unsafe fn reduce_scatter_large<T: Equivalence>(
+        &self,
+        s: *const c_void,
+        d: *mut c_void,
+        blocks: &Partition<T>,
+        o: Operand,
+    ) -> c_int {
+        let block = |owner: usize| {
+            let b = blocks.block(owner);
+            (b.bytes, b.count)
+        };
+        let extent = size_of::<T>() / T::ELEMENTS.max(1);
+        // SAFETY: per the contract.
+        unsafe { self.reduce_per_owner(s, d, block, o, extent) }
+    }
+
+    /// A reduce-scatter as, for each rank in turn, a chunked `MPI_Reduce` of
+    /// its block to it. `block(owner)` is the block's byte offset in the input and its count
+    /// in elements of `o`'s datatype, of `extent` bytes. In place (`s` is `MPI_IN_PLACE`), `d`
+    /// holds the input and the result moves to its start at the end.
+    ///
+    /// # Safety
+    /// The blocks lie within the input (`s`, or `d` in place); `d` has room for this rank's
+    /// block; the caller holds the thread gate.
+    unsafe fn reduce_per_owner(
+        &self,
+        s: *const c_void,
+        d: *mut c_void,
+        block: impl Fn(usize) -> (usize, usize),
+        o: Operand,
+        extent: usize,
+    ) -> c_int {
+        let in_place = s == crate::comm::collective::in_place().cast_const();
+        let (c, dt, op) = (self.raw, o.datatype, o.op);
+        for owner in 0..self.size {
+            let (first, count) = block(usize::try_from(owner).unwrap_or(0));
+            let mine = owner == self.rank;
+            let rc = in_chunks(count, extent, |(offset, n)| {
+                let input = d.wrapping_byte_add(first + offset);
+                // SAFETY: chunk `offset..offset + n` of block `owner` of the input and of this
+                // rank's result.
+                unsafe {
+                    match (in_place, mine) {
+                        (true, true) => ffi::MPI_Reduce(s, input, n, dt, op, owner, c),
+                        (true, false) => ffi::MPI_Reduce(input, d, n, dt, op, owner, c),
+                        (false, _) => ffi::MPI_Reduce(
+                            s.wrapping_byte_add(first + offset),
+                            d.wrapping_byte_add(offset),
+                            n,
+                            dt,
+                            op,
+                            owner,
+                            c,
+                        ),
+                    }
+                }
+            });
+            if rc != ffi::MPI_SUCCESS {
+                return rc;
+            }
+        }
+        let (first, count) = block(usize::try_from(self.rank).unwrap_or(0));
+        if in_place && first > 0 {
+            // SAFETY: this rank's block of `d` holds the result, which belongs at its start;
+            // `copy` allows the overlap.
+            unsafe {
+                std::ptr::copy(d.cast::<u8>().add(first), d.cast::<u8>(), count * extent);
+            }
+        }
+        ffi::MPI_SUCCESS
     }
 
     /// A nonblocking reduction of more than `i32::MAX` elements without `_c` calls: one element

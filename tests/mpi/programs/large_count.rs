@@ -1,6 +1,6 @@
 //! Counts above i32::MAX: send/recv, ssend, sendrecv, bcast, ibcast, allreduce, isend/irecv,
 //! gather (a block per rank of i32::MAX + 9 bytes), gatherv and iscatterv (a partition with
-//! such a block), iallreduce and scan,
+//! such a block), iallreduce, scan and reduce_scatter,
 //! through MPI-4's `_c` calls on MPICH and derived datatypes / chunks / `MPI_Alltoallw` on Open
 //! MPI, with the same API. Run with two ranks only: it needs about 6.5 GiB on rank 0 and 2 GiB
 //! on rank 1, and some seconds.
@@ -226,5 +226,24 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
             sent.iter().all(|&(i, v)| buf[i] == v || i == N - 1),
             "scan keeps rank 0's data",
         );
+    }
+
+    // reduce_scatter in place with blocks [N - 1, 1] and XOR against rank 1's zeros: rank 0
+    // keeps its first N - 1 bytes, rank 1 gets rank 0's last byte (the marker 7) at its start.
+    let blocks = t.okay(
+        Partition::<u8>::from_counts(&[N - 1, 1]),
+        "partition [N - 1, 1]",
+    );
+    t.okay(
+        world.reduce_scatter_in_place(&mut buf, &blocks, BitXor),
+        "reduce_scatter with a block of i32::MAX + 8 bytes",
+    );
+    if rank == 0 {
+        t.ok(
+            sent.iter().all(|&(i, v)| buf[i] == v || i == N - 1),
+            "reduce_scatter content at rank 0",
+        );
+    } else {
+        t.eq(buf[0], 7, "reduce_scatter content at rank 1");
     }
 }

@@ -144,19 +144,23 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
             "recv tag over UB",
         );
     }
-    // A count over i32::MAX on calls that cannot take it (everything else can: see the
-    // large_count program and `comm::large`). Calloc'd and never touched, so it costs no memory.
+    // A count over i32::MAX on calls that cannot take it: persistent collectives (every
+    // blocking and nonblocking call can: see the large_count program and `comm::large`).
+    // Calloc'd and never touched, so it costs no memory.
     let overflow = |e: &Error| matches!(e, Error::CountOverflow { .. });
     let per_rank = i32::MAX as usize + 1;
-    let blocks = Partition::<u8>::uniform(size as usize, per_rank).expect("partition");
-    let huge = vec![0u8; blocks.extent()];
-    let mut huge_too = vec![0u8; per_rank];
     t.err(
-        world.reduce_scatter(&huge, &mut huge_too, &blocks, ferrompi::Sum),
+        world
+            .allreduce_init_in_place(vec![0u8; per_rank], ferrompi::Sum)
+            .map(drop),
         overflow,
-        "reduce_scatter block over i32::MAX",
+        "allreduce_init count over i32::MAX",
     );
-    drop((huge, huge_too));
+    t.err(
+        world.bcast_init(vec![0u8; per_rank], 0).map(drop),
+        overflow,
+        "bcast_init count over i32::MAX",
+    );
     // One-byte blocks placed beyond i32::MAX: a displacement MPI's int cannot hold, so the
     // nonblocking large-count path (MPI_Ialltoallw with placed datatypes). Only the last pages
     // of the buffer are touched.

@@ -1486,7 +1486,12 @@ impl<'env> Communicator<'env> {
         send_blocks.check(self.size, send.len(), OP)?;
         recv_blocks.check(self.size, recv.len(), OP)?;
         let (s, d) = (send_ptr(send), recv_ptr(recv));
-        let ((sc, sd, st), (rc, rd, rt)) = (send_blocks.raw(), recv_blocks.raw());
+        if send_blocks.is_large() || recv_blocks.is_large() {
+            let (send_block, recv_block) = (|j| send_blocks.block(j), |i| recv_blocks.block(i));
+            let f = VMove::Alltoallw;
+            return self.vmove_big(f, false, s, send_block, recv, recv_block, OP);
+        }
+        let ((sc, sd, st), (rc, rd, rt)) = (send_blocks.raw(OP)?, recv_blocks.raw(OP)?);
         self.blocking(OP, recv, |_| {
             // SAFETY: both partitions fit their buffers (checked), borrowed for the call.
             unsafe { ffi::MPI_Alltoallw(s, sc, sd, st, d, rc, rd, rt, self.raw) }
@@ -1501,8 +1506,12 @@ impl<'env> Communicator<'env> {
     pub fn alltoallw_in_place(&self, buf: &mut [u8], blocks: &TypedPartition) -> Result<()> {
         const OP: &str = "alltoallw";
         blocks.check(self.size, buf.len(), OP)?;
+        if blocks.is_large() {
+            let (block, s) = (|r| blocks.block(r), in_place().cast_const());
+            return self.vmove_big(VMove::Alltoallw, false, s, block, buf, block, OP);
+        }
         let d = recv_ptr(buf);
-        let (rc, rd, rt) = blocks.raw();
+        let (rc, rd, rt) = blocks.raw(OP)?;
         let null = std::ptr::null();
         self.blocking(OP, buf, |_| {
             // SAFETY: the partition fits `buf`, borrowed for the call; send arguments are ignored.
@@ -1538,7 +1547,11 @@ impl<'env> Communicator<'env> {
         send_blocks.check(self.size, send.len(), OP)?;
         recv_blocks.check(self.size, recv.len(), OP)?;
         let (s, d) = (send_ptr(send), recv_ptr(recv));
-        let ((sc, sd, st), (rc, rd, rt)) = (send_blocks.raw(), recv_blocks.raw());
+        if send_blocks.is_large() || recv_blocks.is_large() {
+            let (to, from) = ((s, |j| send_blocks.block(j)), (d, |i| recv_blocks.block(i)));
+            return self.ivmove_big(scope, VMove::Alltoallw, to, from, None, OP);
+        }
+        let ((sc, sd, st), (rc, rd, rt)) = (send_blocks.raw(OP)?, recv_blocks.raw(OP)?);
         self.nonblocking(scope, OP, None, |r| {
             // SAFETY: buffers and partitions (whose arrays MPI reads until completion) are
             // borrowed for 's; the scope completes the operation first.

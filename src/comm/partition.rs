@@ -338,13 +338,16 @@ impl TypedBlock {
 }
 
 /// Per-rank blocks of a byte buffer, each of its own type, for
-/// [`alltoallw`](crate::Communicator::alltoallw). Checked when made: offsets and counts fit
-/// MPI's `int` and no two blocks overlap.
+/// [`alltoallw`](crate::Communicator::alltoallw). Checked when made: no two blocks overlap.
+/// Counts and offsets beyond MPI's `int` take the large-count path (see `comm::large`).
 #[derive(Debug, Clone)]
 pub struct TypedPartition {
+    /// MPI's arrays; empty when a count or offset does not fit an `int` (`large`).
     counts: Vec<c_int>,
     displs: Vec<c_int>,
     types: Vec<crate::ffi::MPI_Datatype>,
+    blocks: Vec<crate::comm::large::Block>,
+    large: bool,
     extent: usize,
 }
 
@@ -357,26 +360,28 @@ impl TypedPartition {
     /// One block per rank, in rank order.
     ///
     /// # Errors
-    /// [`Error::CountOverflow`] if a count or offset does not fit; [`Error::InvalidArgument`]
+    /// [`Error::CountOverflow`] if a block's size overflows `usize`; [`Error::InvalidArgument`]
     /// if two blocks overlap.
     pub fn new(blocks: &[TypedBlock]) -> Result<Self> {
         const OP: &str = "typed_partition";
-        let int = |n: usize| {
-            c_int::try_from(n).map_err(|_| Error::CountOverflow {
-                operation: OP,
-                count: u128::try_from(n).unwrap_or(u128::MAX),
-                max: i64::from(c_int::MAX),
-            })
-        };
         let mut spans = Vec::with_capacity(blocks.len());
         let (mut counts, mut displs, mut types) = (Vec::new(), Vec::new(), Vec::new());
+        let mut placed = Vec::with_capacity(blocks.len());
         let mut extent = 0usize;
         for b in blocks {
             let bytes = b.len.checked_mul(b.element_bytes).ok_or(overflow(OP))?;
             let end = b.offset.checked_add(bytes).ok_or(overflow(OP))?;
-            counts.push(int(b.len.checked_mul(b.per_value).ok_or(overflow(OP))?)?);
-            displs.push(int(b.offset)?);
-            types.push(b.datatype.as_raw());
+            let count = b.len.checked_mul(b.per_value).ok_or(overflow(OP))?;
+            if let (Ok(count), Ok(offset)) = (c_int::try_from(count), c_int::try_from(b.offset)) {
+                counts.push(count);
+                displs.push(offset);
+                types.push(b.datatype.as_raw());
+            }
+            placed.push(crate::comm::large::Block {
+                bytes: b.offset,
+                count,
+                datatype: b.datatype.as_raw(),
+            });
             extent = extent.max(end);
             if bytes > 0 {
                 spans.push((b.offset, end));
@@ -389,10 +394,16 @@ impl TypedPartition {
                 reason: format!("blocks {:?} and {:?} overlap", w[0], w[1]),
             });
         }
+        let large = counts.len() < blocks.len();
+        if large {
+            (counts, displs, types) = (Vec::new(), Vec::new(), Vec::new());
+        }
         Ok(TypedPartition {
             counts,
             displs,
             types,
+            blocks: placed,
+            large,
             extent,
         })
     }
@@ -408,14 +419,37 @@ impl TypedPartition {
         buffer_len: usize,
         operation: &'static str,
     ) -> Result<()> {
-        check_fits(self.counts.len(), self.extent, size, buffer_len, operation)
+        check_fits(self.blocks.len(), self.extent, size, buffer_len, operation)
     }
 
-    pub(crate) fn raw(&self) -> (*const c_int, *const c_int, *const crate::ffi::MPI_Datatype) {
-        (
+    /// Whether a count or offset does not fit MPI's `int` (see `comm::large`).
+    pub(crate) fn is_large(&self) -> bool {
+        self.large
+    }
+
+    /// Rank `r`'s block.
+    pub(crate) fn block(&self, r: usize) -> crate::comm::large::Block {
+        self.blocks[r]
+    }
+
+    /// MPI's arrays, or the error of a call that has no large-count path.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn raw(
+        &self,
+        operation: &'static str,
+    ) -> Result<(*const c_int, *const c_int, *const crate::ffi::MPI_Datatype)> {
+        if self.large {
+            let count = self.blocks.iter().map(|b| b.count.max(b.bytes)).max();
+            return Err(Error::CountOverflow {
+                operation,
+                count: u128::try_from(count.unwrap_or(0)).unwrap_or(u128::MAX),
+                max: i64::from(c_int::MAX),
+            });
+        }
+        Ok((
             self.counts.as_ptr(),
             self.displs.as_ptr(),
             self.types.as_ptr(),
-        )
+        ))
     }
 }

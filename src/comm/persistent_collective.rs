@@ -1169,7 +1169,7 @@ impl<'env> Communicator<'env> {
         send_blocks.check(self.size, send_len, OP)?;
         recv_blocks.check(self.size, recv_len, OP)?;
         let kept = Box::new((send_blocks.clone(), recv_blocks.clone()));
-        let ((sc, sd, st), (rc, rd, rt)) = (kept.0.raw(), kept.1.raw());
+        let ((sc, sd, st), (rc, rd, rt)) = (kept.0.raw(OP)?, kept.1.raw(OP)?);
         let call = Call::Alltoallw {
             s,
             sc,
@@ -1196,7 +1196,7 @@ impl<'env> Communicator<'env> {
         let (d, len) = dst(&mut buf);
         blocks.check(self.size, len, OP)?;
         let kept = Box::new(blocks.clone());
-        let (rc, rd, rt) = kept.raw();
+        let (rc, rd, rt) = kept.raw(OP)?;
         let call = Call::Alltoallw {
             s: in_place().cast_const(),
             sc: rc,

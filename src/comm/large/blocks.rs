@@ -51,6 +51,8 @@ pub(crate) enum VMove {
         root: c_int,
     },
     Allgatherv,
+    /// `alltoallw` itself, with blocks beyond `int`: every pair exchanges.
+    Alltoallw,
     /// A broadcast: the root sends its whole buffer to every other rank (see `ibcast_large`).
     Bcast {
         root: c_int,
@@ -153,14 +155,14 @@ impl Communicator<'_> {
             VMove::Scatterv { root } | VMove::Bcast { root } => {
                 rank(root) == me && !(to_self && j == me)
             }
-            VMove::Allgatherv => !(to_self && j == me),
+            VMove::Allgatherv | VMove::Alltoallw => !(to_self && j == me),
         };
         let receives = |i: usize| match f {
             VMove::Gatherv { root } => rank(root) == me && !(to_self && i == me),
             VMove::Scatterv { root } | VMove::Bcast { root } => {
                 rank(root) == i && !(to_self && i == me)
             }
-            VMove::Allgatherv => !(to_self && i == me),
+            VMove::Allgatherv | VMove::Alltoallw => !(to_self && i == me),
         };
         let mut made = Made(Vec::with_capacity(2 * size));
         let mut w = WArgs {

@@ -4,7 +4,8 @@ use crate::checks::Checks;
 use crate::for_each_type;
 use crate::values::{TestValue, values};
 use ferrompi::{
-    ANY_SOURCE, ANY_TAG, Communicator, Error, ErrorClass, Mpi, Partition, Source, scope,
+    ANY_SOURCE, ANY_TAG, Communicator, Error, ErrorClass, Mpi, Partition, Source, TypedBlock,
+    TypedPartition, scope,
 };
 
 /// Ring exchange with `send` and `recv`: rank r sends `len` values seeded by r to r+1 and checks
@@ -184,6 +185,49 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         "blocks placed beyond i32::MAX",
     );
     drop(far_recv);
+
+    // alltoallw with one-byte blocks beyond i32::MAX: each rank substitutes placed datatypes
+    // on its own (the call stays MPI_Alltoallw). Rank i sends 16 i + j to rank j.
+    let n = size as usize;
+    let me = rank as usize;
+    let far_typed = TypedPartition::new(
+        &(0..n)
+            .map(|r| TypedBlock::of::<u8>(1, per_rank + r))
+            .collect::<Vec<_>>(),
+    )
+    .expect("typed partition");
+    let mut out = vec![0u8; far_typed.extent()];
+    for j in 0..n {
+        out[per_rank + j] = (16 * me + j) as u8;
+    }
+    let expected: Vec<u8> = (0..n).map(|i| (16 * i + me) as u8).collect();
+    let mut back = vec![0u8; far_typed.extent()];
+    t.okay(
+        world.alltoallw(&out, &far_typed, &mut back, &far_typed),
+        "alltoallw with offsets over i32::MAX",
+    );
+    t.eq(&back[per_rank..], &expected[..], "alltoallw content");
+    back[per_rank..].fill(0);
+    t.okay(
+        scope(|s| {
+            world
+                .ialltoallw(s, &out, &far_typed, &mut back, &far_typed)?
+                .wait()
+        }),
+        "ialltoallw with offsets over i32::MAX",
+    );
+    t.eq(&back[per_rank..], &expected[..], "ialltoallw content");
+    drop(back);
+    t.okay(
+        world.alltoallw_in_place(&mut out, &far_typed),
+        "alltoallw in place with offsets over i32::MAX",
+    );
+    t.eq(
+        &out[per_rank..],
+        &expected[..],
+        "alltoallw in place content",
+    );
+    drop(out);
 
     // A receive buffer too small: the truncation class, then the job goes on.
     let (next, prev) = ((rank + 1) % size, (rank + size - 1) % size);

@@ -155,6 +155,11 @@ pub const IMPLEMENTATION: Implementation = Implementation::Other;
 /// `MPI_VERSION.MPI_SUBVERSION` of the `mpi.h` this crate was built against, e.g. `"4.0"`.
 pub const MPI_VERSION: &str = env!("FERROMPI_BUILD_MPI_VERSION");
 
+/// Whether the installed MPI has MPI-4's large-count (`_c`) calls (MPI-4.0 §2.5.8). Almost
+/// every operation takes more than `i32::MAX` elements either way (see
+/// [`Error::CountOverflow`] for the few that need these calls); this says which path they take.
+pub const LARGE_COUNT_CALLS: bool = cfg!(ferrompi_large_count);
+
 /// How `build.rs` found MPI, e.g. `` `mpicc.mpich -show` ``.
 pub const BUILD_PROBE: &str = env!("FERROMPI_BUILD_PROBE");
 

@@ -1037,13 +1037,27 @@ impl<'env> Communicator<'env> {
         repair: Option<Repair>,
         operation: &'static str,
     ) -> Result<Request<'s>> {
+        self.start_large(scope, repair, operation, |start| {
+            // SAFETY: the caller checked the blocks against the buffers, which are borrowed for
+            // 's; the scope completes the operation before they are released.
+            unsafe { self.vmove_blocks(f, false, s, send, d, recv, Some(start), operation) }
+        })
+    }
+
+    /// Starts a nonblocking large-count collective in `scope`: `start` gets the request handle
+    /// and the scope (which keeps what MPI reads until completion), under the thread gate.
+    #[cold]
+    fn start_large<'s>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        repair: Option<Repair>,
+        operation: &'static str,
+        start: impl FnOnce((&mut ffi::MPI_Request, &Scope<'_, '_>)) -> Result<()>,
+    ) -> Result<Request<'s>> {
         let mut raw = request_null();
         {
             let _gate = enter(operation)?;
-            let start = Some((&mut raw, scope));
-            // SAFETY: the caller checked the blocks against the buffers, which are borrowed for
-            // 's; the scope completes the operation before they are released.
-            unsafe { self.vmove_blocks(f, false, s, send, d, recv, start, operation)? };
+            start((&mut raw, scope))?;
         }
         let raw = RawRequest {
             raw,
@@ -1302,7 +1316,9 @@ impl<'env> Communicator<'env> {
         if blocks.is_large() {
             let d = recv_ptr(buf);
             // SAFETY: the partition fits `buf`, borrowed for the call.
-            let result = unsafe { self.alltoallv_large(in_place().cast_const(), None, d, blocks) };
+            let result = enter(OP).and_then(|_gate| unsafe {
+                self.alltoallv_large(in_place().cast_const(), None, d, blocks, None)
+            });
             repair(buf);
             return result;
         }
@@ -1414,8 +1430,10 @@ impl<'env> Communicator<'env> {
         recv_blocks.check(self.size, recv.len(), OP)?;
         if send_blocks.is_large() || recv_blocks.is_large() {
             let (s, d) = (send_ptr(send), recv_ptr(recv));
-            // SAFETY: both partitions fit their buffers, borrowed for the call.
-            let result = unsafe { self.alltoallv_large(s, Some(send_blocks), d, recv_blocks) };
+            let result = enter(OP).and_then(|_gate| {
+                // SAFETY: both partitions fit their buffers, borrowed for the call.
+                unsafe { self.alltoallv_large(s, Some(send_blocks), d, recv_blocks, None) }
+            });
             repair(recv);
             return result;
         }
@@ -1448,6 +1466,13 @@ impl<'env> Communicator<'env> {
         send_blocks.check(self.size, send.len(), OP)?;
         recv_blocks.check(self.size, recv.len(), OP)?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
+        if send_blocks.is_large() || recv_blocks.is_large() {
+            return self.start_large(scope, Repair::for_slice(recv), OP, |r| {
+                // SAFETY: buffers and partitions borrowed for 's; the scope keeps the arrays
+                // and completes the operation first.
+                unsafe { self.alltoallv_large(s, Some(send_blocks), d, recv_blocks, Some(r)) }
+            });
+        }
         let ((sc, sd), (rc, rd)) = (send_blocks.int_arrays(OP)?, recv_blocks.int_arrays(OP)?);
         self.nonblocking(scope, OP, Repair::for_slice(recv), |r| {
             // SAFETY: buffers and partitions borrowed for 's; the scope completes the operation.

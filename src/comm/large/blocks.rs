@@ -211,11 +211,13 @@ impl Communicator<'_> {
         check(code, operation)
     }
 
-    /// `alltoallv` (blocking; in place when `send` is `None` and `s` is `MPI_IN_PLACE`) with a
-    /// partition beyond `int`: `MPI_Alltoallv_c`, or an error without it.
+    /// `alltoallv` (in place when `send` is `None` and `s` is `MPI_IN_PLACE`; nonblocking when
+    /// `start` gives a request handle and the scope that keeps the arrays) with a partition
+    /// beyond `int`: `MPI_Alltoallv_c` / `MPI_Ialltoallv_c`, or an error without them. The
+    /// caller holds the gate.
     ///
     /// # Safety
-    /// The partitions fit the buffers at `s` and `d`, which stay valid for the call.
+    /// The partitions fit the buffers at `s` and `d`, which stay valid until completion.
     #[cold]
     pub(crate) unsafe fn alltoallv_large<T: crate::datatype::Equivalence>(
         &self,
@@ -223,6 +225,7 @@ impl Communicator<'_> {
         send: Option<&Partition<T>>,
         d: *mut c_void,
         recv: &Partition<T>,
+        start: Option<(&mut ffi::MPI_Request, &Scope<'_, '_>)>,
     ) -> Result<()> {
         const OP: &str = "alltoallv";
         #[cfg(ferrompi_large_count)]
@@ -230,26 +233,26 @@ impl Communicator<'_> {
             let (rc, rd) = recv.large_arrays();
             let (sc, sd) = send.map_or_else(|| (rc.clone(), rd.clone()), Partition::large_arrays);
             let dt = T::datatype().as_raw();
-            let _gate = crate::env::enter(OP)?;
-            // SAFETY: per the contract; the arrays hold one entry per rank.
+            let arrays = (sc, sd, rc, rd);
+            let (sc, sd) = (arrays.0.as_ptr(), arrays.1.as_ptr());
+            let (rc, rd) = (arrays.2.as_ptr(), arrays.3.as_ptr());
+            // SAFETY: per the contract; the arrays hold one entry per rank and, for the
+            // nonblocking form, live in the scope until completion.
             let code = unsafe {
-                ffi::MPI_Alltoallv_c(
-                    s,
-                    sc.as_ptr(),
-                    sd.as_ptr(),
-                    dt,
-                    d,
-                    rc.as_ptr(),
-                    rd.as_ptr(),
-                    dt,
-                    self.raw,
-                )
+                match start {
+                    None => ffi::MPI_Alltoallv_c(s, sc, sd, dt, d, rc, rd, dt, self.raw),
+                    Some((r, scope)) => {
+                        let code = ffi::MPI_Ialltoallv_c(s, sc, sd, dt, d, rc, rd, dt, self.raw, r);
+                        scope.keep(Box::new(arrays));
+                        code
+                    }
+                }
             };
             check(code, OP)
         }
         #[cfg(not(ferrompi_large_count))]
         {
-            let _ = (s, d);
+            let _ = (s, d, start);
             let large = send.filter(|p| p.is_large()).unwrap_or(recv);
             large.int_arrays(OP).map(drop)
         }

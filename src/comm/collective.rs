@@ -1416,8 +1416,10 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] (partition size), [`Error::BufferSize`] before any
-    /// communication; [`Error::WrongThread`]; [`Error::Mpi`] (e.g. class `Truncate` when a
-    /// peer sends more than a block holds).
+    /// communication; [`Error::CountOverflow`] for a block or offset over `i32::MAX` on an MPI
+    /// without MPI-4's `_c` calls ([`LARGE_COUNT_CALLS`](crate::LARGE_COUNT_CALLS); use
+    /// [`alltoallw`](Communicator::alltoallw) there); [`Error::WrongThread`]; [`Error::Mpi`]
+    /// (e.g. class `Truncate` when a peer sends more than a block holds).
     pub fn alltoallv<T: Equivalence>(
         &self,
         send: &[T],
@@ -1692,7 +1694,8 @@ impl<'env> Communicator<'env> {
     /// Starts a reduce-scatter (`MPI_Ireduce_scatter`, §6.12.10).
     ///
     /// # Errors
-    /// As [`Communicator::reduce_scatter`].
+    /// As [`Communicator::reduce_scatter`], and [`Error::CountOverflow`] for a block over
+    /// `i32::MAX` elements, which has no nonblocking path (see `comm::large`).
     pub fn ireduce_scatter<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         scope: &'s Scope<'s, '_>,

@@ -1,10 +1,14 @@
-//! V-collectives with a block or an offset beyond `int`.
+//! Collectives with a block or an offset beyond `int`, as one `MPI_Alltoallw` (MPI-4.0 §6.8)
+//! or `MPI_Ialltoallw` (§6.12.6) with a datatype per block that places it at its byte offset,
+//! so counts are 0 or 1 and displacements 0.
 //!
-//! `gatherv`, `scatterv` and `allgatherv` take the same partition on every rank, so every rank
-//! sees that it is large and all of them take this path, on every MPI: one `MPI_Alltoallw`
-//! (MPI-4.0 §6.8) with a datatype per block that places it at its byte offset, so counts are 0
-//! or 1 and displacements 0. Ranks that exchange nothing pass count 0, which makes a gather,
-//! scatter or allgather an all-to-all in which only some pairs move data.
+//! - `gatherv`, `scatterv` and `allgatherv` take the same partition on every rank, so every
+//!   rank sees that it is large and all of them take this path, on every MPI. Ranks that
+//!   exchange nothing pass count 0, which makes a gather, scatter or allgather an all-to-all in
+//!   which only some pairs move data.
+//! - `alltoallw` is already an `MPI_Alltoallw`: each rank substitutes placed types for its own
+//!   blocks without the others having to know.
+//! - An `ibcast` of 2 GiB or more on MPICH before 4.2 (see the parent module).
 //!
 //! `alltoallv`'s partitions differ from rank to rank, so ranks could disagree on the path. It
 //! uses `MPI_Alltoallv_c`, which matches `MPI_Alltoallv` on the other ranks; without MPI-4's

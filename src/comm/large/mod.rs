@@ -6,20 +6,39 @@
 //! | operations | with MPI-4 `_c` calls (MPICH 4) | without (Open MPI 4.1) |
 //! |---|---|---|
 //! | point-to-point, every mode, blocking, nonblocking and persistent; `sendrecv` | `MPI_Send_c`, `MPI_Isend_c`, `MPI_Send_init_c`, … | one element of a derived datatype spanning the buffer |
-//! | `bcast`, `gather`, `scatter`, `allgather`, `alltoall` (blocks over `int`), blocking and nonblocking | `MPI_Bcast_c`, `MPI_Igather_c`, … | one spanning element per block |
-//! | `reduce`, `allreduce`, `scan`, `exscan`, `reduce_scatter_block`, blocking | `MPI_Reduce_c`, … | chunks of 2³⁰ elements; one chunked reduce per block |
-//! | the same, nonblocking | `MPI_Ireduce_c`, … | one spanning element, reduced by a user-defined *span op* that applies the operation to the elements inside (see `span_op`) |
-//! | `gatherv`, `scatterv`, `allgatherv` (a block or offset over `int`), blocking | `MPI_Alltoallw` with a placed datatype per block (see `blocks`) | the same |
-//! | `alltoallv`, blocking | `MPI_Alltoallv_c` | [`Error::CountOverflow`] |
-//! | nonblocking v-collectives, `reduce_scatter`, `alltoallw` | [`Error::CountOverflow`] | [`Error::CountOverflow`] |
+//! | `bcast`, `gather`, `scatter`, `allgather`, `alltoall` (blocks over `int`), blocking and nonblocking | `MPI_Bcast_c`, `MPI_Igather_c`, … (`ibcast` of 2 GiB or more: see below) | one spanning element per block |
+//! | `reduce`, `allreduce`, `scan`, `exscan`, blocking | `MPI_Reduce_c`, … | chunks of 2³⁰ elements, in the same order on every rank |
+//! | `reduce_scatter`, `reduce_scatter_block`, blocking | one chunked `MPI_Reduce` per block, to its rank | the same |
+//! | `ireduce`, `iallreduce`, `iscan`, `iexscan`, `ireduce_scatter_block` | `MPI_Ireduce_c`, … | one spanning element, reduced by a user-defined *span op* that applies the operation to the elements inside (`span_op`) |
+//! | `gatherv`, `scatterv`, `allgatherv` (a block or offset over `int`), blocking and nonblocking | `MPI_Alltoallw` / `MPI_Ialltoallw` with a placed datatype per block (`blocks`) | the same |
+//! | `alltoallw`, `ialltoallw` (a count or offset over `int`) | `MPI_Alltoallw` / `MPI_Ialltoallw` with placed datatypes, chosen by each rank alone | the same |
+//! | `alltoallv`, `ialltoallv` | `MPI_Alltoallv_c`, `MPI_Ialltoallv_c` | [`Error::CountOverflow`] |
+//! | `ireduce_scatter` | [`Error::CountOverflow`] | [`Error::CountOverflow`] |
+//! | persistent collectives (`*_init`) | [`Error::CountOverflow`] | [`Error::CountOverflow`] |
 //!
 //! Reductions are chunked because predefined operations apply only to predefined datatypes.
 //! Both sides of a message may take either path: MPI matches type signatures, which a derived
 //! datatype built from the same basic type preserves. Every rank of a collective takes the
 //! same path, because each decides from values all of them share (the count, or the common
-//! partition). A temporary datatype is freed as soon as the call that uses it returns, also for
-//! nonblocking and persistent calls: freeing a datatype lets the operations using it complete
-//! normally (MPI-4.0 §5.1.10).
+//! partition), or because the substitute is the same call (`alltoallw`). A temporary datatype
+//! is freed as soon as the call that uses it returns, also for nonblocking and persistent
+//! calls: freeing a datatype lets the operations using it complete normally (MPI-4.0
+//! §5.1.10). Arrays MPI reads until a nonblocking call completes are kept in its scope.
+//!
+//! What is left is an error before any communication, for these reasons:
+//! - `alltoallv` without `_c` calls: its partitions differ per rank, and a rank whose blocks
+//!   fit `int` cannot know that another's do not, so there is no substitute all ranks would
+//!   agree on without an extra collective on every call. `alltoallw` with the same blocks works
+//!   on every MPI.
+//! - `ireduce_scatter`: MPI 3.1 has no large form, chunks would need several requests, and
+//!   MPICH 4.0.2's `MPI_Reduce_scatter_c` and `MPI_Ireduce_scatter_c` return wrong results
+//!   for such blocks (reproduced in C). `reduce_scatter` works; so does
+//!   `ireduce_scatter_block` for equal blocks.
+//! - persistent collectives: their requests would have to own the substitutes; not done yet.
+//!
+//! MPICH before 4.2 keeps an `MPI_Ibcast`'s byte count in an `int` and fails on the receivers
+//! from 2 GiB on, with any count (reproduced on 4.0.2, for `MPI_Ibcast_c` too). There, such an
+//! `ibcast` is an `MPI_Ialltoallw` in which the root sends its buffer to every other rank.
 
 use super::Communicator;
 use super::collective::{MoveFn, ReduceFn, Req};

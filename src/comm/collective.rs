@@ -1694,8 +1694,8 @@ impl<'env> Communicator<'env> {
     /// Starts a reduce-scatter (`MPI_Ireduce_scatter`, §6.12.10).
     ///
     /// # Errors
-    /// As [`Communicator::reduce_scatter`], and [`Error::CountOverflow`] for a block over
-    /// `i32::MAX` elements, which has no nonblocking path (see `comm::large`).
+    /// As [`Communicator::reduce_scatter`]. A block over `i32::MAX` elements takes a path that
+    /// needs a temporary as large as `send` (see `comm::large`).
     pub fn ireduce_scatter<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -1706,6 +1706,9 @@ impl<'env> Communicator<'env> {
     ) -> Result<Request<'s>> {
         const OP: &str = "ireduce_scatter";
         let operand = self.reduce_scatter_args(send.len(), recv.len(), blocks, op.operand(), OP)?;
+        if blocks.is_large() {
+            return self.ireduce_scatter_big(scope, send, recv, blocks, operand);
+        }
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         let (counts, _) = blocks.int_arrays(OP)?;
         self.nonblocking(scope, OP, Repair::for_slice(recv), |r| {
@@ -1721,6 +1724,33 @@ impl<'env> Communicator<'env> {
                     r.expect("nonblocking"),
                 )
             }
+        })
+    }
+
+    /// [`Communicator::ireduce_scatter`] with a block over `int`: an in-place `iallreduce` of a
+    /// copy of the input that the scope keeps; this rank's block is copied into `recv` when the
+    /// operation completes. No MPI has a usable nonblocking form (see `comm::large`); this
+    /// costs a temporary as large as the input until the scope ends.
+    #[cold]
+    fn ireduce_scatter_big<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+        blocks: &Partition<T>,
+        operand: Operand,
+    ) -> Result<Request<'s>> {
+        const OP: &str = "ireduce_scatter";
+        let (count, operand) = reduction(send.len(), operand, OP)?;
+        let from = blocks.offset_of(self.rank_usize());
+        // In place on a copy: MPICH 4.0.2's large iallreduce is three times faster in place.
+        let (d, repair) = super::large::copy_out_on_completion(scope, send, from, recv);
+        let s = in_place().cast_const();
+        self.start_large(scope, Some(repair), OP, |(r, _)| {
+            // SAFETY: the temporary the scope keeps holds `count` elements (a copy of `send`);
+            // the scope completes the operation before it is freed.
+            let code = unsafe { self.raw_allreduce(ReduceFn::All, s, d, count, operand, Some(r)) };
+            check(code, OP)
         })
     }
 }

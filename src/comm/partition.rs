@@ -141,6 +141,11 @@ impl<T: Equivalence> Partition<T> {
         self.lengths[r]
     }
 
+    /// Where rank `r`'s block starts, in values.
+    pub(crate) fn offset_of(&self, r: usize) -> usize {
+        self.offsets[r]
+    }
+
     /// Values a buffer must hold to contain every block.
     pub fn extent(&self) -> usize {
         self.extent

@@ -136,7 +136,8 @@ impl RawRequest {
     }
 }
 
-/// Repairs a received buffer when its operation completes (type-erased, for `bool`).
+/// Runs once when an operation completes (type-erased): repairs a received buffer (for
+/// `bool`), or copies a large-count result out of a temporary (see `comm::large`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Repair {
     apply: unsafe fn(*mut u8, usize),
@@ -158,6 +159,15 @@ impl Repair {
             ptr: buf.as_mut_ptr().cast(),
             len: buf.len(),
         })
+    }
+
+    /// Any completion action: `apply(ptr, len)`.
+    ///
+    /// # Safety
+    /// Calling `apply(ptr, len)` once the operation has completed must be sound for as long as
+    /// the request's scope lasts.
+    pub(crate) unsafe fn on_completion(apply: unsafe fn(*mut u8, usize), ptr: *mut u8) -> Repair {
+        Repair { apply, ptr, len: 0 }
     }
 
     /// # Safety
@@ -208,10 +218,23 @@ impl std::fmt::Debug for Scope<'_, '_> {
 }
 
 impl Scope<'_, '_> {
-    /// Keeps `value` alive until the scope ends, when every operation started in it has
-    /// completed. Its heap storage does not move, so pointers into it stay valid until then.
-    pub(crate) fn keep(&self, value: Box<dyn Any>) {
-        self.kept.borrow_mut().push(value);
+    /// Keeps `value` alive, at the address returned, until the scope ends, when every
+    /// operation started in it has completed. Its heap storage does not move either, so
+    /// pointers into it stay valid until then.
+    pub(crate) fn keep<T: 'static>(&self, value: T) -> *mut T {
+        let at = Box::into_raw(Box::new(value));
+        self.kept.borrow_mut().push(Box::new(Kept(at)));
+        at
+    }
+}
+
+/// Owns a value [`Scope::keep`] placed on the heap; only raw pointers reach it meanwhile.
+struct Kept<T>(*mut T);
+
+impl<T> Drop for Kept<T> {
+    fn drop(&mut self) {
+        // SAFETY: made by `Box::into_raw` in `Scope::keep`, dropped once, when the scope ends.
+        drop(unsafe { Box::from_raw(self.0) });
     }
 }
 

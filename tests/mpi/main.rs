@@ -10,7 +10,8 @@
 //! file under `tests/mpi/programs/` is not registered (a program that would silently not run).
 //!
 //! Environment: `FERROMPI_MPIEXEC` overrides the launcher, `FERROMPI_TEST_TIMEOUT` the per-run
-//! timeout in seconds (default 120). Positional arguments filter programs by name.
+//! timeout in seconds (default 120; four times that for the programs marked `slow`).
+//! Positional arguments filter programs by name.
 
 mod checks;
 mod programs;
@@ -86,6 +87,8 @@ pub struct Program {
     pub singleton: bool,
     /// What a run must show.
     pub expect: Expect,
+    /// Moves gigabytes: gets four times the timeout.
+    pub slow: bool,
     /// The program itself.
     pub run: fn(&Mpi, &mut Checks),
 }
@@ -242,7 +245,8 @@ fn drive(filters: &[&str]) -> i32 {
                 Some(n) => format!("{} n={n} {}", launch.label, program.name),
                 None => format!("{} singleton {}", launch.label, program.name),
             };
-            let outcome = run_one(cmd, program, ranks.unwrap_or(1), timeout);
+            let limit = if program.slow { 4 * timeout } else { timeout };
+            let outcome = run_one(cmd, program, ranks.unwrap_or(1), limit);
             if outcome.ok {
                 passed += 1;
                 println!("PASS  {label}: {}", outcome.summary);

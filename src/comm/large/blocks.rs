@@ -207,7 +207,7 @@ impl Communicator<'_> {
                 None => ffi::MPI_Alltoallw(s, sc, z, st, d, rc, z, rt, self.raw),
                 Some((r, scope)) => {
                     let code = ffi::MPI_Ialltoallw(s, sc, z, st, d, rc, z, rt, self.raw, r);
-                    scope.keep(Box::new(w));
+                    scope.keep(w);
                     code
                 }
             }
@@ -247,7 +247,7 @@ impl Communicator<'_> {
                     None => ffi::MPI_Alltoallv_c(s, sc, sd, dt, d, rc, rd, dt, self.raw),
                     Some((r, scope)) => {
                         let code = ffi::MPI_Ialltoallv_c(s, sc, sd, dt, d, rc, rd, dt, self.raw, r);
-                        scope.keep(Box::new(arrays));
+                        scope.keep(arrays);
                         code
                     }
                 }

@@ -8,12 +8,12 @@
 //! | point-to-point, every mode, blocking, nonblocking and persistent; `sendrecv` | `MPI_Send_c`, `MPI_Isend_c`, `MPI_Send_init_c`, … | one element of a derived datatype spanning the buffer |
 //! | `bcast`, `gather`, `scatter`, `allgather`, `alltoall` (blocks over `int`), blocking and nonblocking | `MPI_Bcast_c`, `MPI_Igather_c`, … (`ibcast` of 2 GiB or more: see below) | one spanning element per block |
 //! | `reduce`, `allreduce`, `scan`, `exscan`, blocking | `MPI_Reduce_c`, … | chunks of 2³⁰ elements, in the same order on every rank |
-//! | `reduce_scatter`, `reduce_scatter_block`, blocking | one chunked `MPI_Reduce` per block, to its rank | the same |
+//! | `reduce_scatter`, `reduce_scatter_block`, blocking | one chunked `MPI_Reduce` per block, to its rank (MPICH 4.0.2's `MPI_Reduce_scatter_c` and `MPI_Ireduce_scatter_c` return wrong results for such blocks: reproduced in C) | the same |
 //! | `ireduce`, `iallreduce`, `iscan`, `iexscan`, `ireduce_scatter_block` | `MPI_Ireduce_c`, … | one spanning element, reduced by a user-defined *span op* that applies the operation to the elements inside (`span_op`) |
 //! | `gatherv`, `scatterv`, `allgatherv` (a block or offset over `int`), blocking and nonblocking | `MPI_Alltoallw` / `MPI_Ialltoallw` with a placed datatype per block (`blocks`) | the same |
 //! | `alltoallw`, `ialltoallw` (a count or offset over `int`) | `MPI_Alltoallw` / `MPI_Ialltoallw` with placed datatypes, chosen by each rank alone | the same |
 //! | `alltoallv`, `ialltoallv` | `MPI_Alltoallv_c`, `MPI_Ialltoallv_c` | [`Error::CountOverflow`] |
-//! | `ireduce_scatter` | [`Error::CountOverflow`] | [`Error::CountOverflow`] |
+//! | `ireduce_scatter` | an in-place `iallreduce` of a copy of the input that the scope keeps; this rank's block is copied out on completion | the same |
 //! | persistent collectives (`*_init`) | [`Error::CountOverflow`] | [`Error::CountOverflow`] |
 //!
 //! Reductions are chunked because predefined operations apply only to predefined datatypes.
@@ -30,10 +30,6 @@
 //!   fit `int` cannot know that another's do not, so there is no substitute all ranks would
 //!   agree on without an extra collective on every call. `alltoallw` with the same blocks works
 //!   on every MPI.
-//! - `ireduce_scatter`: MPI 3.1 has no large form, chunks would need several requests, and
-//!   MPICH 4.0.2's `MPI_Reduce_scatter_c` and `MPI_Ireduce_scatter_c` return wrong results
-//!   for such blocks (reproduced in C). `reduce_scatter` works; so does
-//!   `ireduce_scatter_block` for equal blocks.
 //! - persistent collectives: their requests would have to own the substitutes; not done yet.
 //!
 //! MPICH before 4.2 keeps an `MPI_Ibcast`'s byte count in an `int` and fails on the receivers
@@ -48,6 +44,7 @@ use crate::datatype::Equivalence;
 use crate::error::{Error, Result, check};
 use crate::ffi;
 use crate::op::Operand;
+use crate::request::{Repair, Scope};
 use std::ffi::{c_int, c_void};
 
 mod blocks;
@@ -238,6 +235,58 @@ fn extent_of(datatype: ffi::MPI_Datatype) -> std::result::Result<usize, c_int> {
         return Err(rc);
     }
     Ok(usize::try_from(extent).unwrap_or(0))
+}
+
+/// A nonblocking result computed into a temporary: `temp[from..from + len]` goes to `to` when
+/// the operation completes.
+struct CopyOut<T> {
+    temp: Vec<std::mem::MaybeUninit<T>>,
+    from: usize,
+    to: *mut T,
+    len: usize,
+}
+
+/// The completion action of a [`CopyOut`]: copies the result, then repairs it.
+///
+/// # Safety
+/// `state` is a `CopyOut<T>` kept by the scope of a completed operation that wrote its
+/// temporary; `to` is that operation's receive buffer, still borrowed for the scope.
+unsafe fn copy_out<T: Equivalence>(state: *mut u8, _: usize) {
+    // SAFETY: per the contract.
+    unsafe {
+        let c = &*state.cast::<CopyOut<T>>();
+        let from = c.temp.as_ptr().add(c.from).cast::<T>();
+        std::ptr::copy_nonoverlapping(from, c.to, c.len);
+        T::repair_received(c.to, c.len);
+    }
+}
+
+/// A copy of `input` kept in `scope`, for a nonblocking call to compute its result in place,
+/// and the completion action that copies values `from..from + to.len()` of it to `to`.
+pub(crate) fn copy_out_on_completion<T: Equivalence>(
+    scope: &Scope<'_, '_>,
+    input: &[T],
+    from: usize,
+    to: &mut [T],
+) -> (*mut c_void, Repair) {
+    let mut temp = Vec::<std::mem::MaybeUninit<T>>::with_capacity(input.len());
+    // SAFETY: the capacity holds `input.len()` values; `T: Copy`, and the source and the new
+    // allocation do not overlap; every value is then initialised.
+    unsafe {
+        std::ptr::copy_nonoverlapping(input.as_ptr(), temp.as_mut_ptr().cast(), input.len());
+        temp.set_len(input.len());
+    }
+    let at = temp.as_mut_ptr().cast::<c_void>();
+    let state = scope.keep(CopyOut {
+        temp,
+        from,
+        to: to.as_mut_ptr(),
+        len: to.len(),
+    });
+    // SAFETY: `copy_out::<T>` on a `CopyOut<T>` the scope keeps, whose receive buffer is
+    // borrowed for the scope; it runs once the operation writing the temporary completed.
+    let repair = unsafe { Repair::on_completion(copy_out::<T>, state.cast()) };
+    (at, repair)
 }
 
 impl Drop for Spanning {

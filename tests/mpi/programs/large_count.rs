@@ -1,9 +1,9 @@
-//! Counts above i32::MAX: send/recv, ssend, sendrecv, bcast, ibcast, allreduce, isend/irecv,
-//! gather (a block per rank of i32::MAX + 9 bytes), gatherv and iscatterv (a partition with
-//! such a block), iallreduce, scan and reduce_scatter,
-//! through MPI-4's `_c` calls on MPICH and derived datatypes / chunks / `MPI_Alltoallw` on Open
-//! MPI, with the same API. Run with two ranks only: it needs about 6.5 GiB on rank 0 and 2 GiB
-//! on rank 1, and some seconds.
+//! Counts above i32::MAX, through MPI-4's `_c` calls on MPICH and derived datatypes, chunks,
+//! span ops and `MPI_Alltoallw` on Open MPI, with the same API: send/recv, ssend, sendrecv,
+//! bcast, ibcast, allreduce, isend/irecv, gather (a block per rank of i32::MAX + 9 bytes),
+//! gatherv and iscatterv (a partition with such a block), iallreduce, scan, reduce_scatter and
+//! ireduce_scatter. Run with two ranks only: it needs up to about 8.6 GB on rank 0 and 6.5 GB
+//! on rank 1 (the ireduce_scatter at the end), and some seconds.
 
 use crate::checks::Checks;
 use ferrompi::{BitXor, Mpi, Partition, Sum};
@@ -245,5 +245,30 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         );
     } else {
         t.eq(buf[0], 7, "reduce_scatter content at rank 1");
+    }
+
+    // ireduce_scatter of the same blocks from `buf` (a temporary as large as the input, copied
+    // out on completion). Rank 1 makes its buffer [7, 0, 0, …, 0] (its last byte held its own
+    // block's result): rank 0 gets its bytes with the first one XORed with 7, rank 1 gets rank
+    // 0's last byte (7) XOR 0.
+    if rank == 1 {
+        buf[N - 1] = 0;
+    }
+    let expected: Vec<(usize, u8)> = samples()
+        .filter(|&i| i < N - 1)
+        .map(|i| (i, if i == 0 { buf[i] ^ 7 } else { buf[i] }))
+        .collect();
+    let mut mine = vec![0u8; blocks.len_of(rank as usize)];
+    let done = ferrompi::scope(|s| {
+        world
+            .ireduce_scatter(s, &buf, &mut mine, &blocks, BitXor)?
+            .wait()
+    });
+    t.okay(done, "ireduce_scatter with a block of i32::MAX + 8 bytes");
+    if rank == 0 {
+        let ok = expected.iter().all(|&(i, v)| mine[i] == v);
+        t.ok(ok, "ireduce_scatter content at rank 0");
+    } else {
+        t.eq(mine[0], 7, "ireduce_scatter content at rank 1");
     }
 }

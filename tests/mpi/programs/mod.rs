@@ -44,6 +44,7 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: true,
         expect: Expect::Pass,
+        slow: false,
         run: environment::run,
     },
     Program {
@@ -53,6 +54,7 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: false,
         expect: Expect::Pass,
+        slow: false,
         run: errors::run,
     },
     Program {
@@ -62,6 +64,7 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: false,
         expect: Expect::Pass,
+        slow: false,
         run: communicator::run,
     },
     Program {
@@ -71,6 +74,7 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: false,
         expect: Expect::Pass,
+        slow: false,
         run: group::run,
     },
     Program {
@@ -80,6 +84,7 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: true,
         expect: Expect::Pass,
+        slow: false,
         run: p2p::run,
     },
     Program {
@@ -89,6 +94,7 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: false,
         expect: Expect::Pass,
+        slow: false,
         run: send_modes::run,
     },
     Program {
@@ -98,6 +104,7 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: false,
         expect: Expect::Pass,
+        slow: false,
         run: probe::run,
     },
     Program {
@@ -107,6 +114,7 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: true,
         expect: Expect::Pass,
+        slow: false,
         run: nonblocking::run,
     },
     Program {
@@ -116,6 +124,7 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: false,
         expect: Expect::Pass,
+        slow: false,
         run: async_p2p::run,
     },
     Program {
@@ -125,6 +134,7 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: false,
         expect: Expect::Pass,
+        slow: false,
         run: channel::run,
     },
     #[cfg(feature = "serde")]
@@ -135,6 +145,7 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: false,
         expect: Expect::Pass,
+        slow: false,
         run: typed::run,
     },
     Program {
@@ -144,6 +155,7 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: false,
         expect: Expect::Pass,
+        slow: false,
         run: persistent_p2p::run,
     },
     Program {
@@ -153,6 +165,7 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: false,
         expect: Expect::Pass,
+        slow: false,
         run: bcast::run,
     },
     Program {
@@ -162,6 +175,7 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: false,
         expect: Expect::Pass,
+        slow: false,
         run: collectives::run,
     },
     Program {
@@ -171,6 +185,7 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: false,
         expect: Expect::Pass,
+        slow: false,
         run: reductions::run,
     },
     Program {
@@ -180,15 +195,17 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: true,
         expect: Expect::Pass,
+        slow: false,
         run: persistent_collectives::run,
     },
     Program {
         name: "large_count",
         file: "large_count",
         level: ThreadLevel::Funneled,
-        ranks: &[2], // one such test: about 2 GiB per rank
+        ranks: &[2], // one such test: up to about 15 GB in all
         singleton: false,
         expect: Expect::Pass,
+        slow: true,
         run: large_count::run,
     },
     Program {
@@ -198,6 +215,7 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: false,
         expect: Expect::Pass,
+        slow: false,
         run: threads::run,
     },
     Program {
@@ -207,6 +225,7 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: false,
         expect: Expect::Pass,
+        slow: false,
         run: threads::run,
     },
     Program {
@@ -216,6 +235,7 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: false,
         expect: Expect::Pass,
+        slow: false,
         run: threads::run,
     },
     Program {
@@ -225,6 +245,7 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: false,
         expect: Expect::AbortWith("deliberate panic from the last rank"),
+        slow: false,
         run: panic_abort::run,
     },
     Program {
@@ -234,6 +255,7 @@ pub const ALL: &[Program] = &[
         ranks: &[2, 4], // with one rank MPI never calls the op
         singleton: false,
         expect: Expect::AbortWith("deliberate panic in a user op"),
+        slow: false,
         run: op_panic::run,
     },
     Program {
@@ -243,6 +265,7 @@ pub const ALL: &[Program] = &[
         ranks: &[1, 2],
         singleton: false,
         expect: Expect::AbortWith("leaked (mem::forget) and still in flight"),
+        slow: false,
         run: leak_abort::run,
     },
 ];

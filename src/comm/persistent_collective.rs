@@ -17,8 +17,16 @@
 //! The request owns its buffers (see [`Buffers`]), a copy of the
 //! partitions of v-collectives (MPI reads the counts at every start) and the op, which must be
 //! an [`OwnedOp`]: a predefined op, or a [`UserOp`](crate::UserOp) moved in. So a leaked request
-//! leaks them and MPI never reads freed memory. Counts must fit an `int` (MPI-4's `_init_c`
-//! large-count forms are not used): larger buffers are an [`Error::CountOverflow`].
+//! leaks them and MPI never reads freed memory.
+//!
+//! # Large counts
+//! `bcast_init`, the reductions and `gather`/`scatter`/`allgather`/`alltoall_init` take buffers
+//! of more than `i32::MAX` elements on every MPI: the request keeps a derived datatype spanning
+//! each block (a spanning element and a *span op* for reductions, see `comm::large`), so the
+//! call is the same on every path. MPI-4's `_init_c` forms are not used. On MPICH before 4.2 a
+//! `bcast_init` of 2 GiB or more is an `MPI_Alltoallw_init` (MPICH's broadcast schedule fails
+//! there). The v-collectives, `alltoallw_init` and `reduce_scatter_init` with blocks or offsets
+//! over `int` are an [`Error::CountOverflow`].
 //!
 //! Every call here is collective: all ranks create the same requests in the same order, and
 //! start them in the same order.
@@ -72,12 +80,15 @@
 
 use super::Communicator;
 use super::collective::{MoveFn, ReduceFn, in_place, reduction, same_len};
+use super::large::{Block, Spanning, VMove, large_count, spanned};
 use super::partition::{Partition, TypedPartition};
-use crate::datatype::{Equivalence, count_of, recv_ptr, send_ptr};
+use crate::datatype::{Equivalence, recv_ptr, send_ptr};
 use crate::env::enter;
-use crate::error::{Error, Result, check};
+#[cfg(doc)]
+use crate::error::Error;
+use crate::error::{Result, check};
 use crate::ffi;
-use crate::op::OwnedOp;
+use crate::op::{Operand, OwnedOp};
 use crate::request::persistent::Keep;
 use crate::request::{
     Buffers, Kind, NoBuffer, OwnedBuffer, Pair, PersistentRequest, RawRequest, request_null,
@@ -463,9 +474,68 @@ fn natively_broken(f: MoveFn) -> bool {
     cfg!(ferrompi_family = "mpich") && f != MoveFn::Alltoall && crate::env::mpich_before((4, 3))
 }
 
-/// Checks that a buffer's length fits an `int` count.
-fn count<T: Equivalence>(len: usize, operation: &'static str) -> Result<c_int> {
-    count_of::<T>(len, operation)
+/// Derived datatypes a persistent request uses for counts over `int` (see `comm::large`),
+/// kept with it and freed after it, under the thread gate (if it cannot be passed, leaked).
+#[derive(Default)]
+struct KeptTypes(Vec<ffi::MPI_Datatype>);
+
+// SAFETY: datatype handles, freed once under the thread gate, from whichever thread drops.
+unsafe impl Send for KeptTypes {}
+// SAFETY: as for `Send`; shared access only reads handles.
+unsafe impl Sync for KeptTypes {}
+
+impl Drop for KeptTypes {
+    fn drop(&mut self) {
+        let Ok(_gate) = enter("type_free") else {
+            return;
+        };
+        for t in &mut self.0 {
+            // SAFETY: committed types made for this request, freed once, here; the request is
+            // freed, or leaked (and with it `keep`, and this).
+            unsafe { ffi::MPI_Type_free(t) };
+        }
+    }
+}
+
+impl KeptTypes {
+    /// `(count, datatype)` for `n` elements of `dt`: as they are when `n` fits an `int`, else
+    /// one element of a spanning type kept here.
+    fn fit(
+        &mut self,
+        dt: ffi::MPI_Datatype,
+        n: ffi::MPI_Count,
+        operation: &'static str,
+    ) -> Result<(c_int, ffi::MPI_Datatype)> {
+        if let Ok(n) = c_int::try_from(n) {
+            return Ok((n, dt));
+        }
+        let _gate = enter(operation)?;
+        let raw = Spanning::new(dt, n, operation)?.into_raw();
+        self.0.push(raw);
+        Ok((1, raw))
+    }
+
+    /// The operand reducing `n` elements with `o` in one call: `o` when `n` fits an `int`, else
+    /// one spanning element and a span op (see `comm::large`).
+    fn fit_reduction(
+        &mut self,
+        o: Operand,
+        n: ffi::MPI_Count,
+        operation: &'static str,
+    ) -> Result<(c_int, Operand)> {
+        if let Ok(n) = c_int::try_from(n) {
+            return Ok((n, o));
+        }
+        let _gate = enter(operation)?;
+        let (span, operand) = spanned(o, n)?;
+        self.0.push(span.into_raw());
+        Ok((1, operand))
+    }
+
+    /// What the request keeps of these: nothing when there are none.
+    fn keep<'a>(self) -> Keep<'a> {
+        (!self.0.is_empty()).then(|| Box::new(self) as Box<dyn Send + Sync + 'a>)
+    }
 }
 
 impl<'env> Communicator<'env> {
@@ -519,15 +589,61 @@ impl<'env> Communicator<'env> {
     ) -> Result<PersistentRequest<'_, B>> {
         const OP: &str = "bcast_init";
         self.is_root(root, OP)?;
-        let n = count::<B::Item>(buf.as_slice().len(), OP)?;
-        let dt = B::Item::datatype().as_raw();
+        if cfg!(ferrompi_family = "mpich")
+            && size_of_val(buf.as_slice()) > c_int::MAX as usize
+            && crate::env::mpich_before((4, 2))
+        {
+            return self.bcast_init_placed(buf, root);
+        }
+        let mut spans = KeptTypes::default();
+        let n = large_count::<B::Item>(buf.as_slice().len(), OP)?;
+        let (n, dt) = spans.fit(B::Item::datatype().as_raw(), n, OP)?;
         let call = Call::Bcast {
             buf: recv_ptr(buf.as_mut_slice()),
             n,
             dt,
             root,
         };
-        self.persistent(call, buf, None, OP)
+        self.persistent(call, buf, spans.keep(), OP)
+    }
+
+    /// [`Communicator::bcast_init`] of 2 GiB or more on MPICH before 4.2, whose broadcast
+    /// schedule fails there (as `ibcast`'s, see `comm::large`): an `MPI_Alltoallw_init` in
+    /// which the root sends its buffer to every other rank, with placed datatypes the request
+    /// keeps. The side of the call a rank does not use gets a dangling pointer, with counts 0.
+    #[cold]
+    fn bcast_init_placed<B: OwnedBuffer>(
+        &self,
+        mut buf: B,
+        root: i32,
+    ) -> Result<PersistentRequest<'_, B>> {
+        const OP: &str = "bcast_init";
+        let whole = Block::whole::<B::Item>(buf.as_slice().len());
+        let (w, made) = {
+            let _gate = enter(OP)?;
+            self.placed(VMove::Bcast { root }, false, |_| whole, |_| whole, OP)?
+        };
+        let types = KeptTypes(made.into_types());
+        let ptr = recv_ptr(buf.as_mut_slice());
+        let unused = std::ptr::NonNull::<u8>::dangling()
+            .as_ptr()
+            .cast::<c_void>();
+        let (s, d) = if self.rank == root {
+            (ptr.cast_const(), unused)
+        } else {
+            (unused.cast_const(), ptr)
+        };
+        let call = Call::Alltoallw {
+            s,
+            sc: w.send_counts.as_ptr(),
+            sd: w.zeros.as_ptr(),
+            st: w.send_types.as_ptr(),
+            d,
+            rc: w.recv_counts.as_ptr(),
+            rd: w.zeros.as_ptr(),
+            rt: w.recv_types.as_ptr(),
+        };
+        self.persistent(call, buf, Some(Box::new((w, types))), OP)
     }
 
     /// The request of a reduction of `input` values (`send: None`: in place, from `recv`) into
@@ -570,7 +686,8 @@ impl<'env> Communicator<'env> {
             input
         };
         let (n, operand) = reduction(result, op.owned_operand(), operation)?;
-        let n = c_int::try_from(n).map_err(|_| overflow(result, operation))?;
+        let mut spans = KeptTypes::default();
+        let (n, operand) = spans.fit_reduction(operand, n, operation)?;
         let (dt, mpi_op) = (operand.datatype, operand.op);
         let (s, d) = match (send, at_root) {
             (Some((s, _)), true) => (s, recv),
@@ -596,7 +713,7 @@ impl<'env> Communicator<'env> {
                 op: mpi_op,
             },
         };
-        let keep: Keep<'a> = Some(Box::new(op));
+        let keep: Keep<'a> = Some(Box::new((op, spans)));
         self.persistent(call, buffers, keep, operation)
     }
 
@@ -611,7 +728,6 @@ impl<'env> Communicator<'env> {
         buffers: B,
     ) -> Result<PersistentRequest<'a, B>> {
         let operation = f.init_name();
-        let int = |n: ffi::MPI_Count| c_int::try_from(n).map_err(|_| overflow(recv_len, operation));
         let at_root = match f {
             MoveFn::Gather | MoveFn::Scatter => self.is_root(root, operation)?,
             MoveFn::Allgather | MoveFn::Alltoall => true,
@@ -620,36 +736,35 @@ impl<'env> Communicator<'env> {
         let (s, sn, d, dn) = match (send, f, at_root) {
             (Some((s, send_len)), ..) => {
                 let (sn, dn) = self.move_args::<T>(f, send_len, recv_len, root, operation)?;
-                (s, int(sn)?, recv, int(dn)?)
+                (s, sn, recv, dn)
             }
             (None, MoveFn::Gather, false) => {
                 let (sn, _) = self.move_args::<T>(f, recv_len, 0, root, operation)?;
-                (recv.cast_const(), int(sn)?, nothing, 0)
+                (recv.cast_const(), sn, nothing, 0)
             }
             (None, MoveFn::Scatter, false) => {
                 let (_, dn) = self.move_args::<T>(f, 0, recv_len, root, operation)?;
-                (nothing.cast_const(), 0, recv, int(dn)?)
+                (nothing.cast_const(), 0, recv, dn)
             }
             (None, MoveFn::Scatter, true) => {
-                let share = self.share(recv_len, operation)?;
-                (
-                    recv.cast_const(),
-                    count::<T>(share, operation)?,
-                    in_place(),
-                    0,
-                )
+                let share = large_count::<T>(self.share(recv_len, operation)?, operation)?;
+                (recv.cast_const(), share, in_place(), 0)
             }
             (None, ..) => {
-                let share = self.share(recv_len, operation)?;
-                (
-                    in_place().cast_const(),
-                    0,
-                    recv,
-                    count::<T>(share, operation)?,
-                )
+                let share = large_count::<T>(self.share(recv_len, operation)?, operation)?;
+                (in_place().cast_const(), 0, recv, share)
             }
         };
-        let dt = T::datatype().as_raw();
+        // Every rank's block has the same size: one spanning element each when it is over
+        // `int` (as `comm::large` does for the nonblocking forms).
+        let mut spans = KeptTypes::default();
+        let base = T::datatype().as_raw();
+        let (_, dt) = spans.fit(base, sn.max(dn), operation)?;
+        let blocks = |n: ffi::MPI_Count| match c_int::try_from(n) {
+            Ok(n) if dt == base => n,
+            _ => c_int::from(n > 0), // a block is one spanning element
+        };
+        let (sn, dn) = (blocks(sn), blocks(dn));
         let root = if at_root || matches!(f, MoveFn::Gather | MoveFn::Scatter) {
             root
         } else {
@@ -664,7 +779,7 @@ impl<'env> Communicator<'env> {
             dt,
             root,
         };
-        self.persistent(call, buffers, None, operation)
+        self.persistent(call, buffers, spans.keep(), operation)
     }
 }
 
@@ -706,10 +821,6 @@ fn src<B: OwnedBuffer>(buf: &B) -> (*const c_void, usize) {
 fn dst<B: OwnedBuffer>(buf: &mut B) -> (*mut c_void, usize) {
     let len = buf.as_slice().len();
     (recv_ptr(buf.as_mut_slice()), len)
-}
-
-fn overflow(len: usize, operation: &'static str) -> Error {
-    crate::datatype::count_overflow(len, 1, operation)
 }
 
 impl MoveFn {

@@ -65,8 +65,15 @@ pub(crate) enum VMove {
 
 /// Datatypes made for one call, freed when it returns: after a blocking call, or once a
 /// nonblocking one has started (MPI-4.0 §5.1.10 lets it complete normally). The caller holds
-/// the thread gate.
-struct Made(Vec<ffi::MPI_Datatype>);
+/// the thread gate, or takes the types over with [`Made::into_types`].
+pub(crate) struct Made(Vec<ffi::MPI_Datatype>);
+
+impl Made {
+    /// The types, for the caller to free.
+    pub(crate) fn into_types(mut self) -> Vec<ffi::MPI_Datatype> {
+        std::mem::take(&mut self.0)
+    }
+}
 
 impl Drop for Made {
     fn drop(&mut self) {
@@ -78,14 +85,20 @@ impl Drop for Made {
 }
 
 /// The arrays of one `MPI_Alltoallw`: counts, zero displacements and datatypes per peer. A
-/// nonblocking call's arrays are kept in its scope until it completes (MPI-4.0 §6.12).
-struct WArgs {
-    send_counts: Vec<c_int>,
-    send_types: Vec<ffi::MPI_Datatype>,
-    recv_counts: Vec<c_int>,
-    recv_types: Vec<ffi::MPI_Datatype>,
-    zeros: Vec<c_int>,
+/// nonblocking call's arrays are kept in its scope until it completes (MPI-4.0 §6.12), a
+/// persistent one's by its request.
+pub(crate) struct WArgs {
+    pub(crate) send_counts: Vec<c_int>,
+    pub(crate) send_types: Vec<ffi::MPI_Datatype>,
+    pub(crate) recv_counts: Vec<c_int>,
+    pub(crate) recv_types: Vec<ffi::MPI_Datatype>,
+    pub(crate) zeros: Vec<c_int>,
 }
+
+// SAFETY: integers and datatype handles, which any thread passing the gate may use.
+unsafe impl Send for WArgs {}
+// SAFETY: as for `Send`; shared access only reads them.
+unsafe impl Sync for WArgs {}
 
 impl Made {
     /// The (count, datatype) that moves `block` with displacement 0. The caller holds the gate.
@@ -128,9 +141,7 @@ impl Made {
 
 impl Communicator<'_> {
     /// Runs `f` as an `MPI_Alltoallw`, or starts it as an `MPI_Ialltoallw` when `start` gives a
-    /// request handle and the scope that keeps the arrays. `send(j)` and `recv(i)` give the
-    /// natural blocks: what goes to rank `j` from `s`, and where rank `i`'s data lands in `d`.
-    /// In place, a rank moves nothing to or from itself (its block is already where it belongs).
+    /// request handle and the scope that keeps the arrays (see [`Communicator::placed`]).
     ///
     /// # Safety
     /// The blocks lie within the buffers at `s` and `d`, which stay valid for the call (until
@@ -149,10 +160,45 @@ impl Communicator<'_> {
         start: Option<(&mut ffi::MPI_Request, &Scope<'_, '_>)>,
         operation: &'static str,
     ) -> Result<()> {
+        let (w, made) = self.placed(f, in_place, send, recv, operation)?;
+        let (sc, st, z) = (
+            w.send_counts.as_ptr(),
+            w.send_types.as_ptr(),
+            w.zeros.as_ptr(),
+        );
+        let (rc, rt) = (w.recv_counts.as_ptr(), w.recv_types.as_ptr());
+        // SAFETY: per the contract; each type places its block within its buffer; the arrays
+        // hold one entry per rank and live until completion (kept in the scope if nonblocking).
+        let code = unsafe {
+            match start {
+                None => ffi::MPI_Alltoallw(s, sc, z, st, d, rc, z, rt, self.raw),
+                Some((r, scope)) => {
+                    let code = ffi::MPI_Ialltoallw(s, sc, z, st, d, rc, z, rt, self.raw, r);
+                    scope.keep(w);
+                    code
+                }
+            }
+        };
+        drop(made);
+        check(code, operation)
+    }
+
+    /// The `MPI_Alltoallw` arguments standing in for `f`, and the datatypes made for them,
+    /// which the caller frees (on drop) once the call using them has returned or started.
+    /// `send(j)` and `recv(i)` give the natural blocks: what goes to rank `j`, and where rank
+    /// `i`'s data lands. In place, a rank moves nothing to or from itself (its block is already
+    /// where it belongs); nor does a broadcast's root. The caller holds the gate.
+    pub(crate) fn placed(
+        &self,
+        f: VMove,
+        in_place: bool,
+        send: impl Fn(usize) -> Block,
+        recv: impl Fn(usize) -> Block,
+        operation: &'static str,
+    ) -> Result<(WArgs, Made)> {
         let size = usize::try_from(self.size).unwrap_or(0);
         let me = usize::try_from(self.rank).unwrap_or(0);
         let rank = |r: c_int| usize::try_from(r).unwrap_or(usize::MAX);
-        // A broadcast's root already holds its data: it never sends to itself.
         let to_self = in_place || matches!(f, VMove::Bcast { .. });
         let sends = |j: usize| match f {
             VMove::Gatherv { root } => rank(root) == j && !(to_self && j == me),
@@ -194,25 +240,7 @@ impl Communicator<'_> {
             w.recv_counts.push(n);
             w.recv_types.push(t);
         }
-        let (sc, st, z) = (
-            w.send_counts.as_ptr(),
-            w.send_types.as_ptr(),
-            w.zeros.as_ptr(),
-        );
-        let (rc, rt) = (w.recv_counts.as_ptr(), w.recv_types.as_ptr());
-        // SAFETY: per the contract; each type places its block within its buffer; the arrays
-        // hold one entry per rank and live until completion (kept in the scope if nonblocking).
-        let code = unsafe {
-            match start {
-                None => ffi::MPI_Alltoallw(s, sc, z, st, d, rc, z, rt, self.raw),
-                Some((r, scope)) => {
-                    let code = ffi::MPI_Ialltoallw(s, sc, z, st, d, rc, z, rt, self.raw, r);
-                    scope.keep(w);
-                    code
-                }
-            }
-        };
-        check(code, operation)
+        Ok((w, made))
     }
 
     /// `alltoallv` (in place when `send` is `None` and `s` is `MPI_IN_PLACE`; nonblocking when

@@ -14,7 +14,8 @@
 //! | `alltoallw`, `ialltoallw` (a count or offset over `int`) | `MPI_Alltoallw` / `MPI_Ialltoallw` with placed datatypes, chosen by each rank alone | the same |
 //! | `alltoallv`, `ialltoallv` | `MPI_Alltoallv_c`, `MPI_Ialltoallv_c` | [`Error::CountOverflow`] |
 //! | `ireduce_scatter` | an in-place `iallreduce` of a copy of the input that the scope keeps; this rank's block is copied out on completion | the same |
-//! | persistent collectives (`*_init`) | [`Error::CountOverflow`] | [`Error::CountOverflow`] |
+//! | `bcast_init`, `reduce_init`, `allreduce_init`, `scan_init`, `exscan_init`, `reduce_scatter_block_init`, `gather`/`scatter`/`allgather`/`alltoall_init` | a spanning datatype (and span op) the request keeps | the same |
+//! | the other persistent collectives (v-forms, `alltoallw_init`, `reduce_scatter_init`) | [`Error::CountOverflow`] | [`Error::CountOverflow`] |
 //!
 //! Reductions are chunked because predefined operations apply only to predefined datatypes.
 //! Both sides of a message may take either path: MPI matches type signatures, which a derived
@@ -30,11 +31,14 @@
 //!   fit `int` cannot know that another's do not, so there is no substitute all ranks would
 //!   agree on without an extra collective on every call. `alltoallw` with the same blocks works
 //!   on every MPI.
-//! - persistent collectives: their requests would have to own the substitutes; not done yet.
+//! - the persistent v-collectives, `alltoallw_init` and `reduce_scatter_init`: their requests
+//!   would have to own a placed-datatype substitute each; not done yet.
 //!
 //! MPICH before 4.2 keeps an `MPI_Ibcast`'s byte count in an `int` and fails on the receivers
-//! from 2 GiB on, with any count (reproduced on 4.0.2, for `MPI_Ibcast_c` too). There, such an
-//! `ibcast` is an `MPI_Ialltoallw` in which the root sends its buffer to every other rank.
+//! from 2 GiB on, with any count (reproduced on 4.0.2, for `MPI_Ibcast_c` and
+//! `MPI_Bcast_init` too). There, such an `ibcast` is an `MPI_Ialltoallw`, and such a
+//! `bcast_init` an `MPI_Alltoallw_init`, in which the root sends its buffer to every other
+//! rank.
 
 use super::Communicator;
 use super::collective::{MoveFn, ReduceFn, Req};
@@ -48,10 +52,10 @@ use crate::request::{Repair, Scope};
 use std::ffi::{c_int, c_void};
 
 mod blocks;
-#[cfg(not(ferrompi_large_count))]
 mod span_op;
 
 pub(crate) use blocks::{Block, VMove};
+pub(crate) use span_op::spanned;
 
 /// Elements per chunk of the fallback paths.
 const CHUNK: usize = 1 << 30;
@@ -72,6 +76,11 @@ pub(crate) struct Spanning {
 }
 
 impl Spanning {
+    /// The datatype handle, for the caller to free.
+    pub(crate) fn into_raw(self) -> ffi::MPI_Datatype {
+        std::mem::ManuallyDrop::new(self).raw
+    }
+
     /// Builds it; the caller holds the thread gate.
     pub(crate) fn new(
         base: ffi::MPI_Datatype,

@@ -1,6 +1,7 @@
-//! Nonblocking reductions of more than `i32::MAX` elements on an MPI without MPI-4's `_c` calls.
+//! Reductions of more than `i32::MAX` elements that must be one MPI call: nonblocking ones on
+//! an MPI without MPI-4's `_c` calls, and persistent ones on every MPI.
 //!
-//! A nonblocking reduction is one request, so it cannot be chunked. Instead the whole buffer
+//! Such a reduction is one request, so it cannot be chunked. Instead the whole buffer
 //! becomes one element of a [`Spanning`] datatype, and the reduction uses a *span op*: a
 //! user-defined operation (MPI-4.0 §6.9.5) that applies the caller's operation to the
 //! predefined elements inside, with `MPI_Reduce_local` (§6.9.7) over chunks that fit an `int`.
@@ -100,7 +101,7 @@ fn span_ops(operation: &'static str) -> Result<&'static SpanOps> {
 /// One element of a spanning datatype covering `count` elements of `o`'s datatype, and the span
 /// op that reduces it with `o`'s op: the operand for one reduction call with count 1. The
 /// caller holds the thread gate, and frees the type (on drop) once the call has started.
-pub(super) fn spanned(o: Operand, count: ffi::MPI_Count) -> Result<(Spanning, Operand)> {
+pub(crate) fn spanned(o: Operand, count: ffi::MPI_Count) -> Result<(Spanning, Operand)> {
     const OP: &str = "reduce";
     let ops = span_ops(OP)?;
     let span = Spanning::new(o.datatype, count, OP)?;

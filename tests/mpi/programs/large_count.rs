@@ -1,9 +1,9 @@
 //! Counts above i32::MAX, through MPI-4's `_c` calls on MPICH and derived datatypes, chunks,
 //! span ops and `MPI_Alltoallw` on Open MPI, with the same API: send/recv, ssend, sendrecv,
 //! bcast, ibcast, allreduce, isend/irecv, gather (a block per rank of i32::MAX + 9 bytes),
-//! gatherv and iscatterv (a partition with such a block), iallreduce, scan, reduce_scatter and
-//! ireduce_scatter. Run with two ranks only: it needs up to about 8.6 GB on rank 0 and 6.5 GB
-//! on rank 1 (the ireduce_scatter at the end), and some seconds.
+//! gatherv and iscatterv (a partition with such a block), iallreduce, scan, reduce_scatter,
+//! ireduce_scatter, and persistent allreduce and bcast. Run with two ranks only: it needs up
+//! to about 8.6 GB on rank 0 and 6.5 GB on rank 1 (the ireduce_scatter), and some minutes.
 
 use crate::checks::Checks;
 use ferrompi::{BitXor, Mpi, Partition, Sum};
@@ -270,5 +270,49 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         t.ok(ok, "ireduce_scatter content at rank 0");
     } else {
         t.eq(mine[0], 7, "ireduce_scatter content at rank 1");
+    }
+    drop(mine);
+
+    // Persistent allreduce (XOR, in place) and bcast owning `buf`, each started twice; the
+    // sampled positions are set on one rank and zero on the other, so XOR gives them to both.
+    let mine_first = if rank == 0 { pattern } else { |_| 0 };
+    for i in samples() {
+        buf[i] = mine_first(i);
+    }
+    let mut xor = t.okay(
+        world.allreduce_init_in_place(buf, BitXor),
+        "allreduce_init of i32::MAX + 9 bytes",
+    );
+    for round in 0..2u8 {
+        let to_share = (rank == 0) == (round == 0);
+        for i in samples() {
+            xor.buffer_mut()[i] = if to_share {
+                pattern(i).wrapping_add(round)
+            } else {
+                0
+            };
+        }
+        t.okay(
+            xor.start().and_then(|a| a.wait()),
+            "persistent allreduce of i32::MAX + 9 bytes",
+        );
+        t.ok(
+            samples().all(|i| xor.buffer()[i] == pattern(i).wrapping_add(round)),
+            format!("persistent allreduce content, round {round}"),
+        );
+    }
+    let buf = t.okay(xor.into_buffer(), "the persistent allreduce's buffer back");
+    let mut cast = t.okay(world.bcast_init(buf, 0), "bcast_init of i32::MAX + 9 bytes");
+    for round in 0..2u8 {
+        if rank == 0 {
+            cast.buffer_mut()[0] = round;
+            cast.buffer_mut()[N - 1] = 99 + round;
+        }
+        t.okay(
+            cast.start().and_then(|a| a.wait()),
+            "persistent bcast of i32::MAX + 9 bytes",
+        );
+        let got = (cast.buffer()[0], cast.buffer()[N - 1]);
+        t.eq(got, (round, 99 + round), "persistent bcast content");
     }
 }

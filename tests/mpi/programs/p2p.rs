@@ -145,22 +145,20 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
             "recv tag over UB",
         );
     }
-    // A count over i32::MAX on calls that cannot take it: persistent collectives (every
-    // blocking and nonblocking call can: see the large_count program and `comm::large`).
-    // Calloc'd and never touched, so it costs no memory.
+    // Persistent collectives of more than i32::MAX elements: set up (one spanning datatype,
+    // and a span op for the reduction, kept by the request) and freed, never started here
+    // (the large_count program starts them). Calloc'd and never touched, so no memory is used.
     let overflow = |e: &Error| matches!(e, Error::CountOverflow { .. });
     let per_rank = i32::MAX as usize + 1;
-    t.err(
+    t.okay(
         world
             .allreduce_init_in_place(vec![0u8; per_rank], ferrompi::Sum)
             .map(drop),
-        overflow,
-        "allreduce_init count over i32::MAX",
+        "allreduce_init of more than i32::MAX elements",
     );
-    t.err(
+    t.okay(
         world.bcast_init(vec![0u8; per_rank], 0).map(drop),
-        overflow,
-        "bcast_init count over i32::MAX",
+        "bcast_init of more than i32::MAX elements",
     );
     // One-byte blocks placed beyond i32::MAX: a displacement MPI's int cannot hold, so the
     // nonblocking large-count path (MPI_Ialltoallw with placed datatypes). Only the last pages
@@ -185,6 +183,14 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         "blocks placed beyond i32::MAX",
     );
     drop(far_recv);
+    // What has no large-count path yet: persistent v-collectives with such a partition.
+    t.err(
+        world
+            .allgatherv_init(vec![1u8], vec![0u8; far_blocks.extent()], &far_blocks)
+            .map(drop),
+        overflow,
+        "allgatherv_init with a displacement over i32::MAX",
+    );
 
     // alltoallw with one-byte blocks beyond i32::MAX: each rank substitutes placed datatypes
     // on its own (the call stays MPI_Alltoallw). Rank i sends 16 i + j to rank j.

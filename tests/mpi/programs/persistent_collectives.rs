@@ -480,14 +480,19 @@ fn no_growth(world: &Communicator<'_>, t: &mut Checks) {
         Ok::<(), Error>(())
     };
     t.okay(warm(&mut req, 1_000), "1 000 warm-up cycles");
-    let (rss, allocations) = (rss_kib(), crate::allocations());
-    t.okay(warm(&mut req, 10_000), "10 000 start/wait cycles");
-    let allocated = crate::allocations() - allocations;
-    let grown = rss_kib().saturating_sub(rss);
-    t.eq(allocated, 0, "heap allocations in 10 000 cycles");
+    // Two windows of 10 000 cycles: a leak grows both; MPICH sometimes grows its own pools by
+    // a step of 256 KiB once (seen at 2 ranks), which only one window shows.
+    let mut grown = Vec::new();
+    for _ in 0..2 {
+        let (rss, allocations) = (rss_kib(), crate::allocations());
+        t.okay(warm(&mut req, 10_000), "10 000 start/wait cycles");
+        let allocated = crate::allocations() - allocations;
+        grown.push(rss_kib().saturating_sub(rss));
+        t.eq(allocated, 0, "heap allocations in 10 000 cycles");
+    }
     t.ok(
-        grown < 256,
-        format!("resident memory grew by {grown} KiB in 10 000 cycles"),
+        grown.iter().min() < Some(&256),
+        format!("resident memory grew by {grown:?} KiB in two windows of 10 000 cycles"),
     );
     t.eq(
         req.buffer()[0],

@@ -228,8 +228,7 @@ impl<'env> Communicator<'env> {
     /// the byte count in an `int` and fails on the receivers (reproduced on 4.0.2, with
     /// `MPI_Ibcast_c` too, for every `MPIR_CVAR_IBCAST_INTRA_ALGORITHM` but one). Every rank
     /// sees the same length, so all of them take this path: an `MPI_Ialltoallw` in which the
-    /// root sends its buffer to every other rank (see `comm::large`). The side of the call a
-    /// rank does not use gets a dangling pointer, with counts 0.
+    /// root sends its buffer to every other rank (see `comm::large`).
     #[cold]
     fn ibcast_big<'s, T: Equivalence>(
         &'s self,
@@ -239,14 +238,7 @@ impl<'env> Communicator<'env> {
     ) -> Result<Request<'s>> {
         const OP: &str = "ibcast";
         let whole = Block::whole::<T>(buf.len());
-        let unused = std::ptr::NonNull::<u8>::dangling()
-            .as_ptr()
-            .cast::<c_void>();
-        let (s, d) = if self.rank == root {
-            (send_ptr(buf), unused)
-        } else {
-            (unused.cast_const(), recv_ptr(buf))
-        };
+        let (s, d) = self.bcast_sides(recv_ptr(buf), root);
         let (to, from) = ((s, |_| whole), (d, |_| whole));
         let f = VMove::Bcast { root };
         self.ivmove_big(scope, f, to, from, Repair::for_slice(buf), OP)

@@ -595,22 +595,22 @@ impl<'env> Communicator<'env> {
         {
             return self.bcast_init_placed(buf, root);
         }
-        let mut spans = KeptTypes::default();
+        let mut kept = KeptTypes::default();
         let n = large_count::<B::Item>(buf.as_slice().len(), OP)?;
-        let (n, dt) = spans.fit(B::Item::datatype().as_raw(), n, OP)?;
+        let (n, dt) = kept.fit(B::Item::datatype().as_raw(), n, OP)?;
         let call = Call::Bcast {
             buf: recv_ptr(buf.as_mut_slice()),
             n,
             dt,
             root,
         };
-        self.persistent(call, buf, spans.keep(), OP)
+        self.persistent(call, buf, kept.keep(), OP)
     }
 
     /// [`Communicator::bcast_init`] of 2 GiB or more on MPICH before 4.2, whose broadcast
     /// schedule fails there (as `ibcast`'s, see `comm::large`): an `MPI_Alltoallw_init` in
     /// which the root sends its buffer to every other rank, with placed datatypes the request
-    /// keeps. The side of the call a rank does not use gets a dangling pointer, with counts 0.
+    /// keeps.
     #[cold]
     fn bcast_init_placed<B: OwnedBuffer>(
         &self,
@@ -624,15 +624,7 @@ impl<'env> Communicator<'env> {
             self.placed(VMove::Bcast { root }, false, |_| whole, |_| whole, OP)?
         };
         let types = KeptTypes(made.into_types());
-        let ptr = recv_ptr(buf.as_mut_slice());
-        let unused = std::ptr::NonNull::<u8>::dangling()
-            .as_ptr()
-            .cast::<c_void>();
-        let (s, d) = if self.rank == root {
-            (ptr.cast_const(), unused)
-        } else {
-            (unused.cast_const(), ptr)
-        };
+        let (s, d) = self.bcast_sides(recv_ptr(buf.as_mut_slice()), root);
         let call = Call::Alltoallw {
             s,
             sc: w.send_counts.as_ptr(),
@@ -686,8 +678,8 @@ impl<'env> Communicator<'env> {
             input
         };
         let (n, operand) = reduction(result, op.owned_operand(), operation)?;
-        let mut spans = KeptTypes::default();
-        let (n, operand) = spans.fit_reduction(operand, n, operation)?;
+        let mut kept = KeptTypes::default();
+        let (n, operand) = kept.fit_reduction(operand, n, operation)?;
         let (dt, mpi_op) = (operand.datatype, operand.op);
         let (s, d) = match (send, at_root) {
             (Some((s, _)), true) => (s, recv),
@@ -713,7 +705,7 @@ impl<'env> Communicator<'env> {
                 op: mpi_op,
             },
         };
-        let keep: Keep<'a> = Some(Box::new((op, spans)));
+        let keep: Keep<'a> = Some(Box::new((op, kept)));
         self.persistent(call, buffers, keep, operation)
     }
 
@@ -757,9 +749,9 @@ impl<'env> Communicator<'env> {
         };
         // Every rank's block has the same size: one spanning element each when it is over
         // `int` (as `comm::large` does for the nonblocking forms).
-        let mut spans = KeptTypes::default();
+        let mut kept = KeptTypes::default();
         let base = T::datatype().as_raw();
-        let (_, dt) = spans.fit(base, sn.max(dn), operation)?;
+        let (_, dt) = kept.fit(base, sn.max(dn), operation)?;
         let blocks = |n: ffi::MPI_Count| match c_int::try_from(n) {
             Ok(n) if dt == base => n,
             _ => c_int::from(n > 0), // a block is one spanning element
@@ -779,7 +771,7 @@ impl<'env> Communicator<'env> {
             dt,
             root,
         };
-        self.persistent(call, buffers, spans.keep(), operation)
+        self.persistent(call, buffers, kept.keep(), operation)
     }
 }
 

@@ -183,6 +183,24 @@ impl Communicator<'_> {
         check(code, operation)
     }
 
+    /// The send and receive buffers of a broadcast as an `MPI_Alltoallw` (`VMove::Bcast`): the
+    /// root sends from `buf`, the others receive into it; the side a rank does not use gets a
+    /// dangling pointer, which MPI never reads with counts 0.
+    pub(crate) fn bcast_sides(
+        &self,
+        buf: *mut c_void,
+        root: c_int,
+    ) -> (*const c_void, *mut c_void) {
+        let unused = std::ptr::NonNull::<u8>::dangling()
+            .as_ptr()
+            .cast::<c_void>();
+        if self.rank == root {
+            (buf.cast_const(), unused)
+        } else {
+            (unused.cast_const(), buf)
+        }
+    }
+
     /// The `MPI_Alltoallw` arguments standing in for `f`, and the datatypes made for them,
     /// which the caller frees (on drop) once the call using them has returned or started.
     /// `send(j)` and `recv(i)` give the natural blocks: what goes to rank `j`, and where rank

@@ -40,7 +40,7 @@ use crate::env::enter;
 use crate::error::{Error, Result, check};
 use crate::ffi;
 use std::any::Any;
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::ffi::c_int;
 use std::marker::PhantomData;
 use std::pin::Pin;
@@ -203,8 +203,8 @@ pub struct Scope<'scope, 'env: 'scope> {
     pub(crate) in_flight: InFlight<'scope>,
     /// What MPI reads until an operation completes but no buffer holds: the count arrays and
     /// datatypes of the large-count paths (`comm::large`). Dropped when the scope ends, after
-    /// every operation has completed. Empty (and unallocated) on every other path.
-    kept: RefCell<Vec<Box<dyn Any>>>,
+    /// every operation has completed. `None` (one null pointer) on every other path.
+    kept: Cell<Option<Box<KeptList>>>,
     _env: PhantomData<&'env mut &'env ()>,
 }
 
@@ -212,7 +212,6 @@ impl std::fmt::Debug for Scope<'_, '_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Scope")
             .field("in_flight", &self.in_flight)
-            .field("kept", &self.kept.borrow().len())
             .finish()
     }
 }
@@ -223,10 +222,15 @@ impl Scope<'_, '_> {
     /// pointers into it stay valid until then.
     pub(crate) fn keep<T: 'static>(&self, value: T) -> *mut T {
         let at = Box::into_raw(Box::new(value));
-        self.kept.borrow_mut().push(Box::new(Kept(at)));
+        let mut kept = self.kept.take().unwrap_or_default();
+        kept.push(Box::new(Kept(at)));
+        self.kept.set(Some(kept));
         at
     }
 }
+
+/// What a scope keeps (see [`Scope::keep`]).
+type KeptList = Vec<Box<dyn Any>>;
 
 /// Owns a value [`Scope::keep`] placed on the heap; only raw pointers reach it meanwhile.
 struct Kept<T>(*mut T);
@@ -270,7 +274,7 @@ where
             count: Cell::new(0),
             _invariant: PhantomData,
         },
-        kept: RefCell::new(Vec::new()),
+        kept: Cell::new(None),
         _env: PhantomData,
     };
     let guard = LeakGuard(&scope.in_flight.count);

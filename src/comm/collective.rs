@@ -211,10 +211,7 @@ impl<'env> Communicator<'env> {
         const OP: &str = "ibcast";
         let count = large_count::<T>(buf.len(), OP)?;
         self.check_rank(root, "root", OP)?;
-        if cfg!(ferrompi_family = "mpich")
-            && size_of_val(buf) > c_int::MAX as usize
-            && crate::env::mpich_before((4, 2))
-        {
+        if super::large::bcast_schedule_broken(size_of_val(buf)) {
             return self.ibcast_big(scope, buf, root);
         }
         let ptr = recv_ptr(buf);
@@ -1736,7 +1733,7 @@ impl<'env> Communicator<'env> {
         let (count, operand) = reduction(send.len(), operand, OP)?;
         let from = blocks.offset_of(self.rank_usize());
         // In place on a copy: MPICH 4.0.2's large iallreduce is three times faster in place.
-        let (d, repair) = super::large::copy_out_on_completion(scope, send, from, recv);
+        let (d, repair) = super::large::copy_out_on_completion(scope, send, from, recv)?;
         let s = in_place().cast_const();
         self.start_large(scope, Some(repair), OP, |(r, _)| {
             // SAFETY: the temporary the scope keeps holds `count` elements (a copy of `send`);

@@ -212,10 +212,12 @@ impl<'env> Communicator<'env> {
         // SAFETY: `buf` holds `count` elements of `dt` and, per the caller, outlives the operation.
         let rc = unsafe { start.call_c(ptr, count, dt, dest, tag, comm, &mut raw) };
         #[cfg(not(ferrompi_large_count))]
-        let rc = spanning(dt, count, operation, |n, span| {
-            // SAFETY: as above; `n` of `span` are `count` elements of `dt`.
-            unsafe { start.call(ptr, n, span, dest, tag, comm, &mut raw) }
-        });
+        // SAFETY: as above, with the gate held; `n` of `span` are `count` elements of `dt`.
+        let rc = unsafe {
+            spanning(dt, count, operation, |n, span| {
+                start.call(ptr, n, span, dest, tag, comm, &mut raw)
+            })
+        };
         check(rc, operation)?;
         Ok(RawRequest {
             raw,
@@ -255,16 +257,16 @@ impl<'env> Communicator<'env> {
             }
         };
         #[cfg(not(ferrompi_large_count))]
-        let rc = spanning(dt, count, operation, |n, span| {
-            // SAFETY: as above; `n` of `span` are `count` elements of `dt`.
-            unsafe {
+        // SAFETY: as above, with the gate held; `n` of `span` are `count` elements of `dt`.
+        let rc = unsafe {
+            spanning(dt, count, operation, |n, span| {
                 if persistent {
                     ffi::MPI_Recv_init(ptr, n, span, source, tag, comm, &mut raw)
                 } else {
                     ffi::MPI_Irecv(ptr, n, span, source, tag, comm, &mut raw)
                 }
-            }
-        });
+            })
+        };
         check(rc, operation)?;
         Ok(RawRequest {
             raw,

@@ -257,15 +257,19 @@ impl Communicator<'_> {
         let dest = self.raw_dest(dest, operation)?;
         check_tag(tag, operation)?;
         let _gate = enter(operation)?;
-        self.send_large(
-            mode,
-            send_ptr(buf),
-            count,
-            T::datatype().as_raw(),
-            dest,
-            tag,
-            operation,
-        )
+        // SAFETY: rank and tag checked, the gate held; `buf` holds `count` elements, borrowed
+        // for the call.
+        unsafe {
+            self.send_large(
+                mode,
+                send_ptr(buf),
+                count,
+                T::datatype().as_raw(),
+                dest,
+                tag,
+                operation,
+            )
+        }
     }
 
     /// Synchronous send (`MPI_Ssend`, MPI-4.0 §3.4): returns only once the receiver has started
@@ -375,14 +379,18 @@ impl Communicator<'_> {
         let mut status = Status::empty();
         let rc = {
             let _gate = enter(OP)?;
-            self.recv_large(
-                recv_ptr(buf),
-                count,
-                T::datatype().as_raw(),
-                source,
-                tag,
-                &mut status.raw,
-            )
+            // SAFETY: source and tag checked, the gate held; `buf` has room for `count`
+            // elements, exclusively borrowed for the call; `status` is ours.
+            unsafe {
+                self.recv_large(
+                    recv_ptr(buf),
+                    count,
+                    T::datatype().as_raw(),
+                    source,
+                    tag,
+                    &mut status.raw,
+                )
+            }
         };
         repair(buf);
         check(rc, OP)?;
@@ -465,23 +473,27 @@ impl Communicator<'_> {
         let mut status = Status::empty();
         let rc = {
             let _gate = enter(OP)?;
-            self.sendrecv_large(
-                (
-                    send_ptr(send),
-                    large,
-                    S::datatype().as_raw(),
-                    dest,
-                    send_tag,
-                ),
-                (
-                    recv_ptr(recv),
-                    recv_large,
-                    R::datatype().as_raw(),
-                    source,
-                    recv_tag,
-                ),
-                &mut status.raw,
-            )
+            // SAFETY: ranks and tags checked, the gate held; both buffers hold their counts,
+            // borrowed for the call; `status` is ours.
+            unsafe {
+                self.sendrecv_large(
+                    (
+                        send_ptr(send),
+                        large,
+                        S::datatype().as_raw(),
+                        dest,
+                        send_tag,
+                    ),
+                    (
+                        recv_ptr(recv),
+                        recv_large,
+                        R::datatype().as_raw(),
+                        source,
+                        recv_tag,
+                    ),
+                    &mut status.raw,
+                )
+            }
         };
         repair(recv);
         check(rc, OP)?;

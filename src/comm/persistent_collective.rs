@@ -510,7 +510,8 @@ impl KeptTypes {
             return Ok((n, dt));
         }
         let _gate = enter(operation)?;
-        let raw = Spanning::new(dt, n, operation)?.into_raw();
+        // SAFETY: the gate is held.
+        let raw = unsafe { Spanning::new(dt, n, operation)? }.into_raw();
         self.0.push(raw);
         Ok((1, raw))
     }
@@ -527,7 +528,8 @@ impl KeptTypes {
             return Ok((n, o));
         }
         let _gate = enter(operation)?;
-        let (span, operand) = spanned(o, n)?;
+        // SAFETY: the gate is held; the span goes into `self` (freed under the gate).
+        let (span, operand) = unsafe { spanned(o, n)? };
         self.0.push(span.into_raw());
         Ok((1, operand))
     }
@@ -589,10 +591,7 @@ impl<'env> Communicator<'env> {
     ) -> Result<PersistentRequest<'_, B>> {
         const OP: &str = "bcast_init";
         self.is_root(root, OP)?;
-        if cfg!(ferrompi_family = "mpich")
-            && size_of_val(buf.as_slice()) > c_int::MAX as usize
-            && crate::env::mpich_before((4, 2))
-        {
+        if super::large::bcast_schedule_broken(size_of_val(buf.as_slice())) {
             return self.bcast_init_placed(buf, root);
         }
         let mut kept = KeptTypes::default();
@@ -621,7 +620,8 @@ impl<'env> Communicator<'env> {
         let whole = Block::whole::<B::Item>(buf.as_slice().len());
         let (w, made) = {
             let _gate = enter(OP)?;
-            self.placed(VMove::Bcast { root }, false, |_| whole, |_| whole, OP)?
+            // SAFETY: the gate is held; the types leave `Made` before it is dropped.
+            unsafe { self.placed(VMove::Bcast { root }, false, |_| whole, |_| whole, OP)? }
         };
         let types = KeptTypes(made.into_types());
         let (s, d) = self.bcast_sides(recv_ptr(buf.as_mut_slice()), root);

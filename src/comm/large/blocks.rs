@@ -14,7 +14,7 @@
 //! uses `MPI_Alltoallv_c`, which matches `MPI_Alltoallv` on the other ranks; without MPI-4's
 //! `_c` calls such a partition is an [`Error::CountOverflow`].
 
-use super::Spanning;
+use super::{Made, Spanning};
 use crate::comm::Communicator;
 use crate::comm::partition::Partition;
 use crate::error::{Error, Result, check};
@@ -57,31 +57,10 @@ pub(crate) enum VMove {
     Allgatherv,
     /// `alltoallw` itself, with blocks beyond `int`: every pair exchanges.
     Alltoallw,
-    /// A broadcast: the root sends its whole buffer to every other rank (see `ibcast_large`).
+    /// A broadcast: the root sends its whole buffer to every other rank (see `ibcast_big`).
     Bcast {
         root: c_int,
     },
-}
-
-/// Datatypes made for one call, freed when it returns: after a blocking call, or once a
-/// nonblocking one has started (MPI-4.0 §5.1.10 lets it complete normally). The caller holds
-/// the thread gate, or takes the types over with [`Made::into_types`].
-pub(crate) struct Made(Vec<ffi::MPI_Datatype>);
-
-impl Made {
-    /// The types, for the caller to free.
-    pub(crate) fn into_types(mut self) -> Vec<ffi::MPI_Datatype> {
-        std::mem::take(&mut self.0)
-    }
-}
-
-impl Drop for Made {
-    fn drop(&mut self) {
-        for t in &mut self.0 {
-            // SAFETY: committed types this call made, no longer needed by the caller.
-            unsafe { ffi::MPI_Type_free(t) };
-        }
-    }
 }
 
 /// The arrays of one `MPI_Alltoallw`: counts, zero displacements and datatypes per peer. A
@@ -101,8 +80,11 @@ unsafe impl Send for WArgs {}
 unsafe impl Sync for WArgs {}
 
 impl Made {
-    /// The (count, datatype) that moves `block` with displacement 0. The caller holds the gate.
-    fn place(
+    /// The (count, datatype) that moves `block` with displacement 0.
+    ///
+    /// # Safety
+    /// The caller holds the thread gate.
+    unsafe fn place(
         &mut self,
         block: Block,
         operation: &'static str,
@@ -121,18 +103,19 @@ impl Made {
             Err(_) => {
                 let count =
                     ffi::MPI_Count::try_from(block.count).map_err(|_| overflow(block.count))?;
-                let span = Spanning::new(block.datatype, count, operation)?;
+                // SAFETY: the caller holds the gate.
+                let span = unsafe { Spanning::new(block.datatype, count, operation)? };
                 (1, span.raw, Some(span))
             }
         };
-        // SAFETY: an immutable constant defined by the shim.
-        let mut placed = unsafe { ffi::ferrompi_MPI_DATATYPE_NULL };
-        // SAFETY: one block of a valid committed type at a byte displacement; MPI keeps what the
-        // new type uses, so `_span` may be freed after this.
-        let code = unsafe { ffi::MPI_Type_create_struct(1, &n, &at, &inner, &mut placed) };
-        check(code, operation)?;
-        self.0.push(placed);
-        let placed = self.0.last_mut().expect("just pushed");
+        // SAFETY: the caller holds the gate; one block of a valid committed type at a byte
+        // displacement. MPI keeps what the new type uses, so `_span` may be freed after this.
+        unsafe {
+            self.make(operation, |t| {
+                ffi::MPI_Type_create_struct(1, &n, &at, &inner, t)
+            })?
+        };
+        let placed = self.0.last_mut().expect("just made");
         // SAFETY: a type we just made.
         check(unsafe { ffi::MPI_Type_commit(placed) }, operation)?;
         Ok((1, *placed))
@@ -160,7 +143,8 @@ impl Communicator<'_> {
         start: Option<(&mut ffi::MPI_Request, &Scope<'_, '_>)>,
         operation: &'static str,
     ) -> Result<()> {
-        let (w, made) = self.placed(f, in_place, send, recv, operation)?;
+        // SAFETY: the caller holds the gate.
+        let (w, made) = unsafe { self.placed(f, in_place, send, recv, operation)? };
         let (sc, st, z) = (
             w.send_counts.as_ptr(),
             w.send_types.as_ptr(),
@@ -205,8 +189,11 @@ impl Communicator<'_> {
     /// which the caller frees (on drop) once the call using them has returned or started.
     /// `send(j)` and `recv(i)` give the natural blocks: what goes to rank `j`, and where rank
     /// `i`'s data lands. In place, a rank moves nothing to or from itself (its block is already
-    /// where it belongs); nor does a broadcast's root. The caller holds the gate.
-    pub(crate) fn placed(
+    /// where it belongs); nor does a broadcast's root.
+    ///
+    /// # Safety
+    /// The caller holds the thread gate (also when the returned [`Made`] is dropped).
+    pub(crate) unsafe fn placed(
         &self,
         f: VMove,
         in_place: bool,
@@ -246,7 +233,8 @@ impl Communicator<'_> {
             } else {
                 send(peer).nothing()
             };
-            let (n, t) = made.place(out, operation)?;
+            // SAFETY: the caller holds the gate.
+            let (n, t) = unsafe { made.place(out, operation)? };
             w.send_counts.push(n);
             w.send_types.push(t);
             let inc = if receives(peer) {
@@ -254,7 +242,8 @@ impl Communicator<'_> {
             } else {
                 recv(peer).nothing()
             };
-            let (n, t) = made.place(inc, operation)?;
+            // SAFETY: as above.
+            let (n, t) = unsafe { made.place(inc, operation)? };
             w.recv_counts.push(n);
             w.recv_types.push(t);
         }

@@ -75,14 +75,55 @@ pub(crate) struct Spanning {
     raw: ffi::MPI_Datatype,
 }
 
+/// Datatypes made for one call, freed when it returns: after a blocking call, or once a
+/// nonblocking one has started (MPI-4.0 §5.1.10 lets it complete normally). The caller holds
+/// the thread gate, or takes the types over with [`Made::into_types`].
+pub(crate) struct Made(Vec<ffi::MPI_Datatype>);
+
+impl Made {
+    /// Runs a datatype constructor that writes its new type through the pointer it gets, and
+    /// keeps the type to free.
+    ///
+    /// # Safety
+    /// The caller holds the thread gate; `construct` is such a constructor on valid arguments.
+    pub(crate) unsafe fn make(
+        &mut self,
+        operation: &'static str,
+        construct: impl FnOnce(*mut ffi::MPI_Datatype) -> c_int,
+    ) -> Result<ffi::MPI_Datatype> {
+        // SAFETY: an immutable constant defined by the shim.
+        let mut made = unsafe { ffi::ferrompi_MPI_DATATYPE_NULL };
+        check(construct(&mut made), operation)?;
+        self.0.push(made);
+        Ok(made)
+    }
+
+    /// The types, for the caller to free.
+    pub(crate) fn into_types(mut self) -> Vec<ffi::MPI_Datatype> {
+        std::mem::take(&mut self.0)
+    }
+}
+
+impl Drop for Made {
+    fn drop(&mut self) {
+        for t in &mut self.0 {
+            // SAFETY: types this call made, no longer needed by the caller, with the gate held.
+            unsafe { ffi::MPI_Type_free(t) };
+        }
+    }
+}
+
 impl Spanning {
     /// The datatype handle, for the caller to free.
     pub(crate) fn into_raw(self) -> ffi::MPI_Datatype {
         std::mem::ManuallyDrop::new(self).raw
     }
 
-    /// Builds it; the caller holds the thread gate.
-    pub(crate) fn new(
+    /// Builds it.
+    ///
+    /// # Safety
+    /// The caller holds the thread gate.
+    pub(crate) unsafe fn new(
         base: ffi::MPI_Datatype,
         elements: ffi::MPI_Count,
         operation: &'static str,
@@ -97,78 +138,50 @@ impl Spanning {
                 max: i64::from(c_int::MAX),
             })
         };
-        let mut parts: Vec<ffi::MPI_Datatype> = Vec::new();
-        let free_all = |parts: &mut Vec<ffi::MPI_Datatype>| {
-            for t in parts.iter_mut() {
-                // SAFETY: types we created and no longer need (MPI keeps what derived ones use).
-                unsafe { ffi::MPI_Type_free(t) };
-            }
-        };
-        // SAFETY: (whole block) standard datatype constructors on a predefined base type;
-        // every handle created is freed below, on success or error.
+        let (n_chunk, n_chunks, n_rest) = (int(chunk)?, int(chunks)?, int(rest)?);
+        // The types made on the way, freed on return, on success or error (MPI keeps what the
+        // final type uses).
+        let mut parts = Made(Vec::new());
+        // SAFETY: (whole block) the caller holds the gate; standard datatype constructors on a
+        // predefined base type and the types made from it.
         unsafe {
             let (mut lb, mut extent) = (0, 0);
             check(
                 ffi::MPI_Type_get_extent(base, &mut lb, &mut extent),
                 operation,
             )?;
-            let mut one_chunk = ffi::ferrompi_MPI_DATATYPE_NULL;
-            check(
-                ffi::MPI_Type_contiguous(int(chunk)?, base, &mut one_chunk),
-                operation,
-            )?;
-            parts.push(one_chunk);
-            let mut body = ffi::ferrompi_MPI_DATATYPE_NULL;
-            if let Err(e) = check(
-                ffi::MPI_Type_contiguous(int(chunks)?, one_chunk, &mut body),
-                operation,
-            ) {
-                free_all(&mut parts);
-                return Err(e);
-            }
-            parts.push(body);
-            let mut whole = body;
-            if rest > 0 {
-                let mut tail = ffi::ferrompi_MPI_DATATYPE_NULL;
-                if let Err(e) = check(
-                    ffi::MPI_Type_contiguous(int(rest)?, base, &mut tail),
-                    operation,
-                ) {
-                    free_all(&mut parts);
-                    return Err(e);
-                }
-                parts.push(tail);
+            let one_chunk =
+                parts.make(operation, |t| ffi::MPI_Type_contiguous(n_chunk, base, t))?;
+            let body = parts.make(operation, |t| {
+                ffi::MPI_Type_contiguous(n_chunks, one_chunk, t)
+            })?;
+            let mut whole = if rest == 0 {
+                parts.0.pop(); // `body` is the whole type: kept, not freed
+                body
+            } else {
+                let tail = parts.make(operation, |t| ffi::MPI_Type_contiguous(n_rest, base, t))?;
                 let tail_at = ffi::MPI_Aint::try_from(chunks * chunk).unwrap_or(0) * extent;
                 let (lengths, displs, types) = ([1, 1], [0, tail_at], [body, tail]);
-                let mut joined = ffi::ferrompi_MPI_DATATYPE_NULL;
-                let rc = ffi::MPI_Type_create_struct(
-                    2,
-                    lengths.as_ptr(),
-                    displs.as_ptr(),
-                    types.as_ptr(),
-                    &mut joined,
-                );
-                if let Err(e) = check(rc, operation) {
-                    free_all(&mut parts);
-                    return Err(e);
-                }
-                parts.push(joined);
+                let joined = parts.make(operation, |t| {
+                    ffi::MPI_Type_create_struct(
+                        2,
+                        lengths.as_ptr(),
+                        displs.as_ptr(),
+                        types.as_ptr(),
+                        t,
+                    )
+                })?;
                 // Exactly the buffer's extent, without the alignment padding an MPI may add to
                 // a struct type, so consecutive blocks of a collective land where they belong.
                 let size = ffi::MPI_Aint::try_from(elements).unwrap_or(0) * extent;
-                if let Err(e) = check(
+                let mut whole = ffi::ferrompi_MPI_DATATYPE_NULL;
+                check(
                     ffi::MPI_Type_create_resized(joined, 0, size, &mut whole),
                     operation,
-                ) {
-                    free_all(&mut parts);
-                    return Err(e);
-                }
-            } else {
-                parts.pop(); // `body` is the whole type: kept, not freed
-            }
-            let rc = ffi::MPI_Type_commit(&mut whole);
-            free_all(&mut parts);
-            if let Err(e) = check(rc, operation) {
+                )?;
+                whole
+            };
+            if let Err(e) = check(ffi::MPI_Type_commit(&mut whole), operation) {
                 ffi::MPI_Type_free(&mut whole);
                 return Err(e);
             }
@@ -209,8 +222,11 @@ fn in_chunks(count: usize, extent: usize, mut call: impl FnMut((usize, c_int)) -
 /// The type is freed as soon as `call` returns, also when `call` only started a nonblocking or
 /// persistent operation: freeing a datatype lets an operation that uses it complete normally
 /// (MPI-4.0 §5.1.10, "Commit and Free").
+///
+/// # Safety
+/// The caller holds the thread gate.
 #[cfg(not(ferrompi_large_count))]
-pub(crate) fn spanning(
+pub(crate) unsafe fn spanning(
     dt: ffi::MPI_Datatype,
     count: ffi::MPI_Count,
     operation: &'static str,
@@ -219,10 +235,21 @@ pub(crate) fn spanning(
     if let Ok(small) = c_int::try_from(count) {
         return call(small, dt);
     }
-    match Spanning::new(dt, count, operation) {
+    // SAFETY: the caller holds the gate.
+    match unsafe { Spanning::new(dt, count, operation) } {
         Ok(span) => call(1, span.raw),
         Err(e) => error_code(e),
     }
+}
+
+/// Whether a nonblocking or persistent broadcast of `bytes` must avoid the MPI's broadcast
+/// schedule: MPICH before 4.2 keeps its byte count in an `int` (see the module docs). Only a
+/// compare on every other path.
+#[inline(always)]
+pub(crate) fn bcast_schedule_broken(bytes: usize) -> bool {
+    cfg!(ferrompi_family = "mpich")
+        && bytes > c_int::MAX as usize
+        && crate::env::mpich_before((4, 2))
 }
 
 /// The MPI error code for an error building a large-count substitute: MPI's own, or
@@ -236,9 +263,12 @@ fn error_code(e: Error) -> c_int {
 }
 
 /// The extent in bytes of a datatype, or MPI's error code.
-fn extent_of(datatype: ffi::MPI_Datatype) -> std::result::Result<usize, c_int> {
+///
+/// # Safety
+/// The caller holds the thread gate.
+unsafe fn extent_of(datatype: ffi::MPI_Datatype) -> std::result::Result<usize, c_int> {
     let (mut lb, mut extent) = (0, 0);
-    // SAFETY: a valid datatype; writes two integers.
+    // SAFETY: a valid datatype, the gate held; writes two integers.
     let rc = unsafe { ffi::MPI_Type_get_extent(datatype, &mut lb, &mut extent) };
     if rc != ffi::MPI_SUCCESS {
         return Err(rc);
@@ -271,13 +301,27 @@ unsafe fn copy_out<T: Equivalence>(state: *mut u8, _: usize) {
 }
 
 /// A copy of `input` kept in `scope`, for a nonblocking call to compute its result in place,
-/// and the completion action that copies values `from..from + to.len()` of it to `to`.
-pub(crate) fn copy_out_on_completion<T: Equivalence>(
-    scope: &Scope<'_, '_>,
+/// and the completion action that copies values `from..from + to.len()` of it to `to`, which
+/// stays borrowed until the scope ends.
+///
+/// # Errors
+/// [`Error::BufferSize`] if that range is not within `input`.
+pub(crate) fn copy_out_on_completion<'s, T: Equivalence>(
+    scope: &'s Scope<'s, '_>,
     input: &[T],
     from: usize,
-    to: &mut [T],
-) -> (*mut c_void, Repair) {
+    to: &'s mut [T],
+) -> Result<(*mut c_void, Repair)> {
+    if from
+        .checked_add(to.len())
+        .is_none_or(|end| end > input.len())
+    {
+        return Err(Error::BufferSize {
+            operation: "ireduce_scatter",
+            expected: from.saturating_add(to.len()),
+            actual: input.len(),
+        });
+    }
     let mut temp = Vec::<std::mem::MaybeUninit<T>>::with_capacity(input.len());
     // SAFETY: the capacity holds `input.len()` values; `T: Copy`, and the source and the new
     // allocation do not overlap; every value is then initialised.
@@ -292,10 +336,11 @@ pub(crate) fn copy_out_on_completion<T: Equivalence>(
         to: to.as_mut_ptr(),
         len: to.len(),
     });
-    // SAFETY: `copy_out::<T>` on a `CopyOut<T>` the scope keeps, whose receive buffer is
-    // borrowed for the scope; it runs once the operation writing the temporary completed.
+    // SAFETY: `copy_out::<T>` on a `CopyOut<T>` the scope keeps, whose range lies within its
+    // temporary and whose receive buffer is borrowed for the scope; it runs once the operation
+    // writing the temporary completed.
     let repair = unsafe { Repair::on_completion(copy_out::<T>, state.cast()) };
-    (at, repair)
+    Ok((at, repair))
 }
 
 impl Drop for Spanning {
@@ -306,11 +351,14 @@ impl Drop for Spanning {
 }
 
 impl Communicator<'_> {
-    /// A blocking send in `mode` of more than `i32::MAX` elements. The caller checked rank and
-    /// tag and holds the thread gate; `ptr` holds `count` elements of `dt`.
+    /// A blocking send in `mode` of more than `i32::MAX` elements.
+    ///
+    /// # Safety
+    /// The caller checked rank and tag and holds the thread gate; `ptr` holds `count` elements
+    /// of `dt`.
     #[cold]
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn send_large(
+    pub(crate) unsafe fn send_large(
         &self,
         mode: SendMode,
         ptr: *const c_void,
@@ -331,18 +379,22 @@ impl Communicator<'_> {
             }
         };
         #[cfg(not(ferrompi_large_count))]
-        let rc = spanning(dt, count, operation, |n, span| {
-            // SAFETY: per the caller's contract; `n` of `span` are `count` elements of `dt`.
-            unsafe { mode.call(ptr, n, span, dest, tag, self.raw) }
-        });
+        // SAFETY: per the caller's contract; `n` of `span` are `count` elements of `dt`.
+        let rc = unsafe {
+            spanning(dt, count, operation, |n, span| {
+                mode.call(ptr, n, span, dest, tag, self.raw)
+            })
+        };
         check(rc, operation)
     }
 
-    /// `MPI_Sendrecv` where either side has more than `i32::MAX` elements; as
-    /// [`Communicator::send_large`], for both buffers.
+    /// `MPI_Sendrecv` where either side has more than `i32::MAX` elements.
+    ///
+    /// # Safety
+    /// As [`Communicator::send_large`], for both buffers; `status` is writable.
     #[cold]
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn sendrecv_large(
+    pub(crate) unsafe fn sendrecv_large(
         &self,
         (send, send_count, send_dt, dest, send_tag): (
             *const c_void,
@@ -369,24 +421,26 @@ impl Communicator<'_> {
             )
         };
         #[cfg(not(ferrompi_large_count))]
-        {
+        // SAFETY: per the caller's contract; each span covers its buffer.
+        unsafe {
             spanning(send_dt, send_count, "sendrecv", |sn, s| {
                 spanning(recv_dt, recv_count, "sendrecv", |rn, r| {
-                    // SAFETY: per the caller's contract; each span covers its buffer.
-                    unsafe {
-                        ffi::MPI_Sendrecv(
-                            send, sn, s, dest, send_tag, recv, rn, r, source, recv_tag, self.raw,
-                            status,
-                        )
-                    }
+                    ffi::MPI_Sendrecv(
+                        send, sn, s, dest, send_tag, recv, rn, r, source, recv_tag, self.raw,
+                        status,
+                    )
                 })
             })
         }
     }
 
-    /// `MPI_Recv` of more than `i32::MAX` elements; as [`Communicator::send_large`].
+    /// `MPI_Recv` of more than `i32::MAX` elements.
+    ///
+    /// # Safety
+    /// As [`Communicator::send_large`]; `ptr` has room for `count` elements and `status` is
+    /// writable.
     #[cold]
-    pub(crate) fn recv_large(
+    pub(crate) unsafe fn recv_large(
         &self,
         ptr: *mut c_void,
         count: ffi::MPI_Count,
@@ -399,10 +453,12 @@ impl Communicator<'_> {
         // SAFETY: per the caller's contract.
         return unsafe { ffi::MPI_Recv_c(ptr, count, dt, source, tag, self.raw, status) };
         #[cfg(not(ferrompi_large_count))]
-        spanning(dt, count, "recv", |n, span| {
-            // SAFETY: per the caller's contract; `n` of `span` are `count` of `dt`.
-            unsafe { ffi::MPI_Recv(ptr, n, span, source, tag, self.raw, status) }
-        })
+        // SAFETY: per the caller's contract; `n` of `span` are `count` of `dt`.
+        unsafe {
+            spanning(dt, count, "recv", |n, span| {
+                ffi::MPI_Recv(ptr, n, span, source, tag, self.raw, status)
+            })
+        }
     }
 
     /// `MPI_Bcast` (`r: Some` for `MPI_Ibcast`) of more than `i32::MAX` elements.
@@ -428,15 +484,13 @@ impl Communicator<'_> {
             }
         };
         #[cfg(not(ferrompi_large_count))]
-        spanning(dt, count, "bcast", |n, span| {
-            // SAFETY: per the contract; `n` of `span` are `count` elements of `dt`.
-            unsafe {
-                match r {
-                    None => ffi::MPI_Bcast(ptr, n, span, root, self.raw),
-                    Some(r) => ffi::MPI_Ibcast(ptr, n, span, root, self.raw, r),
-                }
-            }
-        })
+        // SAFETY: per the contract; `n` of `span` are `count` elements of `dt`.
+        unsafe {
+            spanning(dt, count, "bcast", |n, span| match r {
+                None => ffi::MPI_Bcast(ptr, n, span, root, self.raw),
+                Some(r) => ffi::MPI_Ibcast(ptr, n, span, root, self.raw, r),
+            })
+        }
     }
 
     /// A reduction of more than `i32::MAX` elements (`r: Some` for the nonblocking form, which
@@ -462,7 +516,8 @@ impl Communicator<'_> {
         r: Req<'_>,
     ) -> c_int {
         if let (Reduction::Like(ReduceFn::ScatterBlock), None) = (what, &r) {
-            let extent = match extent_of(o.datatype) {
+            // SAFETY: the caller holds the gate.
+            let extent = match unsafe { extent_of(o.datatype) } {
                 Ok(extent) => extent,
                 Err(code) => return code,
             };
@@ -502,7 +557,8 @@ impl Communicator<'_> {
                 // SAFETY: per the contract.
                 return unsafe { self.reduce_spanned(what, s, d, count, o, r) };
             }
-            let extent = match extent_of(o.datatype) {
+            // SAFETY: the caller holds the gate.
+            let extent = match unsafe { extent_of(o.datatype) } {
                 Ok(extent) => extent,
                 Err(code) => return code,
             };
@@ -635,7 +691,8 @@ impl Communicator<'_> {
         o: Operand,
         r: &mut ffi::MPI_Request,
     ) -> c_int {
-        let (span, o) = match span_op::spanned(o, count) {
+        // SAFETY: the caller holds the gate.
+        let (span, o) = match unsafe { span_op::spanned(o, count) } {
             Ok(spanned) => spanned,
             Err(e) => return error_code(e),
         };
@@ -688,10 +745,12 @@ impl Communicator<'_> {
             }
         }
         #[cfg(not(ferrompi_large_count))]
-        spanning(dt, sn.max(dn), f.name(r.is_some()), |one, block| {
-            let blocks = |n: ffi::MPI_Count| if n == 0 { 0 } else { ffi::MPI_Count::from(one) };
-            // SAFETY: per the contract; each rank's block is one element of `block`.
-            unsafe { self.raw_move(f, s, blocks(sn), d, blocks(dn), block, root, r) }
-        })
+        // SAFETY: per the contract; each rank's block is one element of `block`.
+        unsafe {
+            spanning(dt, sn.max(dn), f.name(r.is_some()), |one, block| {
+                let blocks = |n: ffi::MPI_Count| if n == 0 { 0 } else { ffi::MPI_Count::from(one) };
+                self.raw_move(f, s, blocks(sn), d, blocks(dn), block, root, r)
+            })
+        }
     }
 }

@@ -58,8 +58,11 @@ fn from_attribute<H: Copy>(value: *mut c_void) -> H {
     unsafe { (&raw const word).cast::<H>().read_unaligned() }
 }
 
-/// Creates the span ops and keyvals on first use; the caller holds the thread gate.
-fn span_ops(operation: &'static str) -> Result<&'static SpanOps> {
+/// Creates the span ops and keyvals on first use.
+///
+/// # Safety
+/// The caller holds the thread gate.
+unsafe fn span_ops(operation: &'static str) -> Result<&'static SpanOps> {
     if let Some(ops) = SPAN_OPS.get() {
         return Ok(ops);
     }
@@ -100,11 +103,14 @@ fn span_ops(operation: &'static str) -> Result<&'static SpanOps> {
 
 /// One element of a spanning datatype covering `count` elements of `o`'s datatype, and the span
 /// op that reduces it with `o`'s op: the operand for one reduction call with count 1. The
-/// caller holds the thread gate, and frees the type (on drop) once the call has started.
-pub(crate) fn spanned(o: Operand, count: ffi::MPI_Count) -> Result<(Spanning, Operand)> {
+/// caller frees the type (on drop) once the call has started.
+///
+/// # Safety
+/// The caller holds the thread gate (also when the type is dropped).
+pub(crate) unsafe fn spanned(o: Operand, count: ffi::MPI_Count) -> Result<(Spanning, Operand)> {
     const OP: &str = "reduce";
-    let ops = span_ops(OP)?;
-    let span = Spanning::new(o.datatype, count, OP)?;
+    // SAFETY: the caller holds the gate.
+    let (ops, span) = unsafe { (span_ops(OP)?, Spanning::new(o.datatype, count, OP)?) };
     let mut commute: c_int = 0;
     // SAFETY: valid handles: an op, the new type and the keyvals; the values are handle bytes.
     unsafe {
@@ -133,6 +139,9 @@ pub(crate) fn spanned(o: Operand, count: ffi::MPI_Count) -> Result<(Spanning, Op
 
 /// The span ops' function: `len` spanning elements of `datatype`, each reduced with the op and
 /// element type it carries. It cannot return an error, so a failure aborts the job.
+///
+/// A callback MPI calls, not a prototype of MPI: `MPI_Op_create` checks its signature against
+/// the `MPI_User_function` type the generated bindings declare.
 unsafe extern "C" fn span_reduce(
     input: *mut c_void,
     inout: *mut c_void,

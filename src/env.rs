@@ -18,8 +18,26 @@
 //! | `Serialized` | serialized by a process-wide lock | serialized by the same lock |
 //! | `Multiple` | go straight to MPI | go straight to MPI |
 //!
-//! The gate costs one relaxed atomic load and, below `Serialized`, one thread-local read: no
-//! allocation and no lookup. At `Serialized` the lock is what a C program must hold anyway.
+//! The gate costs one relaxed atomic load and one thread-local read: no allocation and no
+//! lookup. At `Serialized` the lock is what a C program must hold anyway. Whatever the level,
+//! the gate refuses calls made before `MPI_Init_thread` returned or after `MPI_Finalize`
+//! ([`Error::NotInitialized`], [`Error::AlreadyFinalized`]), and calls made from inside a
+//! user-defined reduction ([`Error::InCallback`]: MPI forbids them there, and at `Serialized`
+//! the collective's caller already holds the lock). Refused calls never reach MPI.
+//!
+//! # Open MPI: long messages into short buffers
+//! Open MPI's shared-memory single-copy path (CMA, `process_vm_readv`) copies a message that
+//! is longer than the receive buffer it matched *past the end of that buffer* before reporting
+//! `MPI_ERR_TRUNCATE`: heap corruption in the receiver (`malloc(): corrupted top size`),
+//! reproduced in C on Open MPI 4.1.4 and 5.0.11 between two ranks of one node. ferrompi
+//! promises that MPI never writes outside a buffer, so on Open MPI [`InitOptions::init`] turns
+//! the single-copy mechanism off before `MPI_Init_thread` (`OMPI_MCA_btl_vader_single_copy_mechanism=none`
+//! for 4.x, `OMPI_MCA_smsc=^cma,knem,xpmem` for 5.x), unless one of these variables is already
+//! set (`mpirun --mca …` sets them too). Truncated receives then return [`ErrorClass::Truncate`](crate::ErrorClass::Truncate)
+//! and write nothing past the buffer. Large messages between ranks of a node then go through
+//! the shared-memory FIFO in two copies (README, "Soundness", has what that costs here);
+//! [`InitOptions::allow_open_mpi_single_copy`] (`unsafe`) keeps the single copy for programs
+//! that never receive into a buffer shorter than the message.
 
 use crate::error::{Error, Result, check};
 use crate::ffi;
@@ -119,6 +137,8 @@ impl Launcher {
 pub struct InitOptions {
     thread_level: ThreadLevel,
     abort_on_panic: bool,
+    check_collectives: bool,
+    allow_single_copy: bool,
 }
 
 impl InitOptions {
@@ -136,6 +156,29 @@ impl InitOptions {
     /// `catch_unwind` aborts too; turn this off if the program relies on catching panics.
     pub fn abort_on_panic(mut self, on: bool) -> Self {
         self.abort_on_panic = on;
+        self
+    }
+
+    /// Whether nonblocking and persistent collectives first verify that every rank passes
+    /// matching arguments (default `false`, or `true` when `FERROMPI_CHECK_COLLECTIVES=1` is
+    /// set). Costs one small collective per call; turns a mismatch that would crash or hang
+    /// the job inside MPI into [`Error::CollectiveMismatch`] on every rank. See
+    /// [`comm::agreement`](crate::comm::agreement). Every rank must make the same choice.
+    pub fn check_collectives(mut self, on: bool) -> Self {
+        self.check_collectives = on;
+        self
+    }
+
+    /// Keeps Open MPI's single-copy (CMA) path for large shared-memory messages, which ferrompi
+    /// otherwise turns off on Open MPI (see [Open MPI: long messages into short buffers](crate::env#open-mpi-long-messages-into-short-buffers)).
+    ///
+    /// # Safety
+    /// On Open MPI 4.1 and 5.0 with the single-copy path, a message longer than the receive buffer it
+    /// matches, between two ranks of one node, overwrites memory past that buffer (a C program
+    /// does the same). The caller promises that no receive in the program is ever matched by a
+    /// longer message, or accepts that it is undefined behaviour.
+    pub unsafe fn allow_open_mpi_single_copy(mut self) -> Self {
+        self.allow_single_copy = true;
         self
     }
 
@@ -168,8 +211,20 @@ static TAG_UB: AtomicI32 = AtomicI32::new(0);
 static SERIAL: Mutex<()> = Mutex::new(());
 static PANIC_HOOK: Once = Once::new();
 
+/// What the gate knows about the calling thread, one bit each.
+const INIT_THREAD: u8 = 1;
+/// The thread is inside a callback MPI made (a user-defined reduction), where MPI forbids MPI
+/// calls: every gated call is refused with [`Error::InCallback`].
+const IN_CALLBACK: u8 = 2;
+/// The thread holds the `Serialized` lock; a nested gate (an error lookup) must not take it again.
+const HOLDS_SERIAL: u8 = 4;
+
 thread_local! {
-    static IS_INIT_THREAD: Cell<bool> = const { Cell::new(false) };
+    static THREAD: Cell<u8> = const { Cell::new(0) };
+}
+
+fn set_thread_flag(flag: u8, on: bool) {
+    THREAD.with(|t| t.set(if on { t.get() | flag } else { t.get() & !flag }));
 }
 
 /// Permission to make an MPI call from this thread, held for the call's duration.
@@ -181,17 +236,38 @@ pub(crate) enum ThreadGate {
     Serialized(#[allow(dead_code)] MutexGuard<'static, ()>),
 }
 
+impl Drop for ThreadGate {
+    fn drop(&mut self) {
+        if let ThreadGate::Serialized(_) = self {
+            set_thread_flag(HOLDS_SERIAL, false);
+        }
+    }
+}
+
 /// Passes the thread gate of the provided thread level (see the module docs).
+///
+/// Refuses, without calling MPI: before `MPI_Init_thread` returned and from `MPI_Finalize` on
+/// ([`Error::NotInitialized`], [`Error::AlreadyFinalized`]); from a thread the level does not
+/// allow ([`Error::WrongThread`]); and inside a callback MPI is making ([`Error::InCallback`]).
+/// At `Serialized`, a thread that already holds the lock (an error lookup inside a gated call)
+/// passes without taking it again.
 #[inline]
 pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate> {
     const MULTIPLE: u8 = ThreadLevel::Multiple as u8;
     const SERIALIZED: u8 = ThreadLevel::Serialized as u8;
-    match PROVIDED.load(Ordering::Relaxed) {
+    let level = PROVIDED.load(Ordering::Relaxed);
+    let thread = THREAD.with(Cell::get);
+    match level {
+        _ if thread & IN_CALLBACK != 0 => Err(Error::InCallback { operation }),
         MULTIPLE => Ok(ThreadGate::Open),
-        SERIALIZED => Ok(ThreadGate::Serialized(
-            SERIAL.lock().unwrap_or_else(|e| e.into_inner()),
-        )),
-        _ if IS_INIT_THREAD.with(Cell::get) => Ok(ThreadGate::Open),
+        SERIALIZED if thread & HOLDS_SERIAL != 0 => Ok(ThreadGate::Open),
+        SERIALIZED => {
+            let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+            set_thread_flag(HOLDS_SERIAL, true);
+            Ok(ThreadGate::Serialized(guard))
+        }
+        LEVEL_NONE => Err(not_active()),
+        _ if thread & INIT_THREAD != 0 => Ok(ThreadGate::Open),
         level => Err(Error::WrongThread {
             operation,
             provided: ThreadLevel::ALL
@@ -199,6 +275,37 @@ pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate> {
                 .copied()
                 .unwrap_or(ThreadLevel::Single),
         }),
+    }
+}
+
+/// Why MPI may not be called although no thread rule forbids it: it is not running.
+#[cold]
+fn not_active() -> Error {
+    if STATE.load(Ordering::Acquire) == STATE_FINALIZED {
+        Error::AlreadyFinalized
+    } else {
+        Error::NotInitialized
+    }
+}
+
+/// Marks the calling thread as inside an MPI callback (a user-defined reduction) until the
+/// returned guard drops: every gated call made meanwhile returns [`Error::InCallback`], since MPI
+/// forbids MPI calls from a reduction function (MPI-4.0 §6.9.5) and at `Serialized` the caller
+/// of the collective already holds the lock. Nests.
+pub(crate) fn in_callback() -> CallbackGuard {
+    let was = THREAD.with(Cell::get) & IN_CALLBACK != 0;
+    set_thread_flag(IN_CALLBACK, true);
+    CallbackGuard { was }
+}
+
+/// See [`in_callback`].
+pub(crate) struct CallbackGuard {
+    was: bool,
+}
+
+impl Drop for CallbackGuard {
+    fn drop(&mut self) {
+        set_thread_flag(IN_CALLBACK, self.was);
     }
 }
 
@@ -211,20 +318,7 @@ pub(crate) fn mpich_before(version: (u32, u32)) -> bool {
 
 /// `(major, minor)` from MPICH's library version string ("MPICH Version:      4.0.2 …").
 fn mpich_version() -> Option<(u32, u32)> {
-    let mut buf = vec![0u8; ffi::MPI_MAX_LIBRARY_VERSION_STRING as usize + 1];
-    let mut len: c_int = 0;
-    // SAFETY: `buf` has room for MPI_MAX_LIBRARY_VERSION_STRING bytes; callable at any time.
-    let rc = unsafe { ffi::MPI_Get_library_version(buf.as_mut_ptr().cast(), &mut len) };
-    if rc != ffi::MPI_SUCCESS {
-        return None;
-    }
-    buf.truncate(usize::try_from(len).unwrap_or(0));
-    let text = String::from_utf8_lossy(&buf);
-    let version = text.split("Version:").nth(1)?.split_whitespace().next()?;
-    let mut parts = version
-        .split('.')
-        .map(|p| p.trim_end_matches(|c: char| !c.is_ascii_digit()));
-    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+    library_version_number("Version:")
 }
 
 /// `MPI_TAG_UB` of `MPI_COMM_WORLD`, read once at initialisation.
@@ -319,6 +413,9 @@ impl Mpi {
         InitOptions {
             thread_level: ThreadLevel::Funneled,
             abort_on_panic: true,
+            check_collectives: std::env::var_os("FERROMPI_CHECK_COLLECTIVES")
+                .is_some_and(|v| v == "1"),
+            allow_single_copy: false,
         }
     }
 
@@ -341,6 +438,8 @@ impl Mpi {
                 Ok(mpi)
             }
             Err(e) => {
+                PROVIDED.store(LEVEL_NONE, Ordering::Release);
+                set_thread_flag(INIT_THREAD, false);
                 // MPI may be half-initialised; it can only be told apart by asking it.
                 let state = if is_initialized() {
                     STATE_FINALIZED
@@ -366,6 +465,9 @@ impl Mpi {
             return Err(Error::AlreadyInitialized);
         }
         let launcher = Launcher::detect();
+        if !options.allow_single_copy {
+            contain_single_copy_truncation();
+        }
         let mut provided: c_int = 0;
         // SAFETY: MPI is not initialised (checked above, and STATE_BUSY excludes other threads);
         // null argc/argv are allowed (MPI-4.0, MPI_INIT_THREAD).
@@ -379,6 +481,10 @@ impl Mpi {
         };
         check(rc, "init")?;
         let provided = ThreadLevel::from_raw(provided).unwrap_or(ThreadLevel::Single);
+        // From here on MPI is running: gated calls (an error lookup of a failing call below)
+        // may reach it.
+        set_thread_flag(INIT_THREAD, true);
+        PROVIDED.store(provided.index(), Ordering::Release);
         for comm in [world_raw(), self_raw()] {
             // SAFETY: predefined communicators and error handler, MPI is initialised.
             let rc = unsafe { ffi::MPI_Comm_set_errhandler(comm, errors_return()) };
@@ -393,9 +499,8 @@ impl Mpi {
         check(rc, "init")?;
         WORLD_RANK.store(rank, Ordering::Relaxed);
         TAG_UB.store(read_tag_ub()?, Ordering::Relaxed);
-        IS_INIT_THREAD.with(|flag| flag.set(true));
-        PROVIDED.store(provided.index(), Ordering::Release);
         ABORT_ON_PANIC.store(options.abort_on_panic, Ordering::Relaxed);
+        crate::comm::agreement::set_checked(options.check_collectives);
         if options.abort_on_panic {
             PANIC_HOOK.call_once(install_panic_hook);
         }
@@ -429,6 +534,13 @@ impl Mpi {
             PANIC_HOOK.call_once(install_panic_hook);
         }
         ABORT_ON_PANIC.store(on, Ordering::Relaxed);
+    }
+
+    /// Turns checked collectives on or off from now on (see
+    /// [`InitOptions::check_collectives`]). Collective in effect: every rank must switch at the
+    /// same point of its sequence of collectives.
+    pub fn set_collective_checks(&self, on: bool) {
+        crate::comm::agreement::set_checked(on);
     }
 
     /// `MPI_Wtime`: seconds since some time in the past (MPI-4.0 §9.6). Callable from any thread.
@@ -503,12 +615,21 @@ impl Mpi {
     }
 
     fn finalize_now(&self) -> Result<()> {
+        let leaked = crate::request::outstanding();
+        if leaked > 0 {
+            eprintln!(
+                "ferrompi: rank {}: {leaked} nonblocking or persistent operation(s) were leaked \
+                 (mem::forget) while in flight and never completed; MPI_Finalize may wait for \
+                 them forever (MPICH waits for pending sends)",
+                self.world_rank
+            );
+        }
         STATE.store(STATE_BUSY, Ordering::Release);
         PROVIDED.store(LEVEL_NONE, Ordering::Release);
         // SAFETY: MPI is initialised and this is the initialising thread (`Mpi` is !Send). Every
         // handle borrowed `self`, so none is left to be used afterwards.
         let rc = unsafe { ffi::MPI_Finalize() };
-        IS_INIT_THREAD.with(|flag| flag.set(false));
+        set_thread_flag(INIT_THREAD, false);
         STATE.store(STATE_FINALIZED, Ordering::Release);
         check(rc, "finalize")
     }
@@ -519,6 +640,55 @@ impl Drop for Mpi {
         // Drop cannot report errors; `Mpi::finalize` does.
         let _ = self.finalize_now();
     }
+}
+
+/// Open MPI's MCA parameters that choose the shared-memory single-copy mechanism, and the
+/// value that turns it off: 4.x's `btl_vader_single_copy_mechanism` (`vader` is 5.x's `sm`),
+/// and 5.x's `smsc` framework, whose components are `cma`, `knem` and `xpmem`. Each version
+/// ignores the other's parameter.
+const SINGLE_COPY_OFF: [(&str, &str); 3] = [
+    ("OMPI_MCA_btl_vader_single_copy_mechanism", "none"),
+    ("OMPI_MCA_smsc", "^cma,knem,xpmem"),
+    ("OMPI_MCA_btl_sm_single_copy_mechanism", "none"),
+];
+
+/// On Open MPI (see the module docs), turns the shared-memory single-copy mechanism off before
+/// `MPI_Init_thread` reads its parameters, unless the user chose one (through the environment,
+/// which is also where `mpirun --mca` puts it).
+fn contain_single_copy_truncation() {
+    if crate::IMPLEMENTATION != crate::Implementation::OpenMpi
+        || SINGLE_COPY_OFF
+            .iter()
+            .any(|(name, _)| std::env::var_os(name).is_some())
+    {
+        return;
+    }
+    for (name, off) in &SINGLE_COPY_OFF[..2] {
+        // SAFETY: this runs on the thread initialising MPI, just before `MPI_Init_thread`, which
+        // itself sets environment variables (Open MPI's `opal_init` and PMIx do): a program
+        // whose other threads read the environment through C during `Mpi::init` races with MPI
+        // already. Rust code reading it meanwhile is serialized by std's environment lock.
+        unsafe { std::env::set_var(name, off) };
+    }
+}
+
+/// `(major, minor)` after `prefix` in the library version string, e.g. "Open MPI v4.1.4".
+fn library_version_number(prefix: &str) -> Option<(u32, u32)> {
+    let text = library_version_string()?;
+    let version = text.split(prefix).nth(1)?.split_whitespace().next()?;
+    let mut parts = version
+        .split(['.', ','])
+        .map(|p| p.trim_end_matches(|c: char| !c.is_ascii_digit()));
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
+/// `MPI_Get_library_version`, callable at any time from any thread.
+fn library_version_string() -> Option<String> {
+    let mut buf = vec![0u8; usize::try_from(ffi::MPI_MAX_LIBRARY_VERSION_STRING).ok()? + 1];
+    let mut len: c_int = 0;
+    // SAFETY: `buf` has room for MPI_MAX_LIBRARY_VERSION_STRING bytes; callable at any time.
+    let rc = unsafe { ffi::MPI_Get_library_version(buf.as_mut_ptr().cast(), &mut len) };
+    (rc == ffi::MPI_SUCCESS).then(|| string_from_buffer(&buf, len))
 }
 
 fn is_initialized() -> bool {

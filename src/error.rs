@@ -85,11 +85,33 @@ pub enum Error {
         /// The thread level MPI provided.
         provided: ThreadLevel,
     },
+    /// In checked mode, the ranks of a collective passed arguments that do not match (see
+    /// [`comm::agreement`](crate::comm::agreement)); every rank gets this, and nothing started.
+    #[error("{operation}: {reason} (checked collectives)")]
+    CollectiveMismatch {
+        /// The operation.
+        operation: &'static str,
+        /// What differs.
+        reason: String,
+    },
+    /// MPI was called from inside a callback MPI is making (a [`UserOp`](crate::UserOp)'s
+    /// closure), where the standard forbids MPI calls (MPI-4.0 §6.9.5).
+    #[error(
+        "{operation}: called from inside a user-defined reduction, where MPI forbids MPI calls"
+    )]
+    InCallback {
+        /// The operation.
+        operation: &'static str,
+    },
+    /// MPI is not initialised (yet): the call was not made.
+    #[error("MPI is not initialised in this process")]
+    NotInitialized,
     /// [`Mpi::init`](crate::Mpi::init) was called while MPI is initialised.
     #[error("MPI is already initialised in this process")]
     AlreadyInitialized,
-    /// [`Mpi::init`](crate::Mpi::init) was called after MPI was finalized: MPI cannot restart.
-    #[error("MPI has been finalized in this process and cannot be initialised again")]
+    /// MPI has been finalized: [`Mpi::init`](crate::Mpi::init) cannot restart it, and nothing
+    /// that needs MPI (an error lookup, [`Status::count`](crate::Status::count)) can run.
+    #[error("MPI has been finalized in this process")]
     AlreadyFinalized,
     /// The calling process is not a member of the group the operation needs it in.
     #[error("{operation}: the calling process is not a member of the group")]
@@ -124,27 +146,54 @@ impl Error {
         }
     }
 
-    /// Builds [`Error::Mpi`] from a return code, asking MPI for its class and message.
+    /// Whether the thread gate refused the operation, so MPI was never called: an operation
+    /// that was in flight before is still in flight.
+    pub(crate) fn mpi_not_called(&self) -> bool {
+        matches!(
+            self,
+            Error::WrongThread { .. }
+                | Error::InCallback { .. }
+                | Error::NotInitialized
+                | Error::AlreadyFinalized
+        )
+    }
+
+    /// Builds [`Error::Mpi`] from a return code, asking MPI for its class and message when MPI
+    /// may be called: while it runs, from a thread the thread level allows, outside callbacks.
+    /// Otherwise MPI is not called (Open MPI aborts on `MPI_Error_string` after finalize): the
+    /// class is the code itself when it names one (every error class is also an error code,
+    /// MPI-4.0 §9.4), and the message says why it is missing.
     #[cold]
     #[inline(never)]
     pub(crate) fn from_code(code: c_int, operation: &'static str) -> Error {
-        let mut class = code;
-        // SAFETY: `MPI_Error_class` writes one int through a valid pointer; an unknown code
-        // makes it return an error, in which case `class` keeps the code itself.
-        let rc = unsafe { ffi::MPI_Error_class(code, &mut class) };
-        if rc != ffi::MPI_SUCCESS {
-            class = code;
-        }
+        let (class, message) = match crate::env::enter("error_string") {
+            Ok(_gate) => (error_class(code), error_string(code)),
+            Err(refused) => (
+                code,
+                format!("MPI error code {code} (its message could not be asked for: {refused})"),
+            ),
+        };
         Error::Mpi {
             operation,
             class: ErrorClass::from_raw(class),
             code,
-            message: error_string(code),
+            message,
         }
     }
 }
 
-/// `MPI_Error_string` of a code, or a placeholder when MPI does not know it.
+/// `MPI_Error_class` of a code, or the code itself when MPI does not know it. The caller holds
+/// the gate.
+fn error_class(code: c_int) -> c_int {
+    let mut class = code;
+    // SAFETY: `MPI_Error_class` writes one int through a valid pointer; an unknown code
+    // makes it return an error, in which case `class` keeps the code itself.
+    let rc = unsafe { ffi::MPI_Error_class(code, &mut class) };
+    if rc == ffi::MPI_SUCCESS { class } else { code }
+}
+
+/// `MPI_Error_string` of a code, or a placeholder when MPI does not know it. The caller holds
+/// the gate.
 fn error_string(code: c_int) -> String {
     let mut buf = vec![
         0u8;
@@ -164,7 +213,9 @@ fn error_string(code: c_int) -> String {
 /// Converts an MPI return code to a `Result`: the one path from return codes to [`Error`].
 ///
 /// Public so that code calling [`ffi`](mod@crate::ffi) directly reports errors the same way:
-/// `check(unsafe { ffi::MPI_Barrier(comm.as_raw()) }, "my barrier")?`.
+/// `check(unsafe { ffi::MPI_Barrier(comm.as_raw()) }, "my barrier")?`. Safe at any time: it asks
+/// MPI for the error's class and message only while MPI runs and the thread level allows the
+/// calling thread to call it, and never from inside a reduction callback.
 ///
 /// # Errors
 /// [`Error::Mpi`] for any code other than `MPI_SUCCESS`.
@@ -319,5 +370,26 @@ mod tests {
     #[test]
     fn check_passes_success_through() {
         assert_eq!(check(ffi::MPI_SUCCESS, "op"), Ok(()));
+    }
+
+    /// MPI is never initialised in the unit tests: looking up an error must not call it (Open
+    /// MPI aborts the process on `MPI_Error_string` before `MPI_Init`).
+    #[test]
+    fn check_before_init_does_not_call_mpi() {
+        let truncate = ErrorClass::Truncate.raw();
+        let Err(Error::Mpi {
+            class,
+            code,
+            message,
+            operation,
+        }) = check(truncate, "recv")
+        else {
+            panic!("an error code must give Error::Mpi");
+        };
+        assert_eq!(
+            (class, code, operation),
+            (ErrorClass::Truncate, truncate, "recv")
+        );
+        assert!(message.contains("not initialised"), "{message}");
     }
 }

@@ -36,6 +36,7 @@
 //! | `comm::typed` (feature `serde`) | — | `send_value`, `recv_value`, `recv_value_async` |
 //! | [`comm::collective`] | ch. 6 | every collective, blocking, in place and nonblocking |
 //! | [`op`] | §6.9 | predefined reduction ops, typed; [`UserOp`] from closures |
+//! | [`comm::agreement`] | ch. 6 | checked collectives: arguments verified across ranks |
 //! | [`comm::partition`] | ch. 6 | [`Partition`]: per-rank blocks for the v-collectives |
 //!
 //! Which MPI the crate was built against: [`IMPLEMENTATION`], [`MPI_VERSION`], [`BUILD_PROBE`].
@@ -62,22 +63,58 @@
 //!
 //! ## Soundness model
 //!
+//! What the crate guarantees to safe code, whatever it does:
+//!
 //! - **Nothing outlives finalize.** Every handle borrows [`Mpi`]; MPI is finalized when `Mpi`
-//!   drops, on its own thread.
+//!   drops, on its own thread. What can outlive it (a [`Status`], [`check`]) never calls MPI
+//!   outside its lifetime: it returns [`Error::AlreadyFinalized`] or a message saying why MPI
+//!   was not asked.
+//! - **Every MPI call passes the thread gate** ([`env`](mod@env)): before initialisation, after
+//!   finalize, from a thread the provided level does not allow, or from inside a user-defined
+//!   reduction (where MPI forbids MPI calls), the call returns an [`Error`] without reaching
+//!   MPI. At `Serialized` an error lookup inside a gated call does not take the lock twice.
 //! - **No unchecked input reaches MPI.** Ranks, roots, tags and counts are checked before the call
-//!   ([`Error::InvalidRank`], [`Error::InvalidTag`], [`Error::CountOverflow`]), and
-//!   `MPI_ERRORS_RETURN` is installed on every communicator, so MPI's own checks come back as
-//!   [`Error::Mpi`] instead of aborting.
+//!   ([`Error::InvalidRank`], [`Error::InvalidTag`], [`Error::CountOverflow`], with lengths
+//!   multiplied without wrapping), and `MPI_ERRORS_RETURN` is installed on every communicator,
+//!   so MPI's own checks come back as [`Error::Mpi`] instead of aborting.
 //! - **Nonblocking buffers outlive their operations**, even under `mem::forget`: owned buffers
 //!   are leaked with a leaked request; borrowed ones belong to a [`scope`] that aborts rather
 //!   than return while a leaked operation is in flight. See [`request`].
+//! - **A buffer MPI may still write is never reachable.** A request hands its buffer back only
+//!   once its operation completed; if the thread gate refuses to complete it (a thread the level
+//!   does not allow), it panics with the reason rather than hand the buffer out, and leaks it.
+//!   `Debug` of a request or an attached buffer never reads the buffer.
 //! - **Buffers are typed.** A buffer is a slice of an [`Equivalence`] type, whose contract says
 //!   exactly how many MPI elements it is; counts are derived from the slice, so MPI cannot read
 //!   or write past it. Receives repair values whose bit patterns could be invalid (`bool`).
+//! - **User-defined reductions see only valid values in memory they may use.** A [`UserOp`]'s
+//!   closure never writes the input side (MPI may pass the caller's send buffer, even read-only
+//!   memory), and gets aligned copies where MPI's buffers are not dense, aligned values of `T`
+//!   (see [`op`]).
+//! - **Crate-internal entry points are sealed by type, not by documentation**: the methods of
+//!   [`Persistent`] take a token only the crate can make.
 //! - **Handles are freed once.** Created communicators and groups are freed on drop (or by an
 //!   explicit `free`), predefined ones never.
 //! - **A panicking rank ends the job** (`MPI_Abort`) instead of leaving the others blocked, unless
 //!   turned off with [`InitOptions::abort_on_panic`].
+//!
+//! What MPI itself can still do, and how the crate contains it:
+//!
+//! - **Open MPI's single-copy path writes past a short receive buffer** (4.1.4 and 5.0.11,
+//!   ranks on one node). ferrompi turns that path off at initialisation unless the user set
+//!   its parameter; [`InitOptions::allow_open_mpi_single_copy`] is the `unsafe` opt-out. See
+//!   [`env`](mod@env#open-mpi-long-messages-into-short-buffers).
+//! - **Collectives whose ranks pass mismatched lengths or roots** are erroneous programs that
+//!   MPI need not detect: blocking ones usually fail with [`ErrorClass::Truncate`], but
+//!   nonblocking ones crashed Open MPI 4.1 and hung MPICH 4.0 here. Checked mode
+//!   ([`InitOptions::check_collectives`]) verifies agreement first and returns
+//!   [`Error::CollectiveMismatch`] on every rank; see [`comm::agreement`].
+//! - **A leaked operation that never completes** (a `mem::forget` of an owned pending send) is
+//!   never freed under MPI, but MPI may wait for it: MPICH's `MPI_Finalize` hangs on such a send.
+//!   Finalize prints a warning when it knows of leaked operations.
+//! - **Erroneous programs MPI defines as such** (a receive matched by a message of another
+//!   type, a program that deadlocks) stay erroneous; ferrompi makes them fail in MPI, never in
+//!   Rust's memory model.
 
 pub mod channel;
 pub mod comm;

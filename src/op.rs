@@ -19,10 +19,18 @@
 //! and a generic trampoline recovers the closure from the datatype MPI passes it. Any number of
 //! operations can be alive at once. A panic inside the closure cannot unwind into C: it is caught,
 //! reported, and the job is aborted (`MPI_Abort`), since MPI cannot finish the reduction.
+//!
+//! The closure sees MPI's buffers only as valid values of `T`: they are handed over directly
+//! when they are dense, aligned values of a type for which every bit pattern is valid, and
+//! otherwise copied into aligned storage first, covering only the bytes the datatype describes
+//! (a `Loc<f64>` is 16 bytes, but MPI keeps only 12 of the last one) and repaired (`bool`). The
+//! input side is never written: MPI may pass the caller's send buffer there. MPI calls are
+//! forbidden inside the closure (MPI-4.0 §6.9.5): any made through ferrompi return
+//! [`Error::InCallback`].
 
 use crate::datatype::{Datatype, Equivalence};
 use crate::env::{Mpi, enter};
-use crate::error::{Result, check};
+use crate::error::{Error, Result, check};
 use crate::ffi;
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
@@ -202,8 +210,9 @@ type Combine<T> = dyn Fn(&[T], &mut [T]) + Send + Sync;
 pub struct UserOp<'env, T: Equivalence> {
     op: ffi::MPI_Op,
     datatype: ffi::MPI_Datatype,
-    /// The closure, behind a thin pointer stored as the datatype's attribute.
-    combine: *mut Box<Combine<T>>,
+    /// The closure and the datatype's layout, behind a thin pointer stored as the datatype's
+    /// attribute.
+    state: *mut OpState<T>,
     _env: PhantomData<&'env Mpi>,
 }
 
@@ -272,6 +281,7 @@ pub(crate) unsafe extern "C" fn no_delete(
     ffi::MPI_SUCCESS // the UserOp frees the closure itself
 }
 
+/// The keyval, created on first use. The caller holds the gate.
 fn keyval() -> Result<c_int> {
     if let Some(&k) = KEYVAL.get() {
         return Ok(k);
@@ -285,7 +295,72 @@ fn keyval() -> Result<c_int> {
     Ok(*KEYVAL.get_or_init(|| k))
 }
 
+/// What the trampoline needs: the closure, and where the bytes of each value lie in MPI's
+/// buffers.
+struct OpState<T: Equivalence> {
+    combine: Box<Combine<T>>,
+    layout: ValueLayout,
+}
+
+/// Where one value's bytes lie in the buffers MPI hands a user function: value `i` starts at
+/// `i * extent`, and only its bytes `true_lb .. true_lb + true_extent` are guaranteed to exist.
+/// MPI sizes its temporaries as `true_extent + (n - 1) * extent` (MPI-4.0 §5.1.8), so for a type
+/// whose type map leaves tail padding uncovered (`Loc<f64>`: 16 bytes, `MPI_DOUBLE_INT` true
+/// extent 12) the last value is cut short, and a `&[T]` of `n` values would run past the buffer.
+#[derive(Debug, Clone, Copy)]
+struct ValueLayout {
+    true_lb: usize,
+    true_extent: usize,
+    extent: usize,
+}
+
+impl ValueLayout {
+    /// The layout of a committed datatype. The caller holds the gate.
+    fn of(datatype: ffi::MPI_Datatype, operation: &'static str) -> Result<ValueLayout> {
+        let (mut lb, mut extent, mut true_lb, mut true_extent) = (0, 0, 0, 0);
+        // SAFETY: a valid committed datatype; each call writes two `MPI_Aint`s.
+        unsafe {
+            check(
+                ffi::MPI_Type_get_extent(datatype, &mut lb, &mut extent),
+                operation,
+            )?;
+            check(
+                ffi::MPI_Type_get_true_extent(datatype, &mut true_lb, &mut true_extent),
+                operation,
+            )?;
+        }
+        let layout = (
+            usize::try_from(true_lb),
+            usize::try_from(true_extent),
+            usize::try_from(extent),
+        );
+        match layout {
+            (Ok(true_lb), Ok(true_extent), Ok(extent)) if true_lb + true_extent <= extent => {
+                Ok(ValueLayout {
+                    true_lb,
+                    true_extent,
+                    extent,
+                })
+            }
+            _ => Err(Error::InvalidArgument {
+                operation,
+                reason: format!("the datatype of {lb}/{extent} (lb/extent) does not fit a value"),
+            }),
+        }
+    }
+
+    /// Whether `n` values of `T` are exactly `n * size_of::<T>()` bytes of MPI's buffers.
+    fn is_dense<T>(self) -> bool {
+        self.true_lb == 0 && self.true_extent == size_of::<T>() && self.extent == size_of::<T>()
+    }
+}
+
 /// Called by MPI with `len` values of `T` (the op's datatype is one value).
+///
+/// Neither buffer is trusted to be a valid `[T]`: `invec` may be the caller's own send buffer
+/// (Open MPI's `iallreduce` and `ireduce` pass it), which safe code lent read-only, perhaps in
+/// read-only memory, so it is never written; values that need repair (`bool`) or whose type
+/// map does not cover all their bytes are copied out first (see [`ValueLayout`]).
 unsafe extern "C" fn trampoline<T: Equivalence>(
     invec: *mut c_void,
     inoutvec: *mut c_void,
@@ -293,11 +368,13 @@ unsafe extern "C" fn trampoline<T: Equivalence>(
     datatype: *mut ffi::MPI_Datatype,
 ) {
     let outcome = std::panic::catch_unwind(|| {
+        // MPI forbids MPI calls from here: the closure's calls through the crate are refused.
+        let _callback = crate::env::in_callback();
         let mut state: *mut c_void = std::ptr::null_mut();
         let mut flag: c_int = 0;
         let keyval = *KEYVAL.get().expect("keyval exists once a UserOp exists");
         // SAFETY: MPI passes the datatype the reduction uses, which is this op's own datatype
-        // carrying the closure pointer (set before the op could be used).
+        // carrying the state pointer (set before the op could be used).
         let rc = unsafe {
             ffi::MPI_Type_get_attr(*datatype, keyval, (&raw mut state).cast(), &mut flag)
         };
@@ -305,12 +382,14 @@ unsafe extern "C" fn trampoline<T: Equivalence>(
             rc == ffi::MPI_SUCCESS && flag != 0,
             "user op called with a datatype that is not its own"
         );
-        // SAFETY: the attribute is the `*mut Box<Combine<T>>` of a live UserOp (it outlives every
-        // reduction using it: they borrow it).
-        let combine = unsafe { &*state.cast::<Box<Combine<T>>>() };
-        // SAFETY: MPI passes `len` values of `T` in two distinct buffers.
+        // SAFETY: the attribute is the `*mut OpState<T>` of a live UserOp (it outlives every
+        // reduction using it: they borrow it, or own it in a persistent request).
+        let state = unsafe { &*state.cast::<OpState<T>>() };
+        // SAFETY: MPI passes a valid `len`.
         let n = usize::try_from(unsafe { *len }).unwrap_or(0);
-        combine_aligned(combine, invec.cast(), inoutvec.cast(), n);
+        // SAFETY: MPI passes two distinct buffers of `n` values of the op's datatype, laid out
+        // as `state.layout` describes; `inoutvec` is writable.
+        unsafe { combine_raw(state, invec.cast_const().cast(), inoutvec.cast(), n) };
     });
     if let Err(panic) = outcome {
         let message = panic
@@ -325,59 +404,86 @@ unsafe extern "C" fn trampoline<T: Equivalence>(
     }
 }
 
-/// Calls the closure on MPI's buffers, copying through aligned storage if MPI's are not aligned
-/// for `T` (MPI guarantees nothing about the alignment of its temporary buffers).
-fn combine_aligned<T: Equivalence>(combine: &Combine<T>, input: *const T, inout: *mut T, n: usize) {
-    let aligned = input.is_aligned() && inout.is_aligned();
-    if aligned {
-        // SAFETY: aligned, `n` values each, distinct buffers; bytes written by MPI from values of
-        // `T` are repaired to valid values first.
+/// Calls the closure on MPI's buffers: directly when they are `n` dense, aligned, always-valid
+/// values (the common case: no copy), else through aligned copies of the bytes the type map
+/// covers, repaired before the closure sees them; only `inout` is written back.
+///
+/// # Safety
+/// `input` and `inout` must be distinct buffers of `n` values laid out as `state.layout` says,
+/// readable, `inout` writable; nothing else may access them during the call.
+unsafe fn combine_raw<T: Equivalence>(
+    state: &OpState<T>,
+    input: *const u8,
+    inout: *mut u8,
+    n: usize,
+) {
+    let layout = state.layout;
+    let direct = !T::NEEDS_REPAIR
+        && layout.is_dense::<T>()
+        && input.cast::<T>().is_aligned()
+        && inout.cast::<T>().is_aligned();
+    if direct {
+        // SAFETY: `n` dense, aligned values each (checked above), every bit pattern of which is
+        // valid (`!NEEDS_REPAIR`); distinct buffers, `inout` writable, `input` only read.
         unsafe {
-            T::repair_received(input.cast_mut(), n);
-            T::repair_received(inout, n);
-            combine(
-                std::slice::from_raw_parts(input, n),
-                std::slice::from_raw_parts_mut(inout, n),
+            (state.combine)(
+                std::slice::from_raw_parts(input.cast::<T>(), n),
+                std::slice::from_raw_parts_mut(inout.cast::<T>(), n),
             );
         }
-    } else {
-        let mut a: Vec<T> = Vec::with_capacity(n);
-        let mut b: Vec<T> = Vec::with_capacity(n);
-        // SAFETY: copies `n` values' bytes into aligned storage, repairs them, then copies the
-        // result back; the vectors have capacity `n`.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                input.cast::<u8>(),
-                a.as_mut_ptr().cast::<u8>(),
-                n * size_of::<T>(),
-            );
-            std::ptr::copy_nonoverlapping(
-                inout.cast::<u8>(),
-                b.as_mut_ptr().cast::<u8>(),
-                n * size_of::<T>(),
-            );
-            T::repair_received(a.as_mut_ptr(), n);
-            T::repair_received(b.as_mut_ptr(), n);
-            a.set_len(n);
-            b.set_len(n);
-        }
-        combine(&a, &mut b);
-        // SAFETY: `b` holds `n` values; `inout` has room for them.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                b.as_ptr().cast::<u8>(),
-                inout.cast::<u8>(),
-                n * size_of::<T>(),
-            )
-        };
+        return;
     }
+    // SAFETY: per this function's contract.
+    let a = unsafe { copy_values::<T>(layout, input, n) };
+    // SAFETY: as above.
+    let mut b = unsafe { copy_values::<T>(layout, inout, n) };
+    (state.combine)(&a, &mut b);
+    let value = b.as_ptr().cast::<u8>();
+    for i in 0..n {
+        // SAFETY: the covered bytes of value `i` exist in `inout` (per the layout) and in `b`
+        // (`true_lb + true_extent <= extent == size_of::<T>()` for this op's datatype).
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                value.add(i * size_of::<T>() + layout.true_lb),
+                inout.add(i * layout.extent + layout.true_lb),
+                layout.true_extent,
+            );
+        }
+    }
+}
+
+/// Copies the covered bytes of `n` values out of an MPI buffer into zeroed, aligned values, and
+/// repairs them (bytes the type map does not cover are `T`'s padding, left zero).
+///
+/// # Safety
+/// `from` must hold `n` values laid out as `layout` says, readable; `layout.extent` must be
+/// `size_of::<T>()` or the values' covered bytes must fit within `size_of::<T>()`.
+unsafe fn copy_values<T: Equivalence>(layout: ValueLayout, from: *const u8, n: usize) -> Vec<T> {
+    let mut values: Vec<T> = Vec::with_capacity(n);
+    let to = values.as_mut_ptr().cast::<u8>();
+    // SAFETY: `values` has room for `n` values; the zeroed bytes are overwritten with the covered
+    // bytes of each value (within `size_of::<T>()`, per the contract) and then repaired, so all
+    // `n` are valid values before `set_len`.
+    unsafe {
+        std::ptr::write_bytes(to, 0, n * size_of::<T>());
+        for i in 0..n {
+            std::ptr::copy_nonoverlapping(
+                from.add(i * layout.extent + layout.true_lb),
+                to.add(i * size_of::<T>() + layout.true_lb),
+                layout.true_extent,
+            );
+        }
+        T::repair_received(values.as_mut_ptr(), n);
+        values.set_len(n);
+    }
+    values
 }
 
 impl<'env, T: Equivalence> UserOp<'env, T> {
     /// A commutative operation: MPI may combine values in any order.
     ///
     /// # Errors
-    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi).
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn commutative(
         mpi: &'env Mpi,
         combine: impl Fn(&[T], &mut [T]) + Send + Sync + 'static,
@@ -399,8 +505,8 @@ impl<'env, T: Equivalence> UserOp<'env, T> {
     fn create(_mpi: &'env Mpi, combine: Box<Combine<T>>, commute: bool) -> Result<Self> {
         const OP: &str = "op_create";
         let per_value = crate::datatype::count_of::<T>(1, OP)?;
-        let keyval = keyval()?;
         let _gate = enter(OP)?;
+        let keyval = keyval()?;
         // SAFETY: (whole block) standard datatype and op constructors on valid arguments; each
         // handle is checked before the next step uses it, and freed again on failure.
         unsafe {
@@ -416,7 +522,26 @@ impl<'env, T: Equivalence> UserOp<'env, T> {
                 free_type(datatype);
                 return Err(e);
             }
-            let state: *mut Box<Combine<T>> = Box::into_raw(Box::new(combine));
+            let layout = match ValueLayout::of(datatype, OP) {
+                Ok(layout) if layout.extent == size_of::<T>() => layout,
+                Ok(layout) => {
+                    free_type(datatype);
+                    return Err(Error::InvalidArgument {
+                        operation: OP,
+                        reason: format!(
+                            "the datatype of {} has extent {}, not its size {}",
+                            std::any::type_name::<T>(),
+                            layout.extent,
+                            size_of::<T>()
+                        ),
+                    });
+                }
+                Err(e) => {
+                    free_type(datatype);
+                    return Err(e);
+                }
+            };
+            let state = Box::into_raw(Box::new(OpState { combine, layout }));
             if let Err(e) = check(ffi::MPI_Type_set_attr(datatype, keyval, state.cast()), OP) {
                 free_type(datatype);
                 drop(Box::from_raw(state));
@@ -434,7 +559,7 @@ impl<'env, T: Equivalence> UserOp<'env, T> {
             Ok(UserOp {
                 op,
                 datatype,
-                combine: state,
+                state,
                 _env: PhantomData,
             })
         }
@@ -452,7 +577,7 @@ impl<T: Equivalence> Drop for UserOp<'_, T> {
             let op_freed = ffi::MPI_Op_free(&mut self.op) == ffi::MPI_SUCCESS;
             let type_freed = ffi::MPI_Type_free(&mut self.datatype) == ffi::MPI_SUCCESS;
             if op_freed && type_freed {
-                drop(Box::from_raw(self.combine));
+                drop(Box::from_raw(self.state));
             }
         }
     }

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what ferrompi needs on Debian/Ubuntu when it is missing: Open MPI and MPICH (headers,
-# libraries, launchers), libclang for bindgen, a C compiler and pkg-config. Idempotent and quick
+# libraries, launchers), libclang for bindgen, a C compiler, pkg-config, and valgrind (the suite
+# runs the user-op and request programs under memcheck). Idempotent and quick
 # when everything is there. Sourced by the other tools; also runnable on its own.
 set -euo pipefail
 
-packages=(libopenmpi-dev openmpi-bin libmpich-dev mpich libclang-dev clang gcc pkg-config)
+packages=(libopenmpi-dev openmpi-bin libmpich-dev mpich libclang-dev clang gcc pkg-config valgrind)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

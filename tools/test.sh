@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The full test suite: installs what is missing, then for Open MPI and MPICH in turn builds the
-# crate, runs clippy, the unit and doc tests, the multi-rank harness (1, 2 and 4 ranks, plus
+# crate, runs clippy, the unit and doc tests, the multi-rank harness (1, 2, 3 and 4 ranks, plus
 # singleton runs), every example under the launcher, each benchmark once under the launcher, and
-# rustdoc; rustfmt first. Fails on the first failure.
+# rustdoc; rustfmt first. On MPICH it also runs the user-op and request programs under valgrind
+# (memcheck, 2 ranks): MPICH is clean under memcheck, Open MPI's PMIx is not. Fails on the first
+# failure.
 #
 #   tools/test.sh            # both implementations
 #   tools/test.sh mpich      # one of them
@@ -23,6 +25,12 @@ for impl in "${impls[@]}"; do
   cargo clippy --lib --locked -- -D warnings # and without optional features
   echo "== $impl: tests"
   cargo test --all-features --locked
+  if [[ $impl == mpich ]]; then
+    echo "== $impl: user ops and requests under valgrind (memcheck, 2 ranks)"
+    FERROMPI_RANKS=2 FERROMPI_TEST_TIMEOUT=600 \
+      FERROMPI_WRAPPER="valgrind -q --error-exitcode=99" \
+      cargo test --all-features --locked --test mpi -- soundness reductions nonblocking persistent leak
+  fi
   echo "== $impl: examples under the launcher (their assertions must hold)"
   for run in "hello 4" "ping_pong 2" "channel 4" "async_exchange 4" "topk_sparse_allreduce 4" \
     "persistent_sync 4"; do

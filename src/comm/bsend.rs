@@ -27,10 +27,18 @@ pub(crate) fn is_attached() -> bool {
 ///
 /// Detaching waits until every buffered message has been sent, so the memory is never freed
 /// while MPI still copies out of it; leaking this value leaks the memory instead.
-#[derive(Debug)]
 pub struct AttachedBuffer<'env> {
     memory: Option<Vec<u8>>,
     _env: PhantomData<&'env Mpi>,
+}
+
+/// Shows the size, never the bytes: MPI packs buffered messages into them at any time.
+impl std::fmt::Debug for AttachedBuffer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AttachedBuffer")
+            .field("size", &self.memory.as_ref().map_or(0, Vec::len))
+            .finish()
+    }
 }
 
 impl Mpi {

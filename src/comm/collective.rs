@@ -3,7 +3,12 @@
 //! Every buffer length is checked on the calling rank before MPI is called: receive buffers must
 //! hold what the operation delivers (`Error::BufferSize`), counts must fit MPI's `int`
 //! (`Error::CountOverflow`), roots must be ranks (`Error::InvalidRank`). What only the other
-//! ranks know (that they pass matching lengths) MPI checks, and reports as `Error::Mpi`.
+//! ranks know (that they pass matching lengths and the same root) MPI does *not* promise to
+//! check: a mismatch is an erroneous program (MPI-4.0 §6.1). Blocking collectives usually report
+//! it as `Error::Mpi` of class `Truncate`; nonblocking ones crashed Open MPI 4.1 and delivered
+//! wrong data then hung MPICH 4.0 here. Turn on checked mode
+//! ([`InitOptions::check_collectives`](crate::InitOptions::check_collectives)) to have every
+//! nonblocking and persistent collective verify agreement first ([`agreement`](super::agreement)).
 //!
 //! In-place forms (`*_in_place`) use `MPI_IN_PLACE`: one buffer is both input and output.
 //! Nonblocking forms (`i*`) borrow their buffers for a [`scope`](crate::scope) and return a
@@ -14,6 +19,7 @@
 //! block against its buffer.
 
 use super::Communicator;
+use super::agreement::Signature;
 use super::large::{Block, Reduction, VMove, large_count};
 use super::partition::{Partition, TypedPartition};
 use crate::datatype::{Equivalence, count_of, recv_ptr, repair, send_ptr};
@@ -42,6 +48,34 @@ pub(super) fn same_len(expected: usize, actual: usize, operation: &'static str) 
             expected,
             actual,
         })
+    }
+}
+
+/// What the ranks of a data-movement collective must agree on (checked mode): the count per
+/// rank each sends (gather, allgather, alltoall) or receives (scatter), and the root.
+pub(super) fn move_signature(f: MoveFn, sn: i64, dn: i64, root: c_int) -> Signature {
+    match f {
+        MoveFn::Gather => Signature::Same { root, key: sn },
+        MoveFn::Scatter => Signature::Same { root, key: dn },
+        MoveFn::Allgather | MoveFn::Alltoall => Signature::Same { root: -1, key: sn },
+    }
+}
+
+/// Checks that `actual == len * factor`, exactly: a product that overflows `usize` (possible
+/// with zero-sized values, which need no memory) never matches.
+pub(super) fn same_product(
+    len: usize,
+    factor: usize,
+    actual: usize,
+    operation: &'static str,
+) -> Result<()> {
+    match len.checked_mul(factor) {
+        Some(expected) => same_len(expected, actual, operation),
+        None => Err(Error::BufferSize {
+            operation,
+            expected: usize::MAX,
+            actual,
+        }),
     }
 }
 
@@ -148,6 +182,7 @@ impl<'env> Communicator<'env> {
     /// # Errors
     /// As [`Communicator::barrier`].
     pub fn ibarrier<'s>(&'s self, scope: &'s Scope<'s, '_>) -> Result<Request<'s>> {
+        self.agree("ibarrier", || Ok(Signature::Same { root: -1, key: 0 }))?;
         self.nonblocking(scope, "ibarrier", None, |r| {
             // SAFETY: a valid communicator; MPI writes the request.
             unsafe { ffi::MPI_Ibarrier(self.raw, r.expect("nonblocking")) }
@@ -211,6 +246,7 @@ impl<'env> Communicator<'env> {
         const OP: &str = "ibcast";
         let count = large_count::<T>(buf.len(), OP)?;
         self.check_rank(root, "root", OP)?;
+        self.agree(OP, || Ok(Signature::Same { root, key: count }))?;
         if super::large::bcast_schedule_broken(size_of_val(buf)) {
             return self.ibcast_big(scope, buf, root);
         }
@@ -344,6 +380,7 @@ impl<'env> Communicator<'env> {
         if self.is_root(root, OP)? {
             same_len(send.len(), recv.len(), OP)?;
         }
+        self.agree(OP, || Ok(Signature::Same { root, key: count }))?;
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         // SAFETY: buffers and op borrowed for 's; the scope completes the operation first.
         self.nonblocking(scope, OP, Repair::for_slice(recv), |r| unsafe {
@@ -399,7 +436,7 @@ impl<'env> Communicator<'env> {
     ) -> Result<()> {
         let operation = f.name(false);
         let factor = f.input_factor(self.size_usize());
-        same_len(recv.len().saturating_mul(factor), send.len(), operation)?;
+        same_product(recv.len(), factor, send.len(), operation)?;
         let (count, operand) = reduction(recv.len(), op.operand(), operation)?;
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         // SAFETY: `send` and `recv` hold what the operation reads and writes (checked above),
@@ -438,11 +475,14 @@ impl<'env> Communicator<'env> {
     ) -> Result<Request<'s>> {
         let operation = f.name(true);
         let (count, operand) = reduction(recv.len(), op.operand(), operation)?;
-        same_len(
-            recv.len() * f.input_factor(self.size_usize()),
-            send.len(),
-            operation,
-        )?;
+        let factor = f.input_factor(self.size_usize());
+        same_product(recv.len(), factor, send.len(), operation)?;
+        self.agree(operation, || {
+            Ok(Signature::Same {
+                root: -1,
+                key: count,
+            })
+        })?;
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         // SAFETY: buffers and op borrowed for 's; the scope completes the operation first.
         self.nonblocking(scope, operation, Repair::for_slice(recv), |r| unsafe {
@@ -463,6 +503,12 @@ impl<'env> Communicator<'env> {
         }
         let result_len = buf.len() / f.input_factor(self.size_usize());
         let (count, operand) = reduction(result_len, op.operand(), operation)?;
+        self.agree(operation, || {
+            Ok(Signature::Same {
+                root: -1,
+                key: count,
+            })
+        })?;
         let d = recv_ptr(buf);
         // SAFETY: `buf` borrowed for 's; the scope completes the operation first.
         self.nonblocking(scope, operation, Repair::for_slice(buf), |r| unsafe {
@@ -745,13 +791,13 @@ impl<'env> Communicator<'env> {
         let (per_send, per_recv) = match f {
             MoveFn::Gather | MoveFn::Allgather => {
                 if at_root {
-                    same_len(send_len.saturating_mul(size), recv_len, operation)?;
+                    same_product(send_len, size, recv_len, operation)?;
                 }
                 (send_len, send_len)
             }
             MoveFn::Scatter => {
                 if at_root {
-                    same_len(recv_len.saturating_mul(size), send_len, operation)?;
+                    same_product(recv_len, size, send_len, operation)?;
                 }
                 (recv_len, recv_len)
             }
@@ -793,6 +839,7 @@ impl<'env> Communicator<'env> {
     ) -> Result<Request<'s>> {
         let operation = f.name(true);
         let (sn, dn) = self.move_args::<T>(f, send.len(), recv.len(), root, operation)?;
+        self.agree(operation, || Ok(move_signature(f, sn, dn, root)))?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
         // SAFETY: buffers borrowed for 's; the scope completes the operation first.
         self.nonblocking(scope, operation, Repair::for_slice(recv), |r| unsafe {
@@ -1343,7 +1390,8 @@ impl<'env> Communicator<'env> {
         op: O,
     ) -> Result<()> {
         const OP: &str = "reduce_scatter";
-        let own = blocks.len_of(self.rank_usize().min(blocks.ranks().saturating_sub(1)));
+        // A partition of the wrong size (even empty) is reported by `reduce_scatter_args`.
+        let own = blocks.get(self.rank_usize()).unwrap_or(0);
         let operand = self.reduce_scatter_args(buf.len(), own, blocks, op.operand(), OP)?;
         let d = recv_ptr(buf);
         if blocks.is_large() {
@@ -1382,6 +1430,12 @@ impl<'env> Communicator<'env> {
     ) -> Result<Request<'s>> {
         const OP: &str = "iallgatherv";
         blocks.check(self.size, recv.len(), OP)?;
+        self.agree(OP, || {
+            Ok(Signature::Same {
+                root: -1,
+                key: blocks.fingerprint(),
+            })
+        })?;
         if blocks.is_large() {
             same_len(blocks.len_of(self.rank_usize()), send.len(), OP)?;
             let own = Block::whole::<T>(send.len());
@@ -1456,6 +1510,10 @@ impl<'env> Communicator<'env> {
         const OP: &str = "ialltoallv";
         send_blocks.check(self.size, send.len(), OP)?;
         recv_blocks.check(self.size, recv.len(), OP)?;
+        self.agree(OP, || {
+            let (send, recv) = (send_blocks.lengths_i64(), recv_blocks.lengths_i64());
+            Ok(Signature::Pairwise { send, recv })
+        })?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
         if send_blocks.is_large() || recv_blocks.is_large() {
             return self.start_large(scope, Repair::for_slice(recv), OP, |r| {
@@ -1562,6 +1620,10 @@ impl<'env> Communicator<'env> {
         const OP: &str = "ialltoallw";
         send_blocks.check(self.size, send.len(), OP)?;
         recv_blocks.check(self.size, recv.len(), OP)?;
+        self.agree(OP, || {
+            let (send, recv) = (send_blocks.sizes_i64(), recv_blocks.sizes_i64());
+            Ok(Signature::Pairwise { send, recv })
+        })?;
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         if send_blocks.is_large() || recv_blocks.is_large() {
             let (to, from) = ((s, |j| send_blocks.block(j)), (d, |i| recv_blocks.block(i)));
@@ -1604,6 +1666,12 @@ impl<'env> Communicator<'env> {
         if self.is_root(root, OP)? {
             blocks.check(self.size, recv.len(), OP)?;
         }
+        self.agree(OP, || {
+            Ok(Signature::Same {
+                root,
+                key: blocks.fingerprint(),
+            })
+        })?;
         if blocks.is_large() {
             blocks.check(self.size, blocks.extent(), OP)?;
             same_len(blocks.len_of(self.rank_usize()), send.len(), OP)?;
@@ -1650,6 +1718,12 @@ impl<'env> Communicator<'env> {
         if self.is_root(root, OP)? {
             blocks.check(self.size, send.len(), OP)?;
         }
+        self.agree(OP, || {
+            Ok(Signature::Same {
+                root,
+                key: blocks.fingerprint(),
+            })
+        })?;
         if blocks.is_large() {
             blocks.check(self.size, blocks.extent(), OP)?;
             same_len(blocks.len_of(self.rank_usize()), recv.len(), OP)?;
@@ -1695,6 +1769,12 @@ impl<'env> Communicator<'env> {
     ) -> Result<Request<'s>> {
         const OP: &str = "ireduce_scatter";
         let operand = self.reduce_scatter_args(send.len(), recv.len(), blocks, op.operand(), OP)?;
+        self.agree(OP, || {
+            Ok(Signature::Same {
+                root: -1,
+                key: blocks.fingerprint(),
+            })
+        })?;
         if blocks.is_large() {
             return self.ireduce_scatter_big(scope, send, recv, blocks, operand);
         }

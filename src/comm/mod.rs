@@ -5,6 +5,7 @@
 //! created (by `dup`, `split`, …) is freed when dropped; the predefined ones never are.
 //! Every created communicator gets `MPI_ERRORS_RETURN`.
 
+pub mod agreement;
 pub mod bsend;
 pub mod collective;
 pub mod group;

@@ -604,10 +604,22 @@ impl std::fmt::Debug for Status {
 }
 
 impl Status {
-    pub(crate) fn empty() -> Status {
+    /// The *empty* status (MPI-4.0 §3.7.3): source `MPI_ANY_SOURCE`, tag `MPI_ANY_TAG`, count 0,
+    /// not cancelled. It is what a completed collective, or a persistent request completed
+    /// before, reports: no message, so it cannot be mistaken for one from rank 0 with tag 0.
+    pub fn empty() -> Status {
         Status {
-            raw: ffi::MPI_Status::default(),
+            raw: ffi::MPI_Status {
+                MPI_SOURCE: ffi::MPI_ANY_SOURCE,
+                MPI_TAG: ffi::MPI_ANY_TAG,
+                ..Default::default()
+            },
         }
+    }
+
+    /// Whether this is the [empty](Status::empty) status: no message was received.
+    pub fn is_empty(&self) -> bool {
+        self.raw.MPI_SOURCE == ffi::MPI_ANY_SOURCE && self.raw.MPI_TAG == ffi::MPI_ANY_TAG
     }
 
     pub(crate) fn as_raw_mut(&mut self) -> &mut ffi::MPI_Status {
@@ -629,7 +641,9 @@ impl Status {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if the message is not a whole number of values of `T`;
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`Error::WrongThread`]; [`Error::AlreadyFinalized`] after MPI was finalized (MPI is
+    /// needed to read the count); [`Error::InCallback`] inside a user-defined reduction;
+    /// [`Error::Mpi`].
     pub fn count<T: Equivalence>(&self) -> Result<usize> {
         const OP: &str = "status_count";
         let mut count: c_int = 0;

@@ -137,13 +137,33 @@ impl<T: Equivalence> Partition<T> {
     }
 
     /// Values in rank `r`'s block.
+    ///
+    /// # Panics
+    /// If `r` is not below [`ranks`](Partition::ranks); [`get`](Partition::get) does not.
     pub fn len_of(&self, r: usize) -> usize {
         self.lengths[r]
+    }
+
+    /// Values in rank `r`'s block, or `None` for a rank the partition has no block for.
+    pub fn get(&self, r: usize) -> Option<usize> {
+        self.lengths.get(r).copied()
     }
 
     /// Where rank `r`'s block starts, in values.
     pub(crate) fn offset_of(&self, r: usize) -> usize {
         self.offsets[r]
+    }
+
+    /// A fingerprint of the blocks, for checked collectives (`comm::agreement`).
+    pub(crate) fn fingerprint(&self) -> i64 {
+        let values = self.lengths.iter().chain(&self.offsets);
+        crate::comm::agreement::fingerprint(values.map(|&v| i64::try_from(v).unwrap_or(-1)))
+    }
+
+    /// Each block's length, for checked collectives (`comm::agreement`).
+    pub(crate) fn lengths_i64(&self) -> Vec<i64> {
+        let lengths = self.lengths.iter();
+        lengths.map(|&v| i64::try_from(v).unwrap_or(-1)).collect()
     }
 
     /// Values a buffer must hold to contain every block.
@@ -352,6 +372,8 @@ pub struct TypedPartition {
     displs: Vec<c_int>,
     types: Vec<crate::ffi::MPI_Datatype>,
     blocks: Vec<crate::comm::large::Block>,
+    /// Each block's size in bytes.
+    sizes: Vec<usize>,
     large: bool,
     extent: usize,
 }
@@ -372,6 +394,7 @@ impl TypedPartition {
         let mut spans = Vec::with_capacity(blocks.len());
         let (mut counts, mut displs, mut types) = (Vec::new(), Vec::new(), Vec::new());
         let mut placed = Vec::with_capacity(blocks.len());
+        let mut sizes = Vec::with_capacity(blocks.len());
         let mut extent = 0usize;
         for b in blocks {
             let bytes = b.len.checked_mul(b.element_bytes).ok_or(overflow(OP))?;
@@ -387,6 +410,7 @@ impl TypedPartition {
                 count,
                 datatype: b.datatype.as_raw(),
             });
+            sizes.push(bytes);
             extent = extent.max(end);
             if bytes > 0 {
                 spans.push((b.offset, end));
@@ -408,6 +432,7 @@ impl TypedPartition {
             displs,
             types,
             blocks: placed,
+            sizes,
             large,
             extent,
         })
@@ -430,6 +455,12 @@ impl TypedPartition {
     /// Whether a count or offset does not fit MPI's `int` (see `comm::large`).
     pub(crate) fn is_large(&self) -> bool {
         self.large
+    }
+
+    /// Each block's size in bytes, for checked collectives (`comm::agreement`).
+    pub(crate) fn sizes_i64(&self) -> Vec<i64> {
+        let sizes = self.sizes.iter();
+        sizes.map(|&v| i64::try_from(v).unwrap_or(-1)).collect()
     }
 
     /// Rank `r`'s block.

@@ -79,7 +79,8 @@
 //! ```
 
 use super::Communicator;
-use super::collective::{MoveFn, ReduceFn, in_place, reduction, same_len};
+use super::agreement::{Signature, fingerprint};
+use super::collective::{MoveFn, ReduceFn, in_place, move_signature, reduction, same_len};
 use super::large::{Block, Spanning, VMove, large_count, spanned};
 use super::partition::{Partition, TypedPartition};
 use crate::datatype::{Equivalence, recv_ptr, send_ptr};
@@ -236,6 +237,56 @@ macro_rules! init {
 }
 
 impl Call {
+    /// What the ranks must agree on for this call (checked mode, `comm::agreement`), on a
+    /// communicator of `size` ranks.
+    ///
+    /// # Safety
+    /// The call's arrays must each hold `size` entries (every constructor checks its partitions
+    /// against the communicator).
+    unsafe fn signature(self, size: usize, operation: &'static str) -> Result<Signature> {
+        // SAFETY: per the contract, `size` entries each.
+        let ints = |p: *const c_int| unsafe { std::slice::from_raw_parts(p, size) };
+        let wide = |p: *const c_int| ints(p).iter().map(|&v| i64::from(v)).collect::<Vec<_>>();
+        let partition = |root: c_int, arrays: &[*const c_int]| Signature::Same {
+            root,
+            key: fingerprint(arrays.iter().flat_map(|&p| ints(p)).map(|&v| i64::from(v))),
+        };
+        Ok(match self {
+            Call::Barrier => Signature::Same { root: -1, key: 0 },
+            Call::Bcast { n, root, .. } | Call::Reduce { n, root, .. } => Signature::Same {
+                root,
+                key: i64::from(n),
+            },
+            Call::Reduction { n, .. } => Signature::Same {
+                root: -1,
+                key: i64::from(n),
+            },
+            Call::Move {
+                f, sn, dn, root, ..
+            } => move_signature(f, i64::from(sn), i64::from(dn), root),
+            Call::Gatherv { rc, rd, root, .. } => partition(root.unwrap_or(-1), &[rc, rd]),
+            Call::Scatterv { sc, sd, root, .. } => partition(root, &[sc, sd]),
+            Call::ReduceScatter { rc, .. } => partition(-1, &[rc]),
+            Call::Alltoallv { sc, rc, .. } => Signature::Pairwise {
+                send: wide(sc),
+                recv: wide(rc),
+            },
+            Call::Alltoallw { sc, st, rc, rt, .. } => {
+                // SAFETY: as above, for the datatype arrays.
+                let (st, rt) = unsafe {
+                    (
+                        std::slice::from_raw_parts(st, size),
+                        std::slice::from_raw_parts(rt, size),
+                    )
+                };
+                Signature::Pairwise {
+                    send: bytes_of(ints(sc), st, operation)?,
+                    recv: bytes_of(ints(rc), rt, operation)?,
+                }
+            }
+        })
+    }
+
     /// Creates the persistent request (`MPI_*_init`, or `MPIX_*_init`).
     ///
     /// # Safety
@@ -540,6 +591,25 @@ impl KeptTypes {
     }
 }
 
+/// Bytes of `counts[i]` elements of `types[i]`, for each `i` (`MPI_Type_size`).
+pub(super) fn bytes_of(
+    counts: &[c_int],
+    types: &[ffi::MPI_Datatype],
+    operation: &'static str,
+) -> Result<Vec<i64>> {
+    let _gate = enter(operation)?;
+    counts
+        .iter()
+        .zip(types)
+        .map(|(&n, &t)| {
+            let mut size: ffi::MPI_Count = 0;
+            // SAFETY: a committed datatype of a typed partition; writes one MPI_Count.
+            check(unsafe { ffi::MPI_Type_size_x(t, &mut size) }, operation)?;
+            Ok(i64::from(n).saturating_mul(size))
+        })
+        .collect()
+}
+
 impl<'env> Communicator<'env> {
     /// Makes the persistent request for `call`, which points into `buffers` and `keep`.
     fn persistent<'a, B: Buffers>(
@@ -549,6 +619,11 @@ impl<'env> Communicator<'env> {
         keep: Keep<'a>,
         operation: &'static str,
     ) -> Result<PersistentRequest<'a, B>> {
+        // SAFETY: every constructor checked its partitions against this communicator, and
+        // `keep` (which holds the arrays) lives until this returns.
+        self.agree(operation, || unsafe {
+            call.signature(self.size_usize(), operation)
+        })?;
         let mut raw = request_null();
         let emulate = persistent_collectives() == PersistentCollectives::Emulated
             || matches!(call, Call::Move { f, .. } if natively_broken(f));
@@ -1355,7 +1430,8 @@ impl<'env> Communicator<'env> {
     {
         const OP: &str = "reduce_scatter_init";
         let (d, len) = dst(&mut buf);
-        let own = blocks.len_of(self.rank_usize().min(blocks.ranks().saturating_sub(1)));
+        // A partition of the wrong size (even empty) is reported by `reduce_scatter_args`.
+        let own = blocks.get(self.rank_usize()).unwrap_or(0);
         let operand = self.reduce_scatter_args(len, own, blocks, op.owned_operand(), OP)?;
         let s = in_place().cast_const();
         self.reduce_scatter_init_with(s, d, blocks, operand, op, buf)

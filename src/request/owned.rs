@@ -50,7 +50,6 @@ unsafe impl<T: Equivalence + Send> OwnedBuffer for Box<[T]> {
 /// Dropping a pending request completes it (a receive is cancelled first) and drops the buffer.
 /// Leaking it with `mem::forget` leaks the buffer too, so MPI never writes freed memory.
 #[must_use = "dropping a request waits for it (and cancels a receive)"]
-#[derive(Debug)]
 pub struct OwnedRequest<'comm, B: OwnedBuffer> {
     raw: RawRequest,
     /// `None` only after the buffer was handed back.
@@ -60,8 +59,20 @@ pub struct OwnedRequest<'comm, B: OwnedBuffer> {
     _comm: PhantomData<&'comm ()>,
 }
 
+/// Shows the request, never the buffer: MPI may be writing it (a derived `Debug` would read it
+/// while another thread's receive is in flight, breaking the `Sync` argument below).
+impl<B: OwnedBuffer> std::fmt::Debug for OwnedRequest<'_, B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OwnedRequest")
+            .field("raw", &self.raw)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
     pub(crate) fn started(raw: RawRequest, buffer: B) -> Self {
+        super::count_outstanding(1);
         OwnedRequest {
             raw,
             buffer: Some(buffer),
@@ -72,6 +83,7 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
 
     /// Repairs a completed receive's buffer and takes it out.
     fn take_buffer(&mut self) -> B {
+        super::count_outstanding(-1);
         let mut buffer = self
             .buffer
             .take()
@@ -86,11 +98,23 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
     /// outcome. The buffer comes back even on error (a truncated receive may hold part of the
     /// message). In the one case where no buffer can be handed back safely — MPI reports an error
     /// *and* keeps the operation — the job is aborted rather than let MPI write freed memory.
+    ///
+    /// # Panics
+    /// If the thread gate refuses the wait (a thread the thread level does not allow, inside a
+    /// reduction callback, after finalize): MPI was not called, the operation is still in flight
+    /// and its buffer cannot be handed back. The request is then leaked with its buffer when the
+    /// panic unwinds. [`test`](OwnedRequest::test) reports the same refusal as an `Error`
+    /// without giving up the request.
     pub fn wait(mut self) -> (B, Result<Status>) {
         let result = match self.done {
             Some(status) => Ok(status),
             None => self.raw.wait("wait"),
         };
+        if let Err(e) = &result
+            && e.mpi_not_called()
+        {
+            refused(e)
+        }
         (self.take_or_leak(), result)
     }
 
@@ -126,11 +150,27 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
     }
 }
 
+/// The thread gate refused to complete an owned request: say so, instead of the generic abort
+/// for an operation MPI failed to complete.
+#[cold]
+#[track_caller]
+fn refused(why: &crate::Error) -> ! {
+    panic!(
+        "ferrompi: an owned request cannot be completed here ({why}); it is still in flight, so \
+         its buffer cannot be handed back. Complete it on a thread the thread level allows (the \
+         initialising thread below ThreadLevel::Serialized)"
+    )
+}
+
 impl<B: OwnedBuffer> Drop for OwnedRequest<'_, B> {
     fn drop(&mut self) {
-        if !self.raw.is_null() {
-            self.raw.finish();
+        if self.buffer.is_some() {
             if !self.raw.is_null() {
+                self.raw.finish();
+            }
+            if self.raw.is_null() {
+                super::count_outstanding(-1);
+            } else {
                 // Still held by MPI: leak the buffer rather than free it.
                 std::mem::forget(self.buffer.take());
             }
@@ -144,7 +184,8 @@ impl<B: OwnedBuffer> Unpin for OwnedRequest<'_, B> {}
 // int in MPICH), used only through calls that pass the thread gate; a drop on a thread the gate
 // refuses leaks the buffer instead of freeing it. The buffer is `Send` (`OwnedBuffer: Send`).
 unsafe impl<B: OwnedBuffer> Send for OwnedRequest<'_, B> {}
-// SAFETY: `&OwnedRequest` exposes no method that touches the handle or the buffer.
+// SAFETY: `&OwnedRequest` exposes no method that calls MPI or touches the buffer: its `Debug`
+// reads only the handle's value and the stored status, never the buffer MPI may be writing.
 unsafe impl<B: OwnedBuffer> Sync for OwnedRequest<'_, B> {}
 
 impl<B: OwnedBuffer> std::future::Future for OwnedRequest<'_, B> {
@@ -161,6 +202,7 @@ impl<B: OwnedBuffer> std::future::Future for OwnedRequest<'_, B> {
                 progress::wake_soon(cx.waker());
                 Poll::Pending
             }
+            Err(e) if e.mpi_not_called() => refused(&e),
             Err(e) => Poll::Ready((this.take_or_leak(), Err(e))),
         }
     }

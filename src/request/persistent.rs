@@ -119,6 +119,12 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
 
     /// `MPI_Start`, or the nonblocking call of an emulated collective. The caller holds the gate.
     fn start_raw(&mut self, operation: &'static str) -> Result<()> {
+        if self.active {
+            return Err(Error::InvalidArgument {
+                operation,
+                reason: "the persistent request is already active".into(),
+            });
+        }
         let rc = match &self.emulated {
             // SAFETY: the call's buffers and arrays are owned by `self` and unreachable until
             // the operation completes; the handle is null (inactive).
@@ -129,6 +135,7 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
         };
         check(rc, operation)?;
         self.active = true;
+        super::count_outstanding(1);
         Ok(())
     }
 
@@ -137,7 +144,7 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn start(&mut self) -> Result<Active<'_, 'comm, B>> {
-        self.wait_leaked();
+        self.complete_leaked()?;
         let _gate = enter("start")?;
         self.start_raw("start")?;
         Ok(Active { request: self })
@@ -153,7 +160,7 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
         requests: &'a mut [PersistentRequest<'comm, B>],
     ) -> Result<ActiveAll<'a, 'comm, B>> {
         for request in requests.iter_mut() {
-            request.wait_leaked();
+            request.complete_leaked()?;
         }
         let all = ActiveAll { requests };
         {
@@ -174,19 +181,36 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
     /// Frees the request (`MPI_Request_free`) and hands back what it owned.
     ///
     /// # Errors
-    /// [`Error::WrongThread`] or [`Error::Mpi`] from freeing; the buffers are then dropped.
+    /// [`Error::WrongThread`] (or another refusal of the thread gate) if an operation whose
+    /// [`Active`] was leaked cannot be completed, or from freeing; [`Error::Mpi`]. The buffers
+    /// are then dropped, or leaked if MPI may still use them.
     pub fn into_buffers(mut self) -> Result<B> {
-        self.wait_leaked();
+        self.complete_leaked()?;
         self.free_raw()?;
         Ok(self.buffer.take().expect("present until dropped"))
     }
 
     /// Waits for an operation whose [`Active`] was leaked, so the buffer is MPI's no more and
     /// holds what the operation did (its status is lost with the `Active`).
+    ///
+    /// # Panics
+    /// If the operation is still active afterwards because the thread gate refused the wait
+    /// (MPI was not called): MPI may still write the buffers, so they must not be handed out.
     fn wait_leaked(&mut self) {
-        if self.active {
-            let _ = self.complete(Some("wait"));
+        if let Err(e) = self.complete_leaked() {
+            still_active(&e)
         }
+    }
+
+    /// As [`wait_leaked`](Self::wait_leaked), but reports an operation that stays active.
+    fn complete_leaked(&mut self) -> Result<()> {
+        if self.active
+            && let Err(e) = self.complete(Some("wait"))
+            && self.active
+        {
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// Completes an active operation the way a destructor must: cancels a receive, then waits.
@@ -213,8 +237,9 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
 
     fn after_wait(&mut self, result: &Result<Status>) {
         // The gate refusing means MPI was not called and the operation is still active.
-        if !matches!(result, Err(Error::WrongThread { .. })) {
+        if !result.as_ref().is_err_and(Error::mpi_not_called) {
             self.active = false;
+            super::count_outstanding(-1);
             if self.raw.kind != Kind::Send
                 && let Some(buffer) = self.buffer.as_mut()
             {
@@ -236,8 +261,24 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
     }
 }
 
+/// A persistent request whose [`Active`] was leaked cannot be completed on this thread, so its
+/// buffers cannot be handed out: MPI may still be writing them.
+#[cold]
+#[track_caller]
+fn still_active(why: &Error) -> ! {
+    panic!(
+        "ferrompi: this persistent request's operation is still active (its Active was leaked) \
+         and could not be completed here ({why}); its buffers stay unreachable until it is \
+         completed on a thread the thread level allows"
+    )
+}
+
 impl<'comm, B: OwnedBuffer> PersistentRequest<'comm, B> {
     /// The buffer, between operations.
+    ///
+    /// # Panics
+    /// If an operation whose [`Active`] was leaked is still running and this thread may not
+    /// complete it (see the thread gate): MPI may still write the buffers.
     pub fn buffer(&mut self) -> &[B::Item] {
         self.wait_leaked();
         self.buffer
@@ -247,6 +288,10 @@ impl<'comm, B: OwnedBuffer> PersistentRequest<'comm, B> {
     }
 
     /// The buffer, mutably, between operations: change what the next send sends.
+    ///
+    /// # Panics
+    /// If an operation whose [`Active`] was leaked is still running and this thread may not
+    /// complete it (see the thread gate): MPI may still write the buffers.
     pub fn buffer_mut(&mut self) -> &mut [B::Item] {
         self.wait_leaked();
         self.buffer
@@ -266,26 +311,46 @@ impl<'comm, B: OwnedBuffer> PersistentRequest<'comm, B> {
 
 impl<'comm, S: OwnedBuffer, R: OwnedBuffer> PersistentRequest<'comm, Pair<S, R>> {
     /// The send buffer, between operations.
+    ///
+    /// # Panics
+    /// If an operation whose [`Active`] was leaked is still running and this thread may not
+    /// complete it (see the thread gate): MPI may still write the buffers.
     pub fn send(&mut self) -> &[S::Item] {
         self.buffers().send.as_slice()
     }
 
     /// The send buffer, mutably, between operations: change what the next start sends.
+    ///
+    /// # Panics
+    /// If an operation whose [`Active`] was leaked is still running and this thread may not
+    /// complete it (see the thread gate): MPI may still write the buffers.
     pub fn send_mut(&mut self) -> &mut [S::Item] {
         self.buffers().send.as_mut_slice()
     }
 
     /// The receive buffer, between operations: what the last operation received.
+    ///
+    /// # Panics
+    /// If an operation whose [`Active`] was leaked is still running and this thread may not
+    /// complete it (see the thread gate): MPI may still write the buffers.
     pub fn recv(&mut self) -> &[R::Item] {
         self.buffers().recv.as_slice()
     }
 
     /// The receive buffer, mutably, between operations.
+    ///
+    /// # Panics
+    /// If an operation whose [`Active`] was leaked is still running and this thread may not
+    /// complete it (see the thread gate): MPI may still write the buffers.
     pub fn recv_mut(&mut self) -> &mut [R::Item] {
         self.buffers().recv.as_mut_slice()
     }
 
     /// Both buffers at once, between operations: `(send, recv)`.
+    ///
+    /// # Panics
+    /// If an operation whose [`Active`] was leaked is still running and this thread may not
+    /// complete it (see the thread gate): MPI may still write the buffers.
     pub fn send_recv_mut(&mut self) -> (&mut [S::Item], &mut [R::Item]) {
         let pair = self.buffers();
         (pair.send.as_mut_slice(), pair.recv.as_mut_slice())
@@ -398,35 +463,52 @@ impl<B: Buffers> Drop for ActiveAll<'_, '_, B> {
 
 impl<B: Buffers> sealed::Sealed for PersistentRequest<'_, B> {}
 
+/// Proof that a call comes from inside the crate: only the crate can make one, so the methods
+/// of [`Persistent`] that take it cannot be called from outside (sealing by documentation is
+/// not sealing: these methods skip the thread gate and the "already active" check).
+#[derive(Debug, Clone, Copy)]
+pub struct Internal(());
+
 /// Any persistent request, whatever it owns, so that [`start_all`] can start a mixed set (say,
 /// an allreduce of bounds and an allgatherv of cuts) together. Sealed; every
 /// [`PersistentRequest`] is one.
+///
+/// Its methods are the crate's own: each takes an [`Internal`] token that only the crate can
+/// make, so this does not compile:
+///
+/// ```compile_fail,E0423
+/// # use ferrompi::{Mpi, Persistent};
+/// # let mpi = Mpi::init().unwrap();
+/// let mut barrier = mpi.world().barrier_init().unwrap();
+/// barrier.start_held(ferrompi::request::Internal(()), "start").unwrap(); // MPI_Start, ungated
+/// ```
 pub trait Persistent: sealed::Sealed {
+    /// Completes an operation whose `Active` was leaked; `Err` if it stays active.
     #[doc(hidden)]
-    fn wait_leaked_operation(&mut self);
-    /// Starts the operation; the caller holds the gate.
+    fn complete_leaked_operation(&mut self, _: Internal) -> Result<()>;
+    /// Starts the operation; the caller holds the gate and has completed any leaked operation.
     #[doc(hidden)]
-    fn start_held(&mut self, operation: &'static str) -> Result<()>;
+    fn start_held(&mut self, _: Internal, operation: &'static str) -> Result<()>;
     #[doc(hidden)]
-    fn wait_active(&mut self, operation: &'static str) -> Result<()>;
+    fn wait_active(&mut self, _: Internal, operation: &'static str) -> Result<()>;
     #[doc(hidden)]
-    fn settle_active(&mut self);
+    fn settle_active(&mut self, _: Internal);
 }
 
 impl<B: Buffers> Persistent for PersistentRequest<'_, B> {
-    fn wait_leaked_operation(&mut self) {
-        self.wait_leaked();
+    fn complete_leaked_operation(&mut self, _: Internal) -> Result<()> {
+        self.complete_leaked()
     }
-    fn start_held(&mut self, operation: &'static str) -> Result<()> {
+    fn start_held(&mut self, _: Internal, operation: &'static str) -> Result<()> {
         self.start_raw(operation)
     }
-    fn wait_active(&mut self, operation: &'static str) -> Result<()> {
+    fn wait_active(&mut self, _: Internal, operation: &'static str) -> Result<()> {
         if self.active {
             self.complete(Some(operation))?;
         }
         Ok(())
     }
-    fn settle_active(&mut self) {
+    fn settle_active(&mut self, _: Internal) {
         self.settle_leaked();
     }
 }
@@ -450,13 +532,13 @@ impl<B: Buffers> Persistent for PersistentRequest<'_, B> {
 /// guard's drop.
 pub fn start_all<'a, 'b>(requests: &'a mut [&'b mut dyn Persistent]) -> Result<ActiveSet<'a, 'b>> {
     for request in requests.iter_mut() {
-        request.wait_leaked_operation();
+        request.complete_leaked_operation(Internal(()))?;
     }
     let set = ActiveSet { requests };
     {
         let _gate = enter("start_all")?;
         for request in set.requests.iter_mut() {
-            request.start_held("start_all")?;
+            request.start_held(Internal(()), "start_all")?;
         }
     }
     Ok(set)
@@ -484,7 +566,7 @@ impl ActiveSet<'_, '_> {
     pub fn wait_all(self) -> Result<()> {
         let mut first = Ok(());
         for request in self.requests.iter_mut() {
-            if let Err(e) = request.wait_active("wait_all") {
+            if let Err(e) = request.wait_active(Internal(()), "wait_all") {
                 first = first.and(Err(e));
             }
         }
@@ -495,7 +577,7 @@ impl ActiveSet<'_, '_> {
 impl Drop for ActiveSet<'_, '_> {
     fn drop(&mut self) {
         for request in self.requests.iter_mut() {
-            request.settle_active();
+            request.settle_active(Internal(()));
         }
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! One binary, two roles. Run by `cargo test` with no `--program` argument it is the **driver**:
 //! it runs every registered program under the MPI launcher of the implementation the crate was
-//! built against, with 1, 2 and 4 ranks (and once as a singleton, with no launcher), each run
+//! built against, with 1, 2, 3 and 4 ranks (and once as a singleton, with no launcher), each run
 //! with a timeout, and reports per program, implementation and rank count. Started with
 //! `--program NAME` (by the driver, under the launcher) it is one **rank** of that program.
 //!
@@ -10,7 +10,9 @@
 //! file under `tests/mpi/programs/` is not registered (a program that would silently not run).
 //!
 //! Environment: `FERROMPI_MPIEXEC` overrides the launcher, `FERROMPI_TEST_TIMEOUT` the per-run
-//! timeout in seconds (default 120; four times that for the programs marked `slow`).
+//! timeout in seconds (default 120; four times that for the programs marked `slow`),
+//! `FERROMPI_RANKS` (e.g. `2,3`) keeps only those rank counts (and drops singleton runs), and
+//! `FERROMPI_WRAPPER` runs every rank under a tool (e.g. `valgrind -q --error-exitcode=99`).
 //! Positional arguments filter programs by name.
 
 mod checks;
@@ -69,6 +71,8 @@ pub fn allocations() -> u64 {
 pub enum Expect {
     /// Exit 0 and every rank reports its checks.
     Pass,
+    /// As `Pass`, and this text appears in the output (a warning the program must print).
+    PassWith(&'static str),
     /// The job ends promptly, unsuccessfully, with this text in its output.
     AbortWith(&'static str),
 }
@@ -120,13 +124,25 @@ fn run_rank(name: &str) {
         .expect("MPI init");
     let mut checks = Checks::new(program.name, mpi.world().rank(), mpi.world().size());
     (program.run)(&mpi, &mut checks);
-    mpi.world().barrier().expect("final barrier");
+    let kept = {
+        let world = mpi.world();
+        let kept = world.sendrecv(&[1u8], world.rank(), 0, &mut [0u8], world.rank(), 0);
+        world.barrier().expect("final barrier");
+        checks.okay(kept, "a status to keep past finalize")
+    };
     mpi.finalize().expect("finalize");
-    // Every program also checks that MPI cannot be restarted.
+    // Every program also checks that MPI cannot be restarted, and that what outlives it (plain
+    // data, the public `check`) says so instead of calling MPI (Open MPI aborts on that).
+    let finalized = |e: &ferrompi::Error| matches!(e, ferrompi::Error::AlreadyFinalized);
+    checks.err(Mpi::init(), finalized, "init after finalize");
+    checks.err(kept.count::<u8>(), finalized, "status count after finalize");
+    let code = ferrompi::ErrorClass::Truncate.raw();
     checks.err(
-        Mpi::init(),
-        |e| matches!(e, ferrompi::Error::AlreadyFinalized),
-        "init after finalize",
+        ferrompi::check(code, "after finalize"),
+        |e| {
+            e.class() == Some(ferrompi::ErrorClass::Truncate) && e.to_string().contains("finalized")
+        },
+        "error lookup after finalize",
     );
     checks.report();
 }
@@ -199,6 +215,18 @@ fn drive(filters: &[&str]) -> i32 {
         .map_or(Duration::from_secs(120), Duration::from_secs);
     let (mut passed, mut failed) = (0u32, 0u32);
     let mut failures = Vec::new();
+    let only_ranks: Option<Vec<u32>> = std::env::var("FERROMPI_RANKS").ok().map(|list| {
+        list.split(',')
+            .map(|n| {
+                n.trim()
+                    .parse()
+                    .expect("FERROMPI_RANKS: a comma list of rank counts")
+            })
+            .collect()
+    });
+    let wrapper: Vec<String> = std::env::var("FERROMPI_WRAPPER")
+        .map(|w| w.split_whitespace().map(String::from).collect())
+        .unwrap_or_default();
 
     for problem in registration_problems() {
         failed += 1;
@@ -221,19 +249,27 @@ fn drive(filters: &[&str]) -> i32 {
         if program.singleton {
             runs.push(None);
         }
+        if let Some(only) = &only_ranks {
+            runs.retain(|n| n.is_some_and(|n| only.contains(&n)));
+        }
         for ranks in runs {
             let mut cmd = match ranks {
                 Some(n) => {
                     let mut cmd = Command::new(launch.program);
-                    cmd.args(&launch.args)
-                        .arg("-n")
-                        .arg(n.to_string())
-                        .arg(&exe);
+                    cmd.args(&launch.args).arg("-n").arg(n.to_string());
+                    cmd.args(&wrapper).arg(&exe);
                     cmd.env("FERROMPI_EXPECT_LAUNCHER", "launcher");
                     cmd
                 }
                 None => {
-                    let mut cmd = Command::new(&exe);
+                    let mut cmd = match wrapper.split_first() {
+                        Some((tool, args)) => {
+                            let mut cmd = Command::new(tool);
+                            cmd.args(args).arg(&exe);
+                            cmd
+                        }
+                        None => Command::new(&exe),
+                    };
                     cmd.env("FERROMPI_EXPECT_LAUNCHER", "singleton");
                     cmd
                 }
@@ -377,8 +413,12 @@ fn run_one(mut cmd: Command, program: &Program, ranks: u32, timeout: Duration) -
         };
     }
     let success = status.is_some_and(|s| s.success());
+    let required = match program.expect {
+        Expect::PassWith(text) => Some(text),
+        _ => None,
+    };
     match program.expect {
-        Expect::Pass => {
+        Expect::Pass | Expect::PassWith(_) => {
             let reports = checks::parse_reports(&out, program.name);
             let mut missing: Vec<u32> = (0..ranks)
                 .filter(|r| !reports.iter().any(|(rank, _)| rank == r))
@@ -386,7 +426,9 @@ fn run_one(mut cmd: Command, program: &Program, ranks: u32, timeout: Duration) -
             missing.dedup();
             let empty = reports.iter().any(|&(_, n)| n == 0);
             let total: u64 = reports.iter().map(|&(_, n)| u64::from(n)).sum();
-            let ok = success && missing.is_empty() && !empty && reports.len() == ranks as usize;
+            let shown = required.is_none_or(|text| out.contains(text) || err.contains(text));
+            let ok =
+                success && missing.is_empty() && !empty && reports.len() == ranks as usize && shown;
             let summary = if ok {
                 format!(
                     "{total} checks over {ranks} rank(s) in {:.1}s",
@@ -396,6 +438,8 @@ fn run_one(mut cmd: Command, program: &Program, ranks: u32, timeout: Duration) -
                 format!("exited with {status:?}")
             } else if !missing.is_empty() {
                 format!("no check report from rank(s) {missing:?}")
+            } else if !shown {
+                format!("the output lacks {:?}", required.unwrap_or_default())
             } else {
                 format!("a rank reported no checks or too many reports ({reports:?})")
             };

@@ -10,6 +10,7 @@ mod errors;
 mod group;
 mod large_count;
 mod leak_abort;
+mod leak_warning;
 mod nonblocking;
 mod op_panic;
 mod p2p;
@@ -19,6 +20,7 @@ mod persistent_p2p;
 mod probe;
 mod reductions;
 mod send_modes;
+mod soundness;
 mod threads;
 #[cfg(feature = "serde")]
 mod typed;
@@ -33,10 +35,50 @@ pub const UNAVAILABLE: &[(&str, &str)] = &[
 ];
 use ferrompi::ThreadLevel;
 
-const RANKS: &[u32] = &[1, 2, 4];
+const RANKS: &[u32] = &[1, 2, 3, 4];
 
 /// Every program the driver runs.
 pub const ALL: &[Program] = &[
+    Program {
+        name: "soundness",
+        file: "soundness",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: true,
+        expect: Expect::Pass,
+        slow: false,
+        run: soundness::run,
+    },
+    Program {
+        name: "leak_warning",
+        file: "leak_warning",
+        level: ThreadLevel::Funneled,
+        ranks: &[1, 2],
+        singleton: false,
+        expect: Expect::PassWith("were leaked (mem::forget) while in flight"),
+        slow: false,
+        run: leak_warning::run,
+    },
+    Program {
+        name: "soundness_serialized",
+        file: "soundness",
+        level: ThreadLevel::Serialized,
+        ranks: &[1, 2],
+        singleton: false,
+        expect: Expect::Pass,
+        slow: false,
+        run: soundness::run,
+    },
+    Program {
+        name: "soundness_multiple",
+        file: "soundness",
+        level: ThreadLevel::Multiple,
+        ranks: &[1, 2],
+        singleton: false,
+        expect: Expect::Pass,
+        slow: false,
+        run: soundness::run,
+    },
     Program {
         name: "environment",
         file: "environment",

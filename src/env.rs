@@ -233,14 +233,16 @@ pub(crate) enum ThreadGate {
     /// The provided level allows this call as is.
     Open,
     /// `MPI_THREAD_SERIALIZED`: the process-wide lock, released on drop.
-    Serialized(#[allow(dead_code)] MutexGuard<'static, ()>),
+    Serialized(#[allow(dead_code)] SerialGuard),
 }
 
-impl Drop for ThreadGate {
+/// The `Serialized` lock, held by this thread until dropped (which also clears the thread's
+/// [`HOLDS_SERIAL`] mark, before the lock is released).
+pub(crate) struct SerialGuard(#[allow(dead_code)] MutexGuard<'static, ()>);
+
+impl Drop for SerialGuard {
     fn drop(&mut self) {
-        if let ThreadGate::Serialized(_) = self {
-            set_thread_flag(HOLDS_SERIAL, false);
-        }
+        set_thread_flag(HOLDS_SERIAL, false);
     }
 }
 
@@ -251,12 +253,28 @@ impl Drop for ThreadGate {
 /// allow ([`Error::WrongThread`]); and inside a callback MPI is making ([`Error::InCallback`]).
 /// At `Serialized`, a thread that already holds the lock (an error lookup inside a gated call)
 /// passes without taking it again.
-#[inline]
+#[inline(always)]
 pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate> {
+    const FUNNELED: u8 = ThreadLevel::Funneled as u8;
     const MULTIPLE: u8 = ThreadLevel::Multiple as u8;
-    const SERIALIZED: u8 = ThreadLevel::Serialized as u8;
     let level = PROVIDED.load(Ordering::Relaxed);
     let thread = THREAD.with(Cell::get);
+    // The two fast paths, a load and a thread-local read each: `Multiple` outside callbacks,
+    // and the initialising thread below `Serialized` (exactly INIT_THREAD: not in a callback).
+    if (level == MULTIPLE && thread & IN_CALLBACK == 0)
+        || (level <= FUNNELED && thread == INIT_THREAD)
+    {
+        return Ok(ThreadGate::Open);
+    }
+    enter_slow(operation, level, thread)
+}
+
+/// Everything but the fast paths of [`enter`]: `Serialized`, refusals.
+#[cold]
+#[inline(never)]
+fn enter_slow(operation: &'static str, level: u8, thread: u8) -> Result<ThreadGate> {
+    const MULTIPLE: u8 = ThreadLevel::Multiple as u8;
+    const SERIALIZED: u8 = ThreadLevel::Serialized as u8;
     match level {
         _ if thread & IN_CALLBACK != 0 => Err(Error::InCallback { operation }),
         MULTIPLE => Ok(ThreadGate::Open),
@@ -264,7 +282,7 @@ pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate> {
         SERIALIZED => {
             let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
             set_thread_flag(HOLDS_SERIAL, true);
-            Ok(ThreadGate::Serialized(guard))
+            Ok(ThreadGate::Serialized(SerialGuard(guard)))
         }
         LEVEL_NONE => Err(not_active()),
         _ if thread & INIT_THREAD != 0 => Ok(ThreadGate::Open),

@@ -335,7 +335,11 @@ impl ValueLayout {
             usize::try_from(extent),
         );
         match layout {
-            (Ok(true_lb), Ok(true_extent), Ok(extent)) if true_lb + true_extent <= extent => {
+            (Ok(true_lb), Ok(true_extent), Ok(extent))
+                if true_lb
+                    .checked_add(true_extent)
+                    .is_some_and(|end| end <= extent) =>
+            {
                 Ok(ValueLayout {
                     true_lb,
                     true_extent,
@@ -344,7 +348,10 @@ impl ValueLayout {
             }
             _ => Err(Error::InvalidArgument {
                 operation,
-                reason: format!("the datatype of {lb}/{extent} (lb/extent) does not fit a value"),
+                reason: format!(
+                    "a datatype whose true extent ({true_lb}, {true_extent}) lies outside its \
+                     extent ({lb}, {extent})"
+                ),
             }),
         }
     }

@@ -18,6 +18,7 @@
 use crate::error::{Error, Result};
 use crate::ffi;
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::AtomicU64;
 
 /// A predefined MPI datatype handle. Copyable and never freed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,30 +214,47 @@ pub(crate) fn count_overflow(len: usize, per_value: usize, operation: &'static s
     }
 }
 
-/// Where a zero-byte buffer points MPI instead of its own dangling address.
+/// Where a zero-byte send buffer points MPI instead of its own dangling address.
 ///
 /// An empty slice of a one-byte type points at address 1, which is `MPI_IN_PLACE` in Open MPI
 /// (MPICH's is `(void *) -1`): passing it would turn an empty `bcast` into an in-place one. This
-/// static is a real address that no implementation uses as a sentinel. MPI reads or writes
-/// nothing through it, since the count is 0.
-static EMPTY_BUFFER: u64 = 0;
+/// static is a real address that no implementation uses as a sentinel. MPI reads nothing
+/// through it, since the count is 0.
+static EMPTY_SEND: u64 = 0;
+
+/// Where a zero-byte receive buffer points MPI: a different address from [`EMPTY_SEND`], since
+/// MPICH rejects a collective whose send and receive buffers are the same address ("Buffers
+/// must not be aliased"), even when both are empty. Writable memory, though MPI writes nothing
+/// through it (the count is 0).
+static EMPTY_RECV: AtomicU64 = AtomicU64::new(0);
+
+/// A send address for a buffer MPI reads nothing from (see [`EMPTY_SEND`]).
+#[inline(always)]
+pub(crate) fn empty_send() -> *const c_void {
+    (&raw const EMPTY_SEND).cast()
+}
+
+/// A receive address for a buffer MPI writes nothing to (see [`EMPTY_RECV`]).
+#[inline(always)]
+pub(crate) fn empty_recv() -> *mut c_void {
+    EMPTY_RECV.as_ptr().cast()
+}
 
 /// The address MPI gets for a send buffer.
 #[inline(always)]
 pub(crate) fn send_ptr<T>(buf: &[T]) -> *const c_void {
     if std::mem::size_of_val(buf) == 0 {
-        (&raw const EMPTY_BUFFER).cast()
+        empty_send()
     } else {
         buf.as_ptr().cast()
     }
 }
 
-/// The address MPI gets for a receive buffer (see [`send_ptr`]). For a zero-byte buffer the
-/// count is 0, so MPI writes nothing through the shared static's address.
+/// The address MPI gets for a receive buffer (see [`send_ptr`], [`EMPTY_RECV`]).
 #[inline(always)]
 pub(crate) fn recv_ptr<T>(buf: &mut [T]) -> *mut c_void {
     if std::mem::size_of_val(buf) == 0 {
-        (&raw const EMPTY_BUFFER).cast_mut().cast()
+        empty_recv()
     } else {
         buf.as_mut_ptr().cast()
     }

@@ -5,6 +5,7 @@ mod bcast;
 mod channel;
 mod collectives;
 mod communicator;
+mod conformance;
 mod environment;
 mod errors;
 mod group;
@@ -48,6 +49,16 @@ pub const ALL: &[Program] = &[
         expect: Expect::Pass,
         slow: false,
         run: soundness::run,
+    },
+    Program {
+        name: "conformance",
+        file: "conformance",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: true,
+        expect: Expect::Pass,
+        slow: false,
+        run: conformance::run,
     },
     Program {
         name: "leak_warning",

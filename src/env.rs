@@ -182,6 +182,31 @@ impl InitOptions {
         self
     }
 
+    /// Initialises MPI, runs `body`, and finalizes; if initialisation fails or `body` returns an
+    /// error, the error's message is printed and the whole job ends at once (`MPI_Abort` with
+    /// code 1), instead of leaving the other ranks waiting in their next collective.
+    ///
+    /// ```no_run
+    /// use ferrompi::{Mpi, Sum};
+    /// Mpi::builder().run(|mpi| {
+    ///     let world = mpi.world();
+    ///     let mut total = [0.0f64];
+    ///     world.allreduce(&[1.0], &mut total, Sum)?; // an Err here ends every rank
+    ///     Ok::<(), ferrompi::Error>(())
+    /// });
+    /// ```
+    pub fn run<E: std::fmt::Display>(self, body: impl FnOnce(&Mpi) -> std::result::Result<(), E>) {
+        let mpi = match self.init() {
+            Ok(mpi) => mpi,
+            Err(e) => {
+                eprintln!("ferrompi: MPI could not be initialised: {e}");
+                std::process::exit(1);
+            }
+        };
+        let outcome = body(&mpi);
+        mpi.or_abort(outcome);
+    }
+
     /// Initialises MPI (`MPI_Init_thread`, MPI-4.0 chapter 11, The World Model).
     ///
     /// The provided level may be lower than the requested one; see [`Mpi::thread_level`]. Installs
@@ -616,6 +641,34 @@ impl Mpi {
     /// The largest tag this MPI accepts (the `MPI_TAG_UB` attribute, at least 32767).
     pub fn tag_ub(&self) -> i32 {
         tag_ub()
+    }
+
+    /// The value of `result`, or, if it is an error, the end of the whole job: prints
+    /// `ferrompi: rank R: <error>; aborting the MPI job` and calls `MPI_Abort` with code 1.
+    ///
+    /// A rank that returns an error early, say from a collective whose arguments it alone got
+    /// wrong, leaves the other ranks blocked in their next collective, and `Mpi`'s drop blocks
+    /// in `MPI_Finalize`: the job hangs until something kills it. Use this (or
+    /// [`InitOptions::run`]) wherever an error means the job cannot go on.
+    ///
+    /// ```no_run
+    /// # use ferrompi::Mpi;
+    /// let mpi = Mpi::init()?;
+    /// let world = mpi.world();
+    /// mpi.or_abort(world.barrier());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    pub fn or_abort<T, E: std::fmt::Display>(&self, result: std::result::Result<T, E>) -> T {
+        match result {
+            Ok(value) => value,
+            Err(e) => {
+                eprintln!(
+                    "ferrompi: rank {}: {e}; aborting the MPI job (MPI_Abort)",
+                    self.world_rank
+                );
+                abort_world(1)
+            }
+        }
     }
 
     /// Aborts every process of `MPI_COMM_WORLD` with `code` (`MPI_Abort`, MPI-4.0 chapter 11).

@@ -96,7 +96,10 @@
 //! - **Handles are freed once.** Created communicators and groups are freed on drop (or by an
 //!   explicit `free`), predefined ones never.
 //! - **A panicking rank ends the job** (`MPI_Abort`) instead of leaving the others blocked, unless
-//!   turned off with [`InitOptions::abort_on_panic`].
+//!   turned off with [`InitOptions::abort_on_panic`]. **An error does not**: a rank that returns
+//!   an `Err` early leaves the others blocked in their next collective, and its `Mpi` blocks in
+//!   `MPI_Finalize`. Run the program body through [`run`] (or [`InitOptions::run`], or wrap a
+//!   call in [`Mpi::or_abort`]) to make an error end the job at once with its message.
 //!
 //! What MPI itself can still do, and how the crate contains it:
 //!
@@ -142,6 +145,20 @@ pub use comm::{Communicator, Comparison, SplitType};
 pub use datatype::{Bytes, Datatype, Equivalence};
 pub use env::{InitOptions, Launcher, Mpi, ThreadLevel};
 pub use error::{Error, ErrorClass, Result, check};
+
+/// Initialises MPI with the defaults of [`Mpi::init`], runs `body`, and finalizes; an error
+/// ends the whole job at once with its message (see [`InitOptions::run`]). The one-line way to
+/// make an error on one rank end the job instead of hanging it:
+///
+/// ```no_run
+/// ferrompi::run(|mpi| {
+///     mpi.world().barrier()?;
+///     Ok::<(), ferrompi::Error>(())
+/// });
+/// ```
+pub fn run<E: std::fmt::Display>(body: impl FnOnce(&Mpi) -> std::result::Result<(), E>) {
+    Mpi::builder().run(body)
+}
 pub use op::{
     BitAnd, BitOr, BitXor, Loc, LogicalAnd, LogicalOr, LogicalXor, Max, MaxLoc, Min, MinLoc, Op,
     OwnedOp, Prod, Sum, UserOp,

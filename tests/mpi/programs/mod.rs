@@ -7,6 +7,7 @@ mod collectives;
 mod communicator;
 mod conformance;
 mod environment;
+mod error_abort;
 mod errors;
 mod group;
 mod large_count;
@@ -59,6 +60,18 @@ pub const ALL: &[Program] = &[
         expect: Expect::Pass,
         slow: false,
         run: conformance::run,
+    },
+    Program {
+        name: "error_abort",
+        file: "error_abort",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::AbortWith(
+            "allreduce: buffer has 2 elements, 1 needed; aborting the MPI job",
+        ),
+        slow: false,
+        run: error_abort::run,
     },
     Program {
         name: "leak_warning",

@@ -210,7 +210,9 @@ impl InitOptions {
     /// Initialises MPI (`MPI_Init_thread`, MPI-4.0 chapter 11, The World Model).
     ///
     /// The provided level may be lower than the requested one; see [`Mpi::thread_level`]. Installs
-    /// `MPI_ERRORS_RETURN` on `MPI_COMM_WORLD` and `MPI_COMM_SELF`.
+    /// `MPI_ERRORS_RETURN` on `MPI_COMM_WORLD` and `MPI_COMM_SELF`. On Open MPI, first turns off
+    /// the shared-memory single-copy path unless the environment chooses one (see
+    /// [Open MPI: long messages into short buffers](crate::env#open-mpi-long-messages-into-short-buffers)).
     ///
     /// # Errors
     /// [`Error::AlreadyInitialized`] if MPI is initialised in this process (by ferrompi or anyone

@@ -1028,7 +1028,8 @@ impl<'env> Communicator<'env> {
         own: usize,
         operation: &'static str,
     ) -> Result<c_int> {
-        blocks.check(self.size, blocks.extent(), operation)?;
+        // Sizes only: where blocks are written, the caller checks them for overlap too.
+        blocks.check_send(self.size, blocks.extent(), operation)?;
         same_len(blocks.len_of(self.rank_usize()), own, operation)?;
         count_of::<T>(own, operation)
     }
@@ -1162,10 +1163,10 @@ impl<'env> Communicator<'env> {
     ) -> Result<()> {
         const OP: &str = "scatterv";
         if self.is_root(root, OP)? {
-            blocks.check(self.size, send.len(), OP)?;
+            blocks.check_send(self.size, send.len(), OP)?;
         }
         if blocks.is_large() {
-            blocks.check(self.size, blocks.extent(), OP)?;
+            blocks.check_send(self.size, blocks.extent(), OP)?;
             same_len(blocks.len_of(self.rank_usize()), recv.len(), OP)?;
             let own = Block::whole::<T>(recv.len());
             let f = VMove::Scatterv { root };
@@ -1471,7 +1472,7 @@ impl<'env> Communicator<'env> {
         recv_blocks: &Partition<T>,
     ) -> Result<()> {
         const OP: &str = "alltoallv";
-        send_blocks.check(self.size, send.len(), OP)?;
+        send_blocks.check_send(self.size, send.len(), OP)?;
         recv_blocks.check(self.size, recv.len(), OP)?;
         if send_blocks.is_large() || recv_blocks.is_large() {
             let (s, d) = (send_ptr(send), recv_ptr(recv));
@@ -1508,7 +1509,7 @@ impl<'env> Communicator<'env> {
         recv_blocks: &'s Partition<T>,
     ) -> Result<Request<'s>> {
         const OP: &str = "ialltoallv";
-        send_blocks.check(self.size, send.len(), OP)?;
+        send_blocks.check_send(self.size, send.len(), OP)?;
         recv_blocks.check(self.size, recv.len(), OP)?;
         self.agree(OP, || {
             let (send, recv) = (send_blocks.lengths_i64(), recv_blocks.lengths_i64());
@@ -1716,7 +1717,7 @@ impl<'env> Communicator<'env> {
     ) -> Result<Request<'s>> {
         const OP: &str = "iscatterv";
         if self.is_root(root, OP)? {
-            blocks.check(self.size, send.len(), OP)?;
+            blocks.check_send(self.size, send.len(), OP)?;
         }
         self.agree(OP, || {
             Ok(Signature::Same {
@@ -1725,7 +1726,7 @@ impl<'env> Communicator<'env> {
             })
         })?;
         if blocks.is_large() {
-            blocks.check(self.size, blocks.extent(), OP)?;
+            blocks.check_send(self.size, blocks.extent(), OP)?;
             same_len(blocks.len_of(self.rank_usize()), recv.len(), OP)?;
             let own = Block::whole::<T>(recv.len());
             let (f, s, d) = (VMove::Scatterv { root }, send_ptr(send), recv_ptr(recv));

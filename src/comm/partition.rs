@@ -10,8 +10,13 @@ use std::marker::PhantomData;
 ///
 /// Made [`from_counts`](Partition::from_counts) (blocks packed in rank order — cannot be wrong
 /// by construction) or [`from_counts_and_displacements`](Partition::from_counts_and_displacements)
-/// (checked: no negative, overflowing or overlapping blocks). Converted to MPI's element counts
-/// once, when made, so collectives pass them straight through.
+/// (checked: no negative or overflowing blocks). Converted to MPI's element counts once, when
+/// made, so collectives pass them straight through.
+///
+/// Blocks may overlap where MPI reads them (the send side of `scatterv` and `alltoallv`: one
+/// block sent to every peer), never where MPI writes them: a receive-side partition whose
+/// blocks overlap is an [`Error::InvalidArgument`] of the call (MPI forbids writing a location
+/// twice, MPI-4.0 §6.1).
 ///
 /// A block or offset may exceed `i32::MAX` elements: blocking `gatherv`, `scatterv` and
 /// `allgatherv` then move the blocks with one `MPI_Alltoallw` of placed datatypes, and blocking
@@ -32,6 +37,8 @@ pub struct Partition<T> {
     lengths: Vec<usize>,
     /// Blocks follow each other in rank order from 0 (what `reduce_scatter` needs).
     packed: bool,
+    /// Two blocks that overlap, as `(start, end)` in values, if any do.
+    overlap: Option<((usize, usize), (usize, usize))>,
     _type: PhantomData<fn() -> T>,
 }
 
@@ -60,9 +67,11 @@ impl<T: Equivalence> Partition<T> {
 
     /// Blocks of `lengths[r]` values starting at value `displacements[r]`, in any order.
     ///
+    /// Blocks may overlap; a call that would write overlapping blocks refuses the partition.
+    ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if the slices differ in length or two blocks overlap;
-    /// [`Error::CountOverflow`] if a block does not fit the address space.
+    /// [`Error::InvalidArgument`] if the slices differ in length; [`Error::CountOverflow`] if a
+    /// block does not fit the address space.
     pub fn from_counts_and_displacements(
         lengths: &[usize],
         displacements: &[usize],
@@ -102,12 +111,10 @@ impl<T: Equivalence> Partition<T> {
             }
         }
         blocks.sort_unstable();
-        if let Some(pair) = blocks.windows(2).find(|w| w[0].1 > w[1].0) {
-            return Err(Error::InvalidArgument {
-                operation: OP,
-                reason: format!("blocks {:?} and {:?} overlap", pair[0], pair[1]),
-            });
-        }
+        let overlap = blocks
+            .windows(2)
+            .find(|w| w[0].1 > w[1].0)
+            .map(|w| (w[0], w[1]));
         let mut next = 0usize;
         let packed = lengths.iter().zip(displacements).all(|(&len, &displ)| {
             let ok = displ == next;
@@ -127,6 +134,7 @@ impl<T: Equivalence> Partition<T> {
             extent,
             lengths: lengths.to_vec(),
             packed,
+            overlap,
             _type: PhantomData,
         })
     }
@@ -236,8 +244,26 @@ impl<T: Equivalence> Partition<T> {
     }
 
     /// Checks the partition against a communicator of `size` ranks and a buffer of `buffer_len`
-    /// values.
+    /// values that MPI writes (or reads and writes): no two blocks may overlap.
     pub(crate) fn check(
+        &self,
+        size: i32,
+        buffer_len: usize,
+        operation: &'static str,
+    ) -> Result<()> {
+        if let Some((a, b)) = self.overlap {
+            return Err(Error::InvalidArgument {
+                operation,
+                reason: format!(
+                    "blocks {a:?} and {b:?} overlap in a buffer MPI writes (only send blocks may)"
+                ),
+            });
+        }
+        self.check_send(size, buffer_len, operation)
+    }
+
+    /// As [`check`](Partition::check), for a buffer MPI only reads: blocks may overlap.
+    pub(crate) fn check_send(
         &self,
         size: i32,
         buffer_len: usize,
@@ -304,8 +330,13 @@ mod tests {
     fn raw_form_is_checked() {
         let p = Partition::<u8>::from_counts_and_displacements(&[2, 2], &[4, 0]).unwrap();
         assert_eq!(p.extent(), 6);
+        let overlapping = Partition::<u8>::from_counts_and_displacements(&[3, 2], &[0, 2]).unwrap();
+        assert!(
+            overlapping.check_send(2, 4, "t").is_ok(),
+            "sending may overlap"
+        );
         assert!(matches!(
-            Partition::<u8>::from_counts_and_displacements(&[3, 2], &[0, 2]),
+            overlapping.check(2, 4, "t"),
             Err(Error::InvalidArgument { .. })
         ));
         assert!(

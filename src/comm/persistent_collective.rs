@@ -1161,7 +1161,7 @@ impl<'env> Communicator<'env> {
         const OP: &str = "scatterv_init";
         let ((s, send_len), (d, recv_len)) = (src(&send), dst(&mut recv));
         if self.is_root(root, OP)? {
-            blocks.check(self.size, send_len, OP)?;
+            blocks.check_send(self.size, send_len, OP)?;
         }
         let dn = self.own_block(blocks, recv_len, OP)?;
         let dt = S::Item::datatype().as_raw();
@@ -1284,7 +1284,7 @@ impl<'env> Communicator<'env> {
     {
         const OP: &str = "alltoallv_init";
         let ((s, send_len), (d, recv_len)) = (src(&send), dst(&mut recv));
-        send_blocks.check(self.size, send_len, OP)?;
+        send_blocks.check_send(self.size, send_len, OP)?;
         recv_blocks.check(self.size, recv_len, OP)?;
         let dt = S::Item::datatype().as_raw();
         let buffers = Pair { send, recv };

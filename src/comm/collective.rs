@@ -1431,12 +1431,7 @@ impl<'env> Communicator<'env> {
     ) -> Result<Request<'s>> {
         const OP: &str = "iallgatherv";
         blocks.check(self.size, recv.len(), OP)?;
-        self.agree(OP, || {
-            Ok(Signature::Same {
-                root: -1,
-                key: blocks.fingerprint(),
-            })
-        })?;
+        self.agree(OP, || Ok(blocks.signature(-1)))?;
         if blocks.is_large() {
             same_len(blocks.len_of(self.rank_usize()), send.len(), OP)?;
             let own = Block::whole::<T>(send.len());
@@ -1667,12 +1662,7 @@ impl<'env> Communicator<'env> {
         if self.is_root(root, OP)? {
             blocks.check(self.size, recv.len(), OP)?;
         }
-        self.agree(OP, || {
-            Ok(Signature::Same {
-                root,
-                key: blocks.fingerprint(),
-            })
-        })?;
+        self.agree(OP, || Ok(blocks.signature(root)))?;
         if blocks.is_large() {
             blocks.check(self.size, blocks.extent(), OP)?;
             same_len(blocks.len_of(self.rank_usize()), send.len(), OP)?;
@@ -1719,12 +1709,7 @@ impl<'env> Communicator<'env> {
         if self.is_root(root, OP)? {
             blocks.check_send(self.size, send.len(), OP)?;
         }
-        self.agree(OP, || {
-            Ok(Signature::Same {
-                root,
-                key: blocks.fingerprint(),
-            })
-        })?;
+        self.agree(OP, || Ok(blocks.signature(root)))?;
         if blocks.is_large() {
             blocks.check_send(self.size, blocks.extent(), OP)?;
             same_len(blocks.len_of(self.rank_usize()), recv.len(), OP)?;
@@ -1770,12 +1755,7 @@ impl<'env> Communicator<'env> {
     ) -> Result<Request<'s>> {
         const OP: &str = "ireduce_scatter";
         let operand = self.reduce_scatter_args(send.len(), recv.len(), blocks, op.operand(), OP)?;
-        self.agree(OP, || {
-            Ok(Signature::Same {
-                root: -1,
-                key: blocks.fingerprint(),
-            })
-        })?;
+        self.agree(OP, || Ok(blocks.signature(-1)))?;
         if blocks.is_large() {
             return self.ireduce_scatter_big(scope, send, recv, blocks, operand);
         }

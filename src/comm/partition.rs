@@ -162,10 +162,13 @@ impl<T: Equivalence> Partition<T> {
         self.offsets[r]
     }
 
-    /// A fingerprint of the blocks, for checked collectives (`comm::agreement`).
-    pub(crate) fn fingerprint(&self) -> i64 {
+    /// What every rank must pass with this partition (checked collectives, `comm::agreement`):
+    /// the same blocks, by fingerprint, and the same `root` (`-1` for none).
+    pub(crate) fn signature(&self, root: c_int) -> crate::comm::agreement::Signature {
         let values = self.lengths.iter().chain(&self.offsets);
-        crate::comm::agreement::fingerprint(values.map(|&v| i64::try_from(v).unwrap_or(-1)))
+        let key =
+            crate::comm::agreement::fingerprint(values.map(|&v| i64::try_from(v).unwrap_or(-1)));
+        crate::comm::agreement::Signature::Same { root, key }
     }
 
     /// Each block's length, for checked collectives (`comm::agreement`).

@@ -109,7 +109,7 @@ fn main() {
         Err(why) => panic!("ferrompi: the MPI found via {source} is not usable: {why}"),
     };
     compile_shim(&out_dir, &flags);
-    compile_bench_reference(&out_dir, &flags, &source);
+    compile_bench_reference(&out_dir, &flags, &source, &caps);
     emit_link(&flags);
     emit_cfgs(&caps, &source);
 }
@@ -295,7 +295,7 @@ fn generate_bindings(out_dir: &Path, flags: &MpiFlags) -> String {
              directory holding libclang.so"
         ),
     };
-    let text = bindings.to_string();
+    let text = probe::anonymous_enums_as_c_int(&bindings.to_string());
     fs::write(out_dir.join("bindings.rs"), &text).expect("write bindings.rs");
     text
 }
@@ -335,7 +335,7 @@ fn emit_link(flags: &MpiFlags) {
 
 fn emit_cfgs(caps: &Capabilities, source: &str) {
     println!(
-        "cargo:rustc-check-cfg=cfg(ferrompi_family, values(\"openmpi\", \"mpich\", \"other\"))"
+        "cargo:rustc-check-cfg=cfg(ferrompi_family, values(\"openmpi\", \"mpich\", \"abi\", \"other\"))"
     );
     for cfg in [
         "ferrompi_mpi4",
@@ -343,6 +343,7 @@ fn emit_cfgs(caps: &Capabilities, source: &str) {
         "ferrompi_mpix_persistent_coll",
         "ferrompi_large_count",
         "ferrompi_c_bool",
+        "ferrompi_isendrecv",
     ] {
         println!("cargo:rustc-check-cfg=cfg({cfg})");
     }
@@ -359,13 +360,19 @@ fn emit_cfgs(caps: &Capabilities, source: &str) {
         ),
         ("ferrompi_large_count", caps.large_count),
         ("ferrompi_c_bool", caps.c_bool),
+        ("ferrompi_isendrecv", caps.isendrecv),
     ];
     for (cfg, on) in flags {
         if on {
             println!("cargo:rustc-cfg={cfg}");
         }
     }
-    println!("cargo:rustc-env=FERROMPI_BUILD_PROBE={source}");
+    let abi = if caps.family == probe::Family::StandardAbi {
+        " (MPI-5 standard ABI)"
+    } else {
+        ""
+    };
+    println!("cargo:rustc-env=FERROMPI_BUILD_PROBE={source}{abi}");
     println!(
         "cargo:rustc-env=FERROMPI_BUILD_MPI_VERSION={}.{}",
         caps.version.0, caps.version.1
@@ -376,7 +383,12 @@ fn emit_cfgs(caps: &Capabilities, source: &str) {
 /// with (`MPICC`, or `mpicc` from `PATH`; the default C compiler with the same flags when the
 /// probe used pkg-config or directories) and links it into the benchmark binaries only
 /// (`rustc-link-arg-benches`), never into the library.
-fn compile_bench_reference(out_dir: &Path, flags: &MpiFlags, probe_source: &str) {
+fn compile_bench_reference(
+    out_dir: &Path,
+    flags: &MpiFlags,
+    probe_source: &str,
+    caps: &Capabilities,
+) {
     let source = Path::new("benches/c/reference.c");
     println!("cargo:rerun-if-changed={}", source.display());
     if !source.exists() {
@@ -404,6 +416,12 @@ fn compile_bench_reference(out_dir: &Path, flags: &MpiFlags, probe_source: &str)
     }
     for define in &flags.defines {
         build.flag(define);
+    }
+    // Which persistent allreduce the C side calls: decided by what the bindings declare.
+    if caps.persistent_collectives {
+        build.define("FERROMPI_PERSISTENT_COLL", None);
+    } else if caps.mpix_persistent_collectives {
+        build.define("FERROMPI_MPIX_PERSISTENT_COLL", None);
     }
     build.compile("ferrompi_bench_c");
     println!(

@@ -140,6 +140,9 @@ pub enum Family {
     OpenMpi,
     /// MPICH and its derivatives (defines `MPICH_VERSION`).
     Mpich,
+    /// The MPI-5 standard ABI (`mpi_abi.h`, defines `MPI_ABI_VERSION`): the library is chosen
+    /// when the program runs.
+    StandardAbi,
     /// Anything else.
     Other,
 }
@@ -150,6 +153,7 @@ impl Family {
         match self {
             Family::OpenMpi => "openmpi",
             Family::Mpich => "mpich",
+            Family::StandardAbi => "abi",
             Family::Other => "other",
         }
     }
@@ -170,6 +174,8 @@ pub struct Capabilities {
     pub large_count: bool,
     /// `MPI_C_BOOL` is available.
     pub c_bool: bool,
+    /// MPI-4's `MPI_Isendrecv` and `MPI_Isendrecv_replace` are declared.
+    pub isendrecv: bool,
 }
 
 /// Reads the value of `pub const NAME: T = VALUE;` from bindgen output.
@@ -188,7 +194,9 @@ fn declares_fn(bindings: &str, name: &str) -> bool {
 
 /// Reads the capabilities of the installed MPI from the bindgen output.
 pub fn capabilities(bindings: &str) -> Result<Capabilities, String> {
-    let family = if bindings.contains("pub const OPEN_MPI:") {
+    let family = if bindings.contains("pub const MPI_ABI_VERSION:") {
+        Family::StandardAbi
+    } else if bindings.contains("pub const OPEN_MPI:") {
         Family::OpenMpi
     } else if bindings.contains("pub const MPICH_VERSION:") {
         Family::Mpich
@@ -206,5 +214,24 @@ pub fn capabilities(bindings: &str) -> Result<Capabilities, String> {
         mpix_persistent_collectives: declares_fn(bindings, "MPIX_Allreduce_init"),
         large_count: declares_fn(bindings, "MPI_Send_c"),
         c_bool: bindings.contains("pub static ferrompi_MPI_C_BOOL:"),
+        isendrecv: declares_fn(bindings, "MPI_Isendrecv")
+            && declares_fn(bindings, "MPI_Isendrecv_replace"),
     })
+}
+
+/// Gives the constants of anonymous C enums the type C gives them, `int` (C11 §6.4.4.3).
+/// bindgen types them by the enum's underlying type, `unsigned int` when no value is negative,
+/// which the MPI-5 ABI header's `enum { MPI_SUCCESS = 0, … }` blocks hit.
+pub fn anonymous_enums_as_c_int(bindings: &str) -> String {
+    let mut out = String::with_capacity(bindings.len());
+    for line in bindings.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        match trimmed.strip_suffix('\n').unwrap_or(trimmed) {
+            alias if alias.starts_with("pub type _bindgen_ty_") && alias.ends_with("c_uint;") => {
+                out.push_str(&line.replacen("c_uint;", "c_int;", 1));
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
 }

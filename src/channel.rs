@@ -116,7 +116,8 @@ impl<'env> Channel<'env> {
     /// As [`Communicator::recv_value`].
     #[cfg(feature = "serde")]
     pub fn recv_value<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
-        Ok(self.comm.recv_value(self.peer, self.tag)?.0)
+        let (value, _) = self.comm.recv_value(self.peer, self.tag)?;
+        Ok(value.expect("a channel's peer is a rank, so a value arrives"))
     }
 
     /// Starts sending a serializable value (feature `serde`).
@@ -131,7 +132,8 @@ impl<'env> Channel<'env> {
         self.comm.isend_value(value, self.peer, self.tag)
     }
 
-    /// A future receiving a value from the peer (feature `serde`).
+    /// A future receiving a value from the peer (feature `serde`); the value is always `Some`,
+    /// since the peer is a rank.
     #[cfg(feature = "serde")]
     pub fn recv_value_async<T: serde::de::DeserializeOwned>(
         &self,

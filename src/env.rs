@@ -354,11 +354,30 @@ impl Drop for CallbackGuard {
     }
 }
 
+/// Whether the library running is of `family`, for working around its bugs: known when the
+/// crate is built, except against the MPI-5 standard ABI, where the library's version string
+/// says (read once).
+pub(crate) fn running(family: crate::Implementation) -> bool {
+    use crate::Implementation::StandardAbi;
+    if crate::IMPLEMENTATION != StandardAbi {
+        return crate::IMPLEMENTATION == family;
+    }
+    static LIBRARY: OnceLock<String> = OnceLock::new();
+    let library = LIBRARY.get_or_init(|| library_version_string().unwrap_or_default());
+    match family {
+        crate::Implementation::OpenMpi => library.starts_with("Open MPI"),
+        crate::Implementation::Mpich => library.starts_with("MPICH"),
+        StandardAbi => true,
+        crate::Implementation::Other => false,
+    }
+}
+
 /// Whether the library is MPICH older than `(major, minor)`, or an MPICH whose version string
 /// cannot be read; for working around bugs of old versions. Read once.
 pub(crate) fn mpich_before(version: (u32, u32)) -> bool {
     static MPICH: OnceLock<Option<(u32, u32)>> = OnceLock::new();
-    MPICH.get_or_init(mpich_version).is_none_or(|v| v < version)
+    running(crate::Implementation::Mpich)
+        && MPICH.get_or_init(mpich_version).is_none_or(|v| v < version)
 }
 
 /// `(major, minor)` from MPICH's library version string ("MPICH Version:      4.0.2 …").
@@ -729,7 +748,7 @@ const SINGLE_COPY_OFF: [(&str, &str); 3] = [
 /// `MPI_Init_thread` reads its parameters, unless the user chose one (through the environment,
 /// which is also where `mpirun --mca` puts it).
 fn contain_single_copy_truncation() {
-    if crate::IMPLEMENTATION != crate::Implementation::OpenMpi
+    if !running(crate::Implementation::OpenMpi)
         || SINGLE_COPY_OFF
             .iter()
             .any(|(name, _)| std::env::var_os(name).is_some())

@@ -164,8 +164,8 @@ pub use op::{
     OwnedOp, Prod, Sum, UserOp,
 };
 pub use request::{
-    Active, ActiveAll, ActiveSet, Buffers, NoBuffer, OwnedBuffer, OwnedRequest, Pair, Persistent,
-    PersistentRequest, Request, RequestSet, RequestStorage, Scope, scope, start_all,
+    Active, ActiveAll, ActiveSet, Buffers, NoBuffer, OwnedBuffer, OwnedRequest, OwnedSet, Pair,
+    Persistent, PersistentRequest, Request, RequestSet, RequestStorage, Scope, scope, start_all,
 };
 
 /// Converts an integer constant of the generated bindings to `c_int`, checked at compile time.
@@ -192,6 +192,10 @@ pub enum Implementation {
     OpenMpi,
     /// MPICH or a derivative (Intel MPI, Cray MPICH, MVAPICH).
     Mpich,
+    /// The MPI-5 standard ABI (`mpi_abi.h`, `libmpi_abi.so`, MPICH 5's `mpicc_abi`): the crate
+    /// knows no implementation at build time; the library loaded at run time is one whose ABI
+    /// matches, and [`Mpi::library_version`] names it.
+    StandardAbi,
     /// Another implementation.
     Other,
 }
@@ -202,6 +206,9 @@ pub const IMPLEMENTATION: Implementation = Implementation::OpenMpi;
 /// The MPI family this crate was built against (from `mpi.h`).
 #[cfg(ferrompi_family = "mpich")]
 pub const IMPLEMENTATION: Implementation = Implementation::Mpich;
+/// The MPI family this crate was built against (from `mpi.h`).
+#[cfg(ferrompi_family = "abi")]
+pub const IMPLEMENTATION: Implementation = Implementation::StandardAbi;
 /// The MPI family this crate was built against (from `mpi.h`).
 #[cfg(ferrompi_family = "other")]
 pub const IMPLEMENTATION: Implementation = Implementation::Other;

@@ -28,7 +28,7 @@
 //! forbidden inside the closure (MPI-4.0 §6.9.5): any made through ferrompi return
 //! [`Error::InCallback`].
 
-use crate::datatype::{Datatype, Equivalence};
+use crate::datatype::{Datatype, Equivalence, count_overflow, recv_ptr, repair, send_ptr};
 use crate::env::{Mpi, enter};
 use crate::error::{Error, Result, check};
 use crate::ffi;
@@ -133,7 +133,79 @@ macro_rules! predefined {
                 Op::<T>::operand(self)
             }
         }
+        impl $name {
+            /// Whether MPI may combine values in any order (`MPI_Op_commutative`, MPI-4.0
+            /// §6.9.7): `true` for every predefined op.
+            ///
+            /// # Errors
+            /// [`Error::WrongThread`] (also before initialisation); [`Error::Mpi`].
+            pub fn is_commutative(&self) -> Result<bool> {
+                // SAFETY: an immutable predefined handle defined by the shim.
+                op_commutative(unsafe { ffi::$konst })
+            }
+        }
     )*};
+}
+
+/// `MPI_Op_commutative` of a valid op.
+fn op_commutative(op: ffi::MPI_Op) -> Result<bool> {
+    const OP: &str = "op_commutative";
+    let mut commute: c_int = 0;
+    let _gate = enter(OP)?;
+    // SAFETY: a valid op (predefined, or a UserOp's, alive while borrowed); writes one int.
+    check(unsafe { ffi::MPI_Op_commutative(op, &mut commute) }, OP)?;
+    Ok(commute != 0)
+}
+
+impl Mpi {
+    /// Combines `input` into `inout` with `op`, here, without communication: `inout[i] =
+    /// input[i] ∘ inout[i]` (`MPI_Reduce_local`, MPI-4.0 §6.9.7). The same op, applied by the
+    /// same code MPI reduces with, e.g. to check a user op or to reduce what arrived by
+    /// point-to-point. Any length: counts over `int` are split, which an elementwise op allows.
+    ///
+    /// # Errors
+    /// [`Error::BufferSize`] if the lengths differ; [`Error::CountOverflow`];
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn reduce_local<T: Equivalence, O: Op<T>>(
+        &self,
+        input: &[T],
+        inout: &mut [T],
+        op: O,
+    ) -> Result<()> {
+        const OP: &str = "reduce_local";
+        if input.len() != inout.len() {
+            return Err(Error::BufferSize {
+                operation: OP,
+                expected: input.len(),
+                actual: inout.len(),
+            });
+        }
+        let operand = op.operand();
+        // Whole values per call, each call's count an int.
+        let per_value = operand.per_value.max(1);
+        let per_call = (c_int::MAX as usize / per_value).max(1);
+        for (from, to) in input.chunks(per_call).zip(inout.chunks_mut(per_call)) {
+            let n = c_int::try_from(from.len() * per_value)
+                .map_err(|_| count_overflow(from.len(), per_value, OP))?;
+            let rc = {
+                let _gate = enter(OP)?;
+                // SAFETY: both slices hold `n` elements of the operand's datatype; the op is
+                // predefined or a UserOp borrowed for the call. MPI writes only `to`.
+                unsafe {
+                    ffi::MPI_Reduce_local(
+                        send_ptr(from),
+                        recv_ptr(to),
+                        n,
+                        operand.datatype,
+                        operand.op,
+                    )
+                }
+            };
+            repair(to);
+            check(rc, OP)?;
+        }
+        Ok(())
+    }
 }
 
 predefined! {
@@ -570,6 +642,17 @@ impl<'env, T: Equivalence> UserOp<'env, T> {
                 _env: PhantomData,
             })
         }
+    }
+}
+
+impl<T: Equivalence> UserOp<'_, T> {
+    /// Whether this op was created [commutative](UserOp::commutative) (`MPI_Op_commutative`,
+    /// MPI-4.0 §6.9.7).
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn is_commutative(&self) -> Result<bool> {
+        op_commutative(self.op)
     }
 }
 

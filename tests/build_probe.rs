@@ -4,7 +4,7 @@
 #[path = "../build/probe.rs"]
 mod probe;
 
-use probe::{Family, SplitError, capabilities, classify, shell_split};
+use probe::{Family, SplitError, anonymous_enums_as_c_int, capabilities, classify, shell_split};
 use std::path::PathBuf;
 
 fn words(line: &str) -> Vec<String> {
@@ -111,8 +111,37 @@ fn reads_capabilities_from_bindings() {
     assert_eq!((caps.family, caps.version), (Family::OpenMpi, (3, 1)));
     assert!(caps.mpix_persistent_collectives && !caps.persistent_collectives && !caps.large_count);
 
+    // Open MPI 5 reports MPI 3.1 yet declares MPI-4's persistent collectives: the declaration
+    // decides, not the version.
+    let ompi5 = "pub const OPEN_MPI: i32 = 1;\npub const MPI_VERSION: i32 = 3;\npub const MPI_SUBVERSION: i32 = 1;\n\
+                 pub fn MPI_Allreduce_init(\npub fn MPI_Send_c(";
+    let caps = capabilities(ompi5).expect("parses");
+    assert_eq!((caps.family, caps.version), (Family::OpenMpi, (3, 1)));
+    assert!(caps.persistent_collectives && caps.large_count && !caps.mpix_persistent_collectives);
+
+    // The MPI-5 standard ABI header names no implementation.
+    let abi = "pub const MPI_VERSION: i32 = 5;\npub const MPI_SUBVERSION: i32 = 0;\n\
+               pub const MPI_ABI_VERSION: i32 = 1;\npub fn MPI_Allreduce_init(";
+    let caps = capabilities(abi).expect("parses");
+    assert_eq!((caps.family, caps.version), (Family::StandardAbi, (5, 0)));
+
     assert!(
         capabilities("pub const OPEN_MPI: i32 = 1;").is_err(),
         "no MPI_VERSION is an error"
+    );
+}
+
+#[test]
+fn anonymous_enum_constants_are_c_int() {
+    let generated = "pub const MPI_SUCCESS: _bindgen_ty_1 = 0;\n\
+                     pub type _bindgen_ty_1 = ::std::os::raw::c_uint;\n\
+                     pub type MPI_T_cb_safety = ::std::os::raw::c_uint;\n\
+                     pub type _bindgen_ty_2 = ::std::os::raw::c_int;\n";
+    assert_eq!(
+        anonymous_enums_as_c_int(generated),
+        "pub const MPI_SUCCESS: _bindgen_ty_1 = 0;\n\
+         pub type _bindgen_ty_1 = ::std::os::raw::c_int;\n\
+         pub type MPI_T_cb_safety = ::std::os::raw::c_uint;\n\
+         pub type _bindgen_ty_2 = ::std::os::raw::c_int;\n"
     );
 }

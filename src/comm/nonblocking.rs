@@ -27,6 +27,14 @@ pub(crate) enum StartSend {
     SendInit,
     /// `MPI_Ssend_init`.
     SsendInit,
+    /// `MPI_Ibsend`.
+    Ibsend,
+    /// `MPI_Bsend_init`.
+    BsendInit,
+    /// `MPI_Irsend`.
+    Irsend,
+    /// `MPI_Rsend_init`.
+    RsendInit,
 }
 
 impl StartSend {
@@ -52,6 +60,14 @@ impl StartSend {
                 StartSend::SendInit => ffi::MPI_Send_init(buf, count, dt, dest, tag, comm, request),
                 StartSend::SsendInit => {
                     ffi::MPI_Ssend_init(buf, count, dt, dest, tag, comm, request)
+                }
+                StartSend::Ibsend => ffi::MPI_Ibsend(buf, count, dt, dest, tag, comm, request),
+                StartSend::BsendInit => {
+                    ffi::MPI_Bsend_init(buf, count, dt, dest, tag, comm, request)
+                }
+                StartSend::Irsend => ffi::MPI_Irsend(buf, count, dt, dest, tag, comm, request),
+                StartSend::RsendInit => {
+                    ffi::MPI_Rsend_init(buf, count, dt, dest, tag, comm, request)
                 }
             }
         }
@@ -84,8 +100,25 @@ impl StartSend {
                 StartSend::SsendInit => {
                     ffi::MPI_Ssend_init_c(buf, count, dt, dest, tag, comm, request)
                 }
+                StartSend::Ibsend => ffi::MPI_Ibsend_c(buf, count, dt, dest, tag, comm, request),
+                StartSend::BsendInit => {
+                    ffi::MPI_Bsend_init_c(buf, count, dt, dest, tag, comm, request)
+                }
+                StartSend::Irsend => ffi::MPI_Irsend_c(buf, count, dt, dest, tag, comm, request),
+                StartSend::RsendInit => {
+                    ffi::MPI_Rsend_init_c(buf, count, dt, dest, tag, comm, request)
+                }
             }
         }
+    }
+}
+
+/// The request of an `MPI_Isendrecv(_replace)`: completed, never cancelled, when dropped (its
+/// send half cannot be cancelled), and its status is the receive's.
+fn sendrecv(raw: ffi::MPI_Request) -> RawRequest {
+    RawRequest {
+        raw,
+        kind: Kind::Send,
     }
 }
 
@@ -308,6 +341,139 @@ impl<'env> Communicator<'env> {
         // SAFETY: as in `isend`.
         let raw = unsafe { self.start_send(StartSend::Issend, buf, dest, tag, "issend")? };
         Ok(Request::started(raw, None, &scope.in_flight))
+    }
+
+    /// Starts a buffered-mode send (`MPI_Ibsend`, MPI-4.0 §3.7.2): the message is copied into
+    /// the buffer attached with [`Mpi::attach_buffer`](crate::Mpi::attach_buffer), so it
+    /// completes without the receiver.
+    ///
+    /// # Errors
+    /// As [`Communicator::bsend`].
+    #[inline]
+    pub fn ibsend<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [T],
+        dest: impl Into<Destination>,
+        tag: i32,
+    ) -> Result<Request<'s>> {
+        super::bsend::require_attached("ibsend")?;
+        // SAFETY: as in `isend`.
+        let raw = unsafe { self.start_send(StartSend::Ibsend, buf, dest, tag, "ibsend")? };
+        Ok(Request::started(raw, None, &scope.in_flight))
+    }
+
+    /// Starts a ready-mode send (`MPI_Irsend`, MPI-4.0 §3.7.2).
+    ///
+    /// # Safety
+    /// As [`Communicator::rsend`]: the matching receive must already be posted at `dest`.
+    ///
+    /// # Errors
+    /// As [`Communicator::isend`].
+    #[inline]
+    pub unsafe fn irsend<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [T],
+        dest: impl Into<Destination>,
+        tag: i32,
+    ) -> Result<Request<'s>> {
+        // SAFETY: as in `isend`; the posted receive is the caller's promise.
+        let raw = unsafe { self.start_send(StartSend::Irsend, buf, dest, tag, "irsend")? };
+        Ok(Request::started(raw, None, &scope.in_flight))
+    }
+
+    /// Starts a send to `dest` and a receive from `source` as one operation (`MPI_Isendrecv`,
+    /// MPI-4.0 §3.10), both buffers borrowed for `scope`.
+    ///
+    /// # Errors
+    /// As [`Communicator::sendrecv`], but a count over `i32::MAX` is an
+    /// [`Error::CountOverflow`]; [`Error::Mpi`] of class `UnsupportedOperation` on an MPI
+    /// without MPI-4's `MPI_Isendrecv` (Open MPI 4.1: post an `irecv` and an `isend` there).
+    #[allow(clippy::too_many_arguments)]
+    pub fn isendrecv<'s, S: Equivalence, R: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [S],
+        dest: impl Into<Destination>,
+        send_tag: i32,
+        recv: &'s mut [R],
+        source: impl Into<Source>,
+        recv_tag: impl Into<TagMatch>,
+    ) -> Result<Request<'s>> {
+        const OP: &str = "isendrecv";
+        let out = self.send_args::<S>(send.len(), dest, send_tag, OP)?;
+        let inc = self.recv_args::<R>(recv.len(), source, recv_tag, OP)?;
+        let (s, d) = (send_ptr(send), recv_ptr(recv));
+        let (st, rt) = (S::datatype().as_raw(), R::datatype().as_raw());
+        let mut raw = request_null();
+        {
+            let _gate = enter(OP)?;
+            #[cfg(ferrompi_isendrecv)]
+            // SAFETY: `send` holds `out.count` elements MPI only reads, `recv` room for
+            // `inc.count`; both borrowed for 's (they cannot overlap: shared vs exclusive), and
+            // the scope completes the operation first.
+            let rc = unsafe {
+                ffi::MPI_Isendrecv(
+                    s, out.count, st, out.dest, out.tag, d, inc.count, rt, inc.source, inc.tag,
+                    self.raw, &mut raw,
+                )
+            };
+            #[cfg(not(ferrompi_isendrecv))]
+            let rc = {
+                let _ = (s, d, st, rt, out, inc, &mut raw);
+                crate::c_int_const!(ffi::MPI_ERR_UNSUPPORTED_OPERATION)
+            };
+            check(rc, OP)?;
+        }
+        Ok(Request::started(
+            sendrecv(raw),
+            Repair::for_slice(recv),
+            &scope.in_flight,
+        ))
+    }
+
+    /// Starts sending `buf` to `dest` and receiving into it from `source`
+    /// (`MPI_Isendrecv_replace`, MPI-4.0 §3.10).
+    ///
+    /// # Errors
+    /// As [`Communicator::isendrecv`].
+    pub fn isendrecv_replace<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [T],
+        dest: impl Into<Destination>,
+        send_tag: i32,
+        source: impl Into<Source>,
+        recv_tag: impl Into<TagMatch>,
+    ) -> Result<Request<'s>> {
+        const OP: &str = "isendrecv_replace";
+        let out = self.send_args::<T>(buf.len(), dest, send_tag, OP)?;
+        let inc = self.recv_args::<T>(buf.len(), source, recv_tag, OP)?;
+        let (ptr, dt) = (recv_ptr(buf), T::datatype().as_raw());
+        let mut raw = request_null();
+        {
+            let _gate = enter(OP)?;
+            #[cfg(ferrompi_isendrecv)]
+            // SAFETY: `buf` holds `out.count` elements, exclusively borrowed for 's; MPI reads
+            // them, then writes at most as many; the scope completes the operation first.
+            let rc = unsafe {
+                ffi::MPI_Isendrecv_replace(
+                    ptr, out.count, dt, out.dest, out.tag, inc.source, inc.tag, self.raw, &mut raw,
+                )
+            };
+            #[cfg(not(ferrompi_isendrecv))]
+            let rc = {
+                let _ = (ptr, dt, out, inc, &mut raw);
+                crate::c_int_const!(ffi::MPI_ERR_UNSUPPORTED_OPERATION)
+            };
+            check(rc, OP)?;
+        }
+        Ok(Request::started(
+            sendrecv(raw),
+            Repair::for_slice(buf),
+            &scope.in_flight,
+        ))
     }
 
     /// Starts a receive into `buf`, borrowed for `scope` (`MPI_Irecv`, MPI-4.0 §3.7.2).

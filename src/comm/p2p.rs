@@ -53,6 +53,12 @@ pub struct ProcNull;
 /// The null process; see [`ProcNull`].
 pub const PROC_NULL: ProcNull = ProcNull;
 
+impl ProcNull {
+    /// `MPI_PROC_NULL`'s value where a rank is an `i32`: a [`Status::source`] after a receive
+    /// from it, and an entry of [`Group::translate_ranks`](crate::Group::translate_ranks).
+    pub const RANK: i32 = crate::c_int_const!(ffi::MPI_PROC_NULL);
+}
+
 impl From<ProcNull> for Destination {
     fn from(_: ProcNull) -> Destination {
         Destination::ProcNull
@@ -301,12 +307,7 @@ impl Communicator<'_> {
         dest: impl Into<Destination>,
         tag: i32,
     ) -> Result<()> {
-        if !super::bsend::is_attached() {
-            return Err(Error::InvalidArgument {
-                operation: "bsend",
-                reason: "no buffer is attached; call Mpi::attach_buffer first".into(),
-            });
-        }
+        super::bsend::require_attached("bsend")?;
         self.send_with(SendMode::Buffered, buf, dest, tag, "bsend")
     }
 
@@ -630,6 +631,12 @@ impl Status {
     /// [`Source::ProcNull`].
     pub fn source(&self) -> i32 {
         self.raw.MPI_SOURCE
+    }
+
+    /// Whether this is the empty status of a receive from [`Source::ProcNull`] (MPI-4.0 §3.11:
+    /// source `MPI_PROC_NULL`, tag `MPI_ANY_TAG`, count 0).
+    pub fn is_proc_null(&self) -> bool {
+        self.raw.MPI_SOURCE == ffi::MPI_PROC_NULL
     }
 
     /// The tag of the message (`MPI_TAG`).

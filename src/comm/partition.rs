@@ -38,7 +38,7 @@ pub struct Partition<T> {
     /// Blocks follow each other in rank order from 0 (what `reduce_scatter` needs).
     packed: bool,
     /// Two blocks that overlap, as `(start, end)` in values, if any do.
-    overlap: Option<((usize, usize), (usize, usize))>,
+    overlap: Option<Overlap>,
     _type: PhantomData<fn() -> T>,
 }
 
@@ -110,11 +110,7 @@ impl<T: Equivalence> Partition<T> {
                 blocks.push((displ, end));
             }
         }
-        blocks.sort_unstable();
-        let overlap = blocks
-            .windows(2)
-            .find(|w| w[0].1 > w[1].0)
-            .map(|w| (w[0], w[1]));
+        let overlap = first_overlap(blocks);
         let mut next = 0usize;
         let packed = lengths.iter().zip(displacements).all(|(&len, &displ)| {
             let ok = displ == next;
@@ -254,14 +250,7 @@ impl<T: Equivalence> Partition<T> {
         buffer_len: usize,
         operation: &'static str,
     ) -> Result<()> {
-        if let Some((a, b)) = self.overlap {
-            return Err(Error::InvalidArgument {
-                operation,
-                reason: format!(
-                    "blocks {a:?} and {b:?} overlap in a buffer MPI writes (only send blocks may)"
-                ),
-            });
-        }
+        refuse_overlap(self.overlap, operation)?;
         self.check_send(size, buffer_len, operation)
     }
 
@@ -273,6 +262,31 @@ impl<T: Equivalence> Partition<T> {
         operation: &'static str,
     ) -> Result<()> {
         check_fits(self.ranks(), self.extent, size, buffer_len, operation)
+    }
+}
+
+/// Two of the non-empty `spans` (`(start, end)`) that overlap, if any do.
+fn first_overlap(mut spans: Vec<(usize, usize)>) -> Option<Overlap> {
+    spans.sort_unstable();
+    spans
+        .windows(2)
+        .find(|w| w[0].1 > w[1].0)
+        .map(|w| (w[0], w[1]))
+}
+
+/// Two overlapping blocks, as `(start, end)`.
+type Overlap = ((usize, usize), (usize, usize));
+
+/// The error of a call that would write overlapping blocks (MPI-4.0 §6.1).
+fn refuse_overlap(overlap: Option<Overlap>, operation: &'static str) -> Result<()> {
+    match overlap {
+        None => Ok(()),
+        Some((a, b)) => Err(Error::InvalidArgument {
+            operation,
+            reason: format!(
+                "blocks {a:?} and {b:?} overlap in a buffer MPI writes (only send blocks may)"
+            ),
+        }),
     }
 }
 
@@ -397,8 +411,10 @@ impl TypedBlock {
 }
 
 /// Per-rank blocks of a byte buffer, each of its own type, for
-/// [`alltoallw`](crate::Communicator::alltoallw). Checked when made: no two blocks overlap.
-/// Counts and offsets beyond MPI's `int` take the large-count path (see `comm::large`).
+/// [`alltoallw`](crate::Communicator::alltoallw). As with [`Partition`], blocks may overlap on
+/// the send side only: a receive-side partition whose blocks overlap is an
+/// [`Error::InvalidArgument`] of the call. Counts and offsets beyond MPI's `int` take the
+/// large-count path (see `comm::large`).
 #[derive(Debug, Clone)]
 pub struct TypedPartition {
     /// MPI's arrays; empty when a count or offset does not fit an `int` (`large`).
@@ -410,6 +426,8 @@ pub struct TypedPartition {
     sizes: Vec<usize>,
     large: bool,
     extent: usize,
+    /// Two blocks that overlap, in bytes, if any do.
+    overlap: Option<Overlap>,
 }
 
 // SAFETY: the datatypes are predefined handles (immutable, process-wide identifiers).
@@ -421,8 +439,7 @@ impl TypedPartition {
     /// One block per rank, in rank order.
     ///
     /// # Errors
-    /// [`Error::CountOverflow`] if a block's size overflows `usize`; [`Error::InvalidArgument`]
-    /// if two blocks overlap.
+    /// [`Error::CountOverflow`] if a block's size overflows `usize`.
     pub fn new(blocks: &[TypedBlock]) -> Result<Self> {
         const OP: &str = "typed_partition";
         let mut spans = Vec::with_capacity(blocks.len());
@@ -450,13 +467,7 @@ impl TypedPartition {
                 spans.push((b.offset, end));
             }
         }
-        spans.sort_unstable();
-        if let Some(w) = spans.windows(2).find(|w| w[0].1 > w[1].0) {
-            return Err(Error::InvalidArgument {
-                operation: OP,
-                reason: format!("blocks {:?} and {:?} overlap", w[0], w[1]),
-            });
-        }
+        let overlap = first_overlap(spans);
         let large = counts.len() < blocks.len();
         if large {
             (counts, displs, types) = (Vec::new(), Vec::new(), Vec::new());
@@ -469,6 +480,7 @@ impl TypedPartition {
             sizes,
             large,
             extent,
+            overlap,
         })
     }
 
@@ -477,7 +489,20 @@ impl TypedPartition {
         self.extent
     }
 
+    /// Checks the partition against a communicator of `size` ranks and a buffer of
+    /// `buffer_len` bytes that MPI writes (or reads and writes): no two blocks may overlap.
     pub(crate) fn check(
+        &self,
+        size: i32,
+        buffer_len: usize,
+        operation: &'static str,
+    ) -> Result<()> {
+        refuse_overlap(self.overlap, operation)?;
+        self.check_send(size, buffer_len, operation)
+    }
+
+    /// As [`check`](TypedPartition::check), for a buffer MPI only reads: blocks may overlap.
+    pub(crate) fn check_send(
         &self,
         size: i32,
         buffer_len: usize,

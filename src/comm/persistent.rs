@@ -1,7 +1,9 @@
-//! Persistent point-to-point requests (MPI-4.0 §3.9): `send_init`, `ssend_init`, `recv_init`.
+//! Persistent point-to-point requests (MPI-4.0 §3.9): `send_init`, `ssend_init`, `bsend_init`,
+//! `rsend_init` (`unsafe`), `recv_init`.
 //! The request owns its buffer; see [`PersistentRequest`].
 
 use super::Communicator;
+use super::bsend::require_attached;
 use super::nonblocking::StartSend;
 use super::p2p::{Destination, Source, TagMatch};
 use crate::error::Result;
@@ -48,6 +50,45 @@ impl Communicator<'_> {
                 "ssend_init",
             )?
         };
+        Ok(PersistentRequest::created(raw, buf))
+    }
+
+    /// Sets up a persistent buffered-mode send (`MPI_Bsend_init`): each start copies the
+    /// message into the buffer attached with [`Mpi::attach_buffer`](crate::Mpi::attach_buffer).
+    ///
+    /// # Errors
+    /// As [`Communicator::send_init`]; [`Error::InvalidArgument`](crate::Error::InvalidArgument)
+    /// when no buffer is attached.
+    pub fn bsend_init<B: OwnedBuffer>(
+        &self,
+        buf: B,
+        dest: impl Into<Destination>,
+        tag: i32,
+    ) -> Result<PersistentRequest<'_, B>> {
+        const OP: &str = "bsend_init";
+        require_attached(OP)?;
+        // SAFETY: as in `send_init`.
+        let raw = unsafe { self.start_send(StartSend::BsendInit, buf.as_slice(), dest, tag, OP)? };
+        Ok(PersistentRequest::created(raw, buf))
+    }
+
+    /// Sets up a persistent ready-mode send (`MPI_Rsend_init`).
+    ///
+    /// # Safety
+    /// As [`Communicator::rsend`], at every start: the matching receive must already be posted
+    /// at `dest` when the request is started.
+    ///
+    /// # Errors
+    /// As [`Communicator::send_init`].
+    pub unsafe fn rsend_init<B: OwnedBuffer>(
+        &self,
+        buf: B,
+        dest: impl Into<Destination>,
+        tag: i32,
+    ) -> Result<PersistentRequest<'_, B>> {
+        const OP: &str = "rsend_init";
+        // SAFETY: as in `send_init`; the posted receives are the caller's promise.
+        let raw = unsafe { self.start_send(StartSend::RsendInit, buf.as_slice(), dest, tag, OP)? };
         Ok(PersistentRequest::created(raw, buf))
     }
 

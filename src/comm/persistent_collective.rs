@@ -4,9 +4,9 @@
 //! # Which path
 //! | MPI | path | [`persistent_collectives`] |
 //! |---|---|---|
-//! | MPI-4 (MPICH 4) | `MPI_Allreduce_init`, … | [`PersistentCollectives::Native`] |
+//! | MPI-4 (MPICH 4 and 5, Open MPI 5) | `MPI_Allreduce_init`, … | [`PersistentCollectives::Native`] |
 //! | Open MPI 4.1 with its `pcollreq` extension (`mpi-ext.h`) | `MPIX_Allreduce_init`, … | [`PersistentCollectives::OpenMpiExtension`] |
-//! | neither | each `start` issues the matching nonblocking collective (`MPI_Iallreduce`, …) | [`PersistentCollectives::Emulated`] |
+//! | neither | each `start` issues the matching nonblocking collective (`MPI_Iallreduce`, …) on a private duplicate of the communicator | [`PersistentCollectives::Emulated`] |
 //!
 //! `build.rs` picks the path from the declarations in `mpi.h` / `mpi-ext.h` and prints it
 //! (`FERROMPI_BUILD_PROBE`); [`persistent_collectives`] reports it at run time, and
@@ -28,8 +28,10 @@
 //! there). The v-collectives, `alltoallw_init` and `reduce_scatter_init` with blocks or offsets
 //! over `int` are an [`Error::CountOverflow`].
 //!
-//! Every call here is collective: all ranks create the same requests in the same order, and
-//! start them in the same order.
+//! Every call here is collective: all ranks create the same requests in the same order. They
+//! may start them in any order (MPI-4.0 §6.13), on every path: an emulated request runs on a
+//! private duplicate of the communicator, made by its `*_init`, so its operations match only
+//! each other.
 //!
 //! ```no_run
 //! use ferrompi::{Max, Mpi};
@@ -495,25 +497,31 @@ impl Call {
     }
 }
 
-/// An emulated persistent collective: the call each start makes, on its communicator.
+/// An emulated persistent collective: the call each start makes, on a communicator of its own.
+///
+/// MPI-4.0 §6.13 requires only the `*_init` calls to be made in the same order on every rank;
+/// starts may come in any order. Nonblocking collectives on one communicator match in the
+/// order they are issued, so each emulated request gets a private duplicate, made at init
+/// (when all ranks are in step) and freed with it: its starts can only match each other.
+/// MPI lets a communicator be freed while operations on it are pending (§7.4.3).
 #[derive(Debug)]
-pub(crate) struct Emulated {
+pub(crate) struct Emulated<'comm> {
     call: Call,
-    comm: ffi::MPI_Comm,
+    comm: Communicator<'comm>,
 }
 
 // SAFETY: the pointers point into buffers and arrays the request owns, and are used only by
-// `start`, through `&mut PersistentRequest` under the thread gate.
-unsafe impl Send for Emulated {}
+// `start`, through `&mut PersistentRequest` under the thread gate; the communicator is `Send`.
+unsafe impl Send for Emulated<'_> {}
 // SAFETY: as for `Send`; `&Emulated` is never used to start.
-unsafe impl Sync for Emulated {}
+unsafe impl Sync for Emulated<'_> {}
 
-impl Emulated {
+impl Emulated<'_> {
     /// # Safety
     /// As [`Call::start`]; `r` is null (no operation in flight).
     pub(crate) unsafe fn start(&self, r: &mut ffi::MPI_Request) -> c_int {
         // SAFETY: per the contract.
-        unsafe { self.call.start(self.comm, r) }
+        unsafe { self.call.start(self.comm.raw, r) }
     }
 }
 
@@ -522,7 +530,7 @@ impl Emulated {
 /// on the second start of `MPI_Scatter_init` and `MPI_Allgather_init` (pmodels/mpich#7078,
 /// #6423; reproduced in C with MPICH 4.0.2). Decided once, from `MPI_Get_library_version`.
 fn natively_broken(f: MoveFn) -> bool {
-    cfg!(ferrompi_family = "mpich") && f != MoveFn::Alltoall && crate::env::mpich_before((4, 3))
+    f != MoveFn::Alltoall && crate::env::mpich_before((4, 3))
 }
 
 /// Derived datatypes a persistent request uses for counts over `int` (see `comm::large`),
@@ -630,7 +638,7 @@ impl<'env> Communicator<'env> {
         let emulated = if emulate {
             Some(Emulated {
                 call,
-                comm: self.raw,
+                comm: self.dup()?,
             })
         } else {
             let _gate = enter(operation)?;
@@ -1150,8 +1158,8 @@ impl<'env> Communicator<'env> {
     pub fn scatterv_init<S, R>(
         &self,
         send: S,
-        blocks: &Partition<S::Item>,
         mut recv: R,
+        blocks: &Partition<S::Item>,
         root: i32,
     ) -> Result<PersistentRequest<'_, Pair<S, R>>>
     where
@@ -1344,7 +1352,7 @@ impl<'env> Communicator<'env> {
     {
         const OP: &str = "alltoallw_init";
         let ((s, send_len), (d, recv_len)) = (src(&send), dst(&mut recv));
-        send_blocks.check(self.size, send_len, OP)?;
+        send_blocks.check_send(self.size, send_len, OP)?;
         recv_blocks.check(self.size, recv_len, OP)?;
         let kept = Box::new((send_blocks.clone(), recv_blocks.clone()));
         let ((sc, sd, st), (rc, rd, rt)) = (kept.0.raw(OP)?, kept.1.raw(OP)?);

@@ -20,11 +20,21 @@ fn encode<T: Serialize + ?Sized>(value: &T, operation: &'static str) -> Result<V
     })
 }
 
-fn decode<T: DeserializeOwned>(bytes: &[u8], operation: &'static str) -> Result<T> {
-    postcard::from_bytes(bytes).map_err(|e| Error::Codec {
-        operation,
-        reason: e.to_string(),
-    })
+/// The value a receive from `source` carried: none from `PROC_NULL`.
+fn decode_from<T: DeserializeOwned>(
+    source: Source,
+    bytes: &[u8],
+    operation: &'static str,
+) -> Result<Option<T>> {
+    if source == Source::ProcNull {
+        return Ok(None);
+    }
+    postcard::from_bytes(bytes)
+        .map(Some)
+        .map_err(|e| Error::Codec {
+            operation,
+            reason: e.to_string(),
+        })
 }
 
 impl<'env> Communicator<'env> {
@@ -45,6 +55,11 @@ impl<'env> Communicator<'env> {
     /// Receives a value sent with [`send_value`](Communicator::send_value) (or its async
     /// forms), of any encoded size.
     ///
+    /// The value is `None` exactly when `source` is [`PROC_NULL`](crate::PROC_NULL): such a
+    /// receive completes at once with no message (MPI-4.0 §3.11) and the status says so
+    /// (`source()` is `MPI_PROC_NULL`, count 0), as mpi4py's `recv` returns `None`. From a rank or
+    /// [`ANY_SOURCE`](crate::ANY_SOURCE) it is always `Some`.
+    ///
     /// # Errors
     /// [`Error::Codec`] if the bytes do not decode as `T`; otherwise as
     /// [`Communicator::recv_vec`].
@@ -52,9 +67,10 @@ impl<'env> Communicator<'env> {
         &self,
         source: impl Into<Source>,
         tag: impl Into<TagMatch>,
-    ) -> Result<(T, Status)> {
+    ) -> Result<(Option<T>, Status)> {
+        let source = source.into();
         let (bytes, status) = self.recv_vec::<u8>(source, tag)?;
-        Ok((decode(&bytes, "recv_value")?, status))
+        Ok((decode_from(source, &bytes, "recv_value")?, status))
     }
 
     /// Starts sending a serializable value; the request owns the encoded bytes.
@@ -72,7 +88,8 @@ impl<'env> Communicator<'env> {
 
     /// A future receiving a value sent with [`send_value`](Communicator::send_value): it
     /// matched-probes without blocking until the message is there, then receives it without
-    /// blocking, and decodes it.
+    /// blocking, and decodes it. Its value is `None` exactly when `source` is
+    /// [`PROC_NULL`](crate::PROC_NULL), as with [`recv_value`](Communicator::recv_value).
     pub fn recv_value_async<T: DeserializeOwned>(
         &self,
         source: impl Into<Source>,
@@ -100,7 +117,7 @@ pub struct RecvValue<'c, 'env, T> {
 }
 
 impl<T: DeserializeOwned> Future for RecvValue<'_, '_, T> {
-    type Output = Result<(T, Status)>;
+    type Output = Result<(Option<T>, Status)>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
@@ -128,9 +145,12 @@ impl<T: DeserializeOwned> Future for RecvValue<'_, '_, T> {
             Poll::Pending => Poll::Pending,
             Poll::Ready((bytes, status)) => {
                 this.receiving = None;
-                Poll::Ready(
-                    status.and_then(|status| Ok((decode(&bytes, "recv_value_async")?, status))),
-                )
+                Poll::Ready(status.and_then(|status| {
+                    Ok((
+                        decode_from(this.source, &bytes, "recv_value_async")?,
+                        status,
+                    ))
+                }))
             }
         }
     }

@@ -29,11 +29,13 @@
 //! `Send` when their buffers are. Every MPI call passes the thread gate, as everywhere.
 
 mod owned;
+mod owned_set;
 pub(crate) mod persistent;
 pub mod progress;
 mod set;
 
 pub use owned::{OwnedBuffer, OwnedRequest};
+pub use owned_set::OwnedSet;
 pub use persistent::{
     Active, ActiveAll, ActiveSet, Buffers, Internal, NoBuffer, Pair, Persistent, PersistentRequest,
     start_all,
@@ -142,6 +144,19 @@ impl RawRequest {
         let _gate = enter(operation)?;
         // SAFETY: as for `wait`; writes the flag and the status.
         let rc = unsafe { ffi::MPI_Test(&mut self.raw, &mut flag, status.as_raw_mut()) };
+        check(rc, operation)?;
+        Ok((flag != 0).then_some(status))
+    }
+
+    /// `MPI_Request_get_status`: `Some(status)` once complete, leaving the request as it is
+    /// (still to be completed).
+    pub(crate) fn get_status(&self, operation: &'static str) -> Result<Option<Status>> {
+        let mut status = Status::empty();
+        let mut flag: c_int = 0;
+        let _gate = enter(operation)?;
+        // SAFETY: a request handle we own (or MPI_REQUEST_NULL, which reports complete with the
+        // empty status); MPI writes the flag and the status and does not touch the request.
+        let rc = unsafe { ffi::MPI_Request_get_status(self.raw, &mut flag, status.as_raw_mut()) };
         check(rc, operation)?;
         Ok((flag != 0).then_some(status))
     }
@@ -423,6 +438,21 @@ impl<'scope> Request<'scope> {
     /// [`Error::InvalidArgument`] for a send; [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn cancel(&mut self) -> Result<()> {
         self.raw.cancel("cancel")
+    }
+
+    /// Whether the operation has completed, and its status, without completing the request
+    /// (`MPI_Request_get_status`, MPI-4.0 §3.7.3): unlike [`test`](Request::test) it leaves the
+    /// request to be completed later, e.g. by a [`RequestSet`] it is in afterwards. The buffer
+    /// stays borrowed until then. `&mut`, like `test`: one thread at a time asks MPI about a
+    /// request.
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn get_status(&mut self) -> Result<Option<Status>> {
+        match self.done {
+            Some(status) => Ok(Some(status)),
+            None => self.raw.get_status("request_get_status"),
+        }
     }
 
     /// Whether the operation is still in flight.

@@ -81,6 +81,25 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
         }
     }
 
+    /// Hands the handle, the buffer and a status a `test` saw to an
+    /// [`OwnedSet`](super::OwnedSet), which takes over completing the request and accounting for
+    /// it.
+    pub(crate) fn into_parts(self) -> (RawRequest, B, Option<Status>) {
+        let mut this = std::mem::ManuallyDrop::new(self);
+        let buffer = this
+            .buffer
+            .take()
+            .expect("buffer is present until handed back");
+        (
+            RawRequest {
+                raw: this.raw.raw,
+                kind: this.raw.kind,
+            },
+            buffer,
+            this.done,
+        )
+    }
+
     /// Repairs a completed receive's buffer and takes it out.
     fn take_buffer(&mut self) -> B {
         super::count_outstanding(-1);
@@ -136,6 +155,19 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a send; others as `test`.
     pub fn cancel(&mut self) -> Result<()> {
         self.raw.cancel("cancel")
+    }
+
+    /// Whether the operation has completed, and its status, without completing the request
+    /// (`MPI_Request_get_status`, MPI-4.0 §3.7.3); the buffer comes back only from
+    /// [`wait`](OwnedRequest::wait).
+    ///
+    /// # Errors
+    /// [`Error::Mpi`](crate::Error::Mpi), [`Error::WrongThread`](crate::Error::WrongThread).
+    pub fn get_status(&mut self) -> Result<Option<Status>> {
+        match self.done {
+            Some(status) => Ok(Some(status)),
+            None => self.raw.get_status("request_get_status"),
+        }
     }
 
     fn take_or_leak(&mut self) -> B {

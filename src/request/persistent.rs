@@ -11,7 +11,7 @@
 //! starts the next one, and on drop it cancels a receive and waits, like every request. A leaked
 //! request leaks what it owns, so MPI never uses freed memory.
 
-use super::{Kind, OwnedBuffer, RawRequest, progress};
+use super::{Kind, OwnedBuffer, RawRequest, progress, request_null};
 use crate::Status;
 use crate::comm::persistent_collective::Emulated;
 use crate::datatype::repair;
@@ -76,7 +76,7 @@ pub struct PersistentRequest<'comm, B: Buffers> {
     /// Partitions or an op MPI reads while the request exists; dropped after it is freed.
     keep: Keep<'comm>,
     /// Without persistent collectives in the MPI: the nonblocking call each start makes.
-    emulated: Option<Emulated>,
+    emulated: Option<Emulated<'comm>>,
     _comm: PhantomData<&'comm ()>,
 }
 
@@ -99,7 +99,7 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
         raw: RawRequest,
         buffer: B,
         keep: Keep<'comm>,
-        emulated: Option<Emulated>,
+        emulated: Option<Emulated<'comm>>,
     ) -> Self {
         PersistentRequest {
             raw,
@@ -414,6 +414,19 @@ impl<B: Buffers> Active<'_, '_, B> {
         }
         result
     }
+
+    /// Whether the operation has completed, and its status, without completing it
+    /// (`MPI_Request_get_status`, MPI-4.0 §3.7.3): the request stays active until
+    /// [`wait`](Active::wait) or [`test`](Active::test).
+    ///
+    /// # Errors
+    /// As [`Active::wait`].
+    pub fn get_status(&mut self) -> Result<Option<Status>> {
+        if !self.request.active {
+            return Ok(Some(Status::empty()));
+        }
+        self.request.raw.get_status("request_get_status")
+    }
 }
 
 impl<B: Buffers> Drop for Active<'_, '_, B> {
@@ -493,6 +506,16 @@ pub trait Persistent: sealed::Sealed {
     fn wait_active(&mut self, _: Internal, operation: &'static str) -> Result<()>;
     #[doc(hidden)]
     fn settle_active(&mut self, _: Internal);
+    /// The handle MPI completes, for `MPI_Waitany` over a set: an inactive request's is
+    /// inactive or null, which MPI skips.
+    #[doc(hidden)]
+    fn handle(&mut self, _: Internal) -> &mut ffi::MPI_Request;
+    /// Whether an operation is active.
+    #[doc(hidden)]
+    fn is_active(&self, _: Internal) -> bool;
+    /// Records that MPI completed the active operation with `status`.
+    #[doc(hidden)]
+    fn completed(&mut self, _: Internal, status: Status);
 }
 
 impl<B: Buffers> Persistent for PersistentRequest<'_, B> {
@@ -510,6 +533,15 @@ impl<B: Buffers> Persistent for PersistentRequest<'_, B> {
     }
     fn settle_active(&mut self, _: Internal) {
         self.settle_leaked();
+    }
+    fn handle(&mut self, _: Internal) -> &mut ffi::MPI_Request {
+        &mut self.raw.raw
+    }
+    fn is_active(&self, _: Internal) -> bool {
+        self.active
+    }
+    fn completed(&mut self, _: Internal, status: Status) {
+        self.after_wait(&Ok(status));
     }
 }
 
@@ -571,6 +603,76 @@ impl ActiveSet<'_, '_> {
             }
         }
         first
+    }
+}
+
+impl ActiveSet<'_, '_> {
+    /// Waits until one active operation completes (`MPI_Waitany`, MPI-4.0 §3.7.5): its index in
+    /// the slice given to [`start_all`] and its status; `None` when none is active. The others
+    /// stay active, for the next call or [`wait_all`](ActiveSet::wait_all).
+    ///
+    /// # Errors
+    /// [`Error::Mpi`]; [`Error::WrongThread`].
+    pub fn wait_any(&mut self) -> Result<Option<(usize, Status)>> {
+        self.any("wait_any", true)
+    }
+
+    /// Like [`wait_any`](ActiveSet::wait_any) but returns at once (`MPI_Testany`): `None` when
+    /// no active operation has completed yet.
+    ///
+    /// # Errors
+    /// As [`ActiveSet::wait_any`].
+    pub fn test_any(&mut self) -> Result<Option<(usize, Status)>> {
+        self.any("test_any", false)
+    }
+
+    fn any(&mut self, operation: &'static str, block: bool) -> Result<Option<(usize, Status)>> {
+        /// Sets up to this size pass their handles from the stack, as a C program would.
+        const INLINE: usize = 32;
+        let n = self.requests.len();
+        let count = crate::datatype::count_of::<i32>(n, operation)?;
+        let mut inline = [request_null(); INLINE];
+        let mut heap = Vec::new();
+        let handles: &mut [ffi::MPI_Request] = if n <= INLINE {
+            &mut inline[..n]
+        } else {
+            heap.resize(n, request_null());
+            &mut heap
+        };
+        for (handle, request) in handles.iter_mut().zip(self.requests.iter_mut()) {
+            let active = request.is_active(Internal(()));
+            *handle = if active {
+                *request.handle(Internal(()))
+            } else {
+                request_null()
+            };
+        }
+        let (mut index, mut flag, mut status) = (0, 1, Status::empty());
+        let rc = {
+            let _gate = enter(operation)?;
+            let raw = handles.as_mut_ptr();
+            // SAFETY: `handles` holds `count` handles of requests this set borrows (null for the
+            // inactive ones); MPI writes index, flag and status.
+            unsafe {
+                if block {
+                    ffi::MPI_Waitany(count, raw, &mut index, status.as_raw_mut())
+                } else {
+                    ffi::MPI_Testany(count, raw, &mut index, &mut flag, status.as_raw_mut())
+                }
+            }
+        };
+        // MPI changes only the completed handle (a persistent one stays, inactive; an emulated
+        // collective's becomes null), also when it reports an error for that operation.
+        let completed = usize::try_from(index)
+            .ok()
+            .filter(|_| flag != 0 && index != ffi::MPI_UNDEFINED);
+        if let Some(i) = completed {
+            let request = &mut self.requests[i];
+            *request.handle(Internal(())) = handles[i];
+            request.completed(Internal(()), status);
+        }
+        check(rc, operation)?;
+        Ok(completed.map(|i| (i, status)))
     }
 }
 

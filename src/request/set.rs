@@ -139,6 +139,26 @@ impl<'scope> RequestSet<'scope> {
         index
     }
 
+    /// Adds a started request that is not tied to a scope (an owned request's handle); the
+    /// caller keeps its buffer until MPI has nulled the handle.
+    pub(crate) fn push_raw(&mut self, raw: RawRequest) -> usize {
+        let index = self.raw.len();
+        self.pending += usize::from(!raw.is_null());
+        self.raw.push(raw.raw);
+        self.kinds.push(raw.kind);
+        index
+    }
+
+    /// Whether MPI has completed request `index` (its handle is null).
+    pub(crate) fn is_complete(&self, index: usize) -> bool {
+        self.raw[index] == request_null()
+    }
+
+    /// What request `index` is.
+    pub(crate) fn kind(&self, index: usize) -> Kind {
+        self.kinds[index]
+    }
+
     /// Number of requests in the set, complete or not.
     pub fn len(&self) -> usize {
         self.raw.len()
@@ -405,7 +425,7 @@ impl Drop for RequestSet<'_> {
 impl RequestSet<'_> {
     /// Completes pending requests for a destructor: cancels receives, then waits for all.
     #[inline]
-    fn complete_on_drop(&mut self) {
+    pub(crate) fn complete_on_drop(&mut self) {
         if self.pending == 0 {
             return;
         }

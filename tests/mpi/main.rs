@@ -12,8 +12,9 @@
 //! Environment: `FERROMPI_MPIEXEC` overrides the launcher, `FERROMPI_TEST_TIMEOUT` the per-run
 //! timeout in seconds (default 120; four times that for the programs marked `slow`),
 //! `FERROMPI_RANKS` (e.g. `2,3`) keeps only those rank counts (and drops singleton runs), and
-//! `FERROMPI_WRAPPER` runs every rank under a tool (e.g. `valgrind -q --error-exitcode=99`).
-//! Positional arguments filter programs by name.
+//! `FERROMPI_WRAPPER` runs every rank under a tool (e.g. `valgrind -q --error-exitcode=99`),
+//! `FERROMPI_SKIP` (e.g. `large_count,reductions`) leaves out the programs whose names contain
+//! one of its words. Positional arguments filter programs by name.
 
 mod checks;
 mod programs;
@@ -154,20 +155,6 @@ struct Launch {
 }
 
 fn launcher() -> Launch {
-    if let Ok(cmd) = std::env::var("FERROMPI_MPIEXEC") {
-        let mut words = cmd.split_whitespace().map(String::from);
-        let program = Box::leak(
-            words
-                .next()
-                .expect("FERROMPI_MPIEXEC is empty")
-                .into_boxed_str(),
-        );
-        return Launch {
-            program,
-            args: words.collect(),
-            label: cmd.clone(),
-        };
-    }
     let found = |names: &[&'static str]| -> &'static str {
         names
             .iter()
@@ -175,7 +162,7 @@ fn launcher() -> Launch {
             .find(|n| which(n))
             .unwrap_or(names[names.len() - 1])
     };
-    match ferrompi::IMPLEMENTATION {
+    let mut launch = match ferrompi::IMPLEMENTATION {
         Implementation::OpenMpi => Launch {
             program: found(&["mpirun.openmpi", "mpirun"]),
             args: vec!["--oversubscribe".into()],
@@ -186,12 +173,24 @@ fn launcher() -> Launch {
             args: vec![],
             label: "MPICH".into(),
         },
+        Implementation::StandardAbi => Launch {
+            program: found(&["mpiexec"]),
+            args: vec![],
+            label: "MPI-5 ABI".into(),
+        },
         Implementation::Other => Launch {
             program: found(&["mpiexec"]),
             args: vec![],
             label: "MPI".into(),
         },
+    };
+    if let Ok(cmd) = std::env::var("FERROMPI_MPIEXEC") {
+        let mut words = cmd.split_whitespace().map(String::from);
+        let program = words.next().expect("FERROMPI_MPIEXEC is empty");
+        launch.program = Box::leak(program.into_boxed_str());
+        launch.args = words.collect();
     }
+    launch
 }
 
 fn which(name: &str) -> bool {
@@ -241,8 +240,17 @@ fn drive(filters: &[&str]) -> i32 {
         launch.program,
         launch.args.join(" ")
     );
+    let skip = std::env::var("FERROMPI_SKIP").unwrap_or_default();
+    let skip: Vec<&str> = skip
+        .split(',')
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+        .collect();
     for program in programs::ALL {
         if !filters.is_empty() && !filters.iter().any(|f| program.name.contains(f)) {
+            continue;
+        }
+        if skip.iter().any(|w| program.name.contains(w)) {
             continue;
         }
         let mut runs: Vec<Option<u32>> = program.ranks.iter().map(|&n| Some(n)).collect();

@@ -247,9 +247,7 @@ pub(crate) unsafe fn spanning(
 /// compare on every other path.
 #[inline(always)]
 pub(crate) fn bcast_schedule_broken(bytes: usize) -> bool {
-    cfg!(ferrompi_family = "mpich")
-        && bytes > c_int::MAX as usize
-        && crate::env::mpich_before((4, 2))
+    bytes > c_int::MAX as usize && crate::env::mpich_before((4, 2))
 }
 
 /// The MPI error code for an error building a large-count substitute: MPI's own, or

@@ -1,7 +1,7 @@
-//! Communicator management: dup, split, split_type, compare, names, create, free.
+//! Communicator management: dup, split, split_type (opting out too), compare, names, create, free.
 
 use crate::checks::Checks;
-use ferrompi::{Comparison, Error, Mpi};
+use ferrompi::{Comparison, Error, Mpi, SplitType};
 
 pub fn run(mpi: &Mpi, t: &mut Checks) {
     let world = mpi.world();
@@ -71,6 +71,18 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     let mut buf = [rank];
     t.okay(node.bcast(&mut buf, 0), "bcast on the node communicator");
     t.eq(buf[0], 0, "bcast on node communicator");
+
+    // split_type with MPI_UNDEFINED: the last rank opts out, the others split by node.
+    let opt_in = (rank != size - 1 || size == 1).then_some(SplitType::Shared);
+    let part = t.okay(world.split_type(opt_in, rank), "split_type opting out");
+    match part {
+        Some(part) => t.eq(
+            (opt_in.is_some(), part.size()),
+            (true, size.max(2) - 1),
+            "the ranks that opted in",
+        ),
+        None => t.ok(opt_in.is_none(), "only the rank that opted out gets None"),
+    }
 
     // Names.
     t.okay(dup.set_name("solver-comm"), "set_name");

@@ -18,6 +18,8 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     let family_name = match ferrompi::IMPLEMENTATION {
         Implementation::OpenMpi => "Open MPI",
         Implementation::Mpich => "MPICH",
+        // The ABI build names no implementation; this suite runs it on MPICH 5.
+        Implementation::StandardAbi => "MPICH",
         Implementation::Other => "",
     };
     t.ok(
@@ -25,6 +27,11 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         format!("library version {library:?} names {family_name}"),
     );
     t.ok(!ferrompi::BUILD_PROBE.is_empty(), "build probe recorded");
+    t.eq(
+        ferrompi::BUILD_PROBE.contains("MPI-5 standard ABI"),
+        ferrompi::IMPLEMENTATION == Implementation::StandardAbi,
+        "the build probe says when it is the standard ABI",
+    );
 
     let host = t.okay(mpi.processor_name(), "processor_name");
     t.ok(!host.is_empty(), "processor name is not empty");

@@ -1,7 +1,8 @@
-//! Groups: incl, excl, set operations, translate_ranks, compare, and bad ranks.
+//! Groups: incl, excl, range_incl/range_excl, set operations, translate_ranks (PROC_NULL too),
+//! compare, and bad ranks and ranges.
 
 use crate::checks::Checks;
-use ferrompi::{Comparison, Error, Mpi};
+use ferrompi::{Comparison, Error, Mpi, ProcNull};
 
 pub fn run(mpi: &Mpi, t: &mut Checks) {
     let world = mpi.world();
@@ -74,6 +75,70 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         all.translate_ranks(&[size + 3], &rev),
         |e| matches!(e, Error::InvalidRank { .. }),
         "translate bad",
+    );
+    // MPI_PROC_NULL translates to itself (MPI-4.0 §7.3.1), beside real ranks.
+    t.eq_ok(
+        all.translate_ranks(&[ProcNull::RANK, 0], &rev),
+        vec![Some(ProcNull::RANK), Some(size - 1)],
+        "PROC_NULL translates to PROC_NULL",
+    );
+
+    // Ranges: the even ranks, the odd ranks backwards, and their complements.
+    let last = size - 1;
+    let even = t.okay(all.range_incl(&[(0, last, 2)]), "range_incl evens");
+    let evens: Vec<i32> = (0..size).step_by(2).collect();
+    let by_list = t.okay(all.incl(&evens), "incl evens");
+    t.eq_ok(
+        even.compare(&by_list),
+        Comparison::Identical,
+        "range_incl (0, last, 2) = incl of the even ranks",
+    );
+    if size > 1 {
+        let top_odd = if last % 2 == 1 { last } else { last - 1 };
+        let odd_back = t.okay(all.range_incl(&[(top_odd, 1, -2)]), "range_incl odds back");
+        let odds: Vec<i32> = (1..size).step_by(2).rev().collect();
+        let by_list = t.okay(all.incl(&odds), "incl odds back");
+        t.eq_ok(
+            odd_back.compare(&by_list),
+            Comparison::Identical,
+            "negative stride, in order",
+        );
+        let both = t.okay(
+            all.range_incl(&[(0, last, 2), (top_odd, 1, -2)]),
+            "two ranges",
+        );
+        t.eq_ok(both.size(), size, "two ranges cover every rank");
+    }
+    let not_even = t.okay(all.range_excl(&[(0, last, 2)]), "range_excl evens");
+    let by_list = t.okay(all.excl(&evens), "excl evens");
+    t.eq_ok(
+        not_even.compare(&by_list),
+        Comparison::Identical,
+        "range_excl = excl",
+    );
+    let bad_range = |e: &Error| matches!(e, Error::InvalidArgument { .. });
+    t.err(all.range_incl(&[(0, last, 0)]), bad_range, "zero stride");
+    t.err(
+        all.range_incl(&[(0, 0, 1), (0, 0, 1)]),
+        bad_range,
+        "a rank twice",
+    );
+    if size > 1 {
+        t.err(
+            all.range_excl(&[(last, 0, 1)]),
+            bad_range,
+            "a range running away",
+        );
+    }
+    t.err(
+        all.range_incl(&[(0, size, 1)]),
+        |e| matches!(e, Error::InvalidRank { rank, .. } if *rank == size),
+        "a range past the group",
+    );
+    t.err(
+        all.range_incl(&[(0, i32::MAX, 1)]),
+        |e| matches!(e, Error::InvalidRank { .. }),
+        "a huge range stops at the group's size",
     );
     t.okay(rev.free(), "free");
 }

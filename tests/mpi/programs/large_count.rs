@@ -180,7 +180,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     let mut one = [0u8; 1];
     let done = ferrompi::scope(|s| {
         let mine: &mut [u8] = if rank == 0 { &mut one } else { &mut buf };
-        world.iscatterv(s, &all, &blocks, mine, 0)?.wait()
+        world.iscatterv(s, &all, mine, &blocks, 0)?.wait()
     });
     t.okay(done, "iscatterv of a large partition");
     if rank == 0 {

@@ -73,6 +73,77 @@ fn all_pairs<T: TestValue>(comm: &Communicator<'_>, t: &mut Checks) {
     }
 }
 
+/// Owned requests completed together (`OwnedSet`): every rank receives one message from every
+/// rank and takes them as they come (`wait_any`, `wait_some`, `test_some`), then gets its send
+/// buffers back from `wait_all`; a receive a `test` already completed is reported too.
+fn owned_sets(world: &Communicator<'_>, t: &mut Checks) {
+    let (rank, size) = (world.rank(), world.size());
+    let message = |from: i32, to: i32| vec![i64::from(from) * 1000 + i64::from(to); 16];
+    for round in 0..3 {
+        let mut inbox = ferrompi::OwnedSet::with_capacity(size as usize);
+        for from in 0..size {
+            let request = t.okay(
+                world.irecv_owned(vec![0i64; 16], from, 40 + round),
+                "irecv_owned",
+            );
+            t.eq(inbox.push(request), from as usize, "set index = push order");
+        }
+        let mut outbox = ferrompi::OwnedSet::new();
+        for to in 0..size {
+            let request = t.okay(
+                world.isend_owned(message(rank, to), to, 40 + round),
+                "isend_owned",
+            );
+            outbox.push(request);
+        }
+        let mut seen = vec![false; size as usize];
+        let mut got = Vec::new();
+        while seen.iter().any(|s| !s) {
+            got.clear();
+            match round {
+                0 => got.extend(t.okay(inbox.wait_any(), "wait_any")),
+                1 => {
+                    t.okay(inbox.wait_some(&mut got), "wait_some");
+                }
+                _ => {
+                    t.okay(inbox.test_some(&mut got), "test_some");
+                }
+            }
+            for (index, buffer, status) in got.drain(..) {
+                t.eq(status.source(), index as i32, "index is the sender's slot");
+                t.eq(buffer, message(index as i32, rank), "owned set content");
+                t.ok(
+                    !std::mem::replace(&mut seen[index], true),
+                    "each request once",
+                );
+            }
+        }
+        t.ok_with(inbox.wait_any(), |none| none.is_none(), "nothing pending");
+        t.eq(inbox.pending(), 0, "all handed back");
+        let sent = t.okay(outbox.wait_all(), "wait_all");
+        t.eq(sent.len(), size as usize, "every send buffer back");
+        for (to, buffer) in sent {
+            t.eq(
+                buffer,
+                message(rank, to as i32),
+                "send buffer back unchanged",
+            );
+        }
+    }
+    // A receive that a `test` completed before it joined the set.
+    let mut early = t.okay(world.irecv_owned(vec![0u8; 4], rank, 49), "irecv to self");
+    let send = t.okay(world.isend_owned(vec![7u8; 4], rank, 49), "isend to self");
+    while !t.okay(early.test(), "test before push") {}
+    let mut set = ferrompi::OwnedSet::new();
+    set.push(early);
+    t.ok_with(
+        set.test_any(),
+        |done| matches!(done, Some((0, buffer, _)) if buffer == &vec![7u8; 4]),
+        "a completed request is reported once pushed",
+    );
+    t.okay(send.wait().1, "send to self");
+}
+
 pub fn run(mpi: &Mpi, t: &mut Checks) {
     let world = mpi.world();
     let (rank, size) = (world.rank(), world.size());
@@ -85,8 +156,14 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     let mut got = [0u32; 3];
     let sent3 = [rank as u32; 3];
     scope(|s| {
-        let r = t.okay(world.irecv(s, &mut got, prev, 22), "irecv");
+        let mut r = t.okay(world.irecv(s, &mut got, prev, 22), "irecv");
         let w = t.okay(world.issend(s, &sent3, next, 22), "issend");
+        while t.okay(r.get_status(), "scoped get_status").is_none() {}
+        t.ok_with(
+            r.get_status(),
+            |st| st.is_some_and(|st| st.tag() == 22),
+            "status peeked",
+        );
         t.okay(w.wait(), "issend wait");
         t.okay(r.wait(), "irecv wait");
     });
@@ -106,6 +183,13 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         "send buffer handed back unchanged",
     );
     let mut recv = recv;
+    // MPI_Request_get_status reports completion without completing: the request stays usable.
+    while t.okay(recv.get_status(), "owned get_status").is_none() {}
+    t.ok_with(
+        recv.get_status(),
+        |s| s.is_some_and(|s| s.source() == prev),
+        "get_status again",
+    );
     while !t.okay(recv.test(), "owned test") {}
     let (inbox, status) = recv.wait();
     t.ok_with(status, |s| s.source() == prev, "owned status after test");
@@ -126,6 +210,8 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     let (inbox, status) = recv.wait();
     t.okay(status, "boxed recv");
     t.eq(&inbox[..], &[1.5f32; 8][..], "boxed slice round trip");
+
+    owned_sets(&world, t);
 
     // All-pairs exchange of every type through one request set.
     for_each_type!(all_pairs(&world, t));
@@ -256,6 +342,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
             "irecv unmatched",
         );
         t.ok_with(r.test(), |v| v.is_none(), "unmatched receive is pending");
+        t.ok_with(r.get_status(), |v| v.is_none(), "get_status: still pending");
         t.okay(r.cancel(), "cancel");
         let status = t.okay(r.wait(), "wait after cancel");
         t.eq_ok(status.cancelled(), true, "receive was cancelled");

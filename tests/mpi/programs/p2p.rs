@@ -108,6 +108,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         "recv from PROC_NULL",
     );
     t.eq_ok(status.count::<u8>(), 0, "PROC_NULL count");
+    t.ok(status.is_proc_null(), "PROC_NULL status");
 
     // Bad input: each returns a specific error and the job continues.
     let one = [1u8];

@@ -1,6 +1,7 @@
 //! Reductions: every predefined op against a sequential reference, on every type it is defined
 //! for, through reduce/allreduce/scan/exscan/reduce_scatter(_block), in place and nonblocking;
-//! MINLOC/MAXLOC pairs; user ops (commutative and not) against a fold in rank order.
+//! MINLOC/MAXLOC pairs; user ops (commutative and not) against a fold in rank order;
+//! `reduce_local` and `is_commutative`.
 
 use crate::checks::Checks;
 use ferrompi::{
@@ -116,6 +117,14 @@ fn check_op_len<T: Num, O: Op<T> + Copy>(
                 "ireduce",
             )
         });
+        let mut nb_in_place = mine.clone();
+        scope(|s| {
+            t.okay(
+                comm.ireduce_in_place(s, &mut nb_in_place, op, root)
+                    .and_then(|r| r.wait()),
+                "ireduce_in_place",
+            )
+        });
         if rank == root {
             t.eq(&at_root, &all, format!("reduce {label} root {root}"));
             t.eq(
@@ -124,6 +133,11 @@ fn check_op_len<T: Num, O: Op<T> + Copy>(
                 format!("reduce_in_place {label} root {root}"),
             );
             t.eq(&nb, &all, format!("ireduce {label} root {root}"));
+            t.eq(
+                &nb_in_place,
+                &all,
+                format!("ireduce_in_place {label} root {root}"),
+            );
         }
     }
 
@@ -143,6 +157,15 @@ fn check_op_len<T: Num, O: Op<T> + Copy>(
         )
     });
     t.eq(&scanned3, &prefix, format!("iscan {label}"));
+    let mut scanned4 = mine.clone();
+    scope(|s| {
+        t.okay(
+            comm.iscan_in_place(s, &mut scanned4, op)
+                .and_then(|r| r.wait()),
+            "iscan_in_place",
+        )
+    });
+    t.eq(&scanned4, &prefix, format!("iscan_in_place {label}"));
     let mut ex = vec![T::default(); len];
     t.okay(comm.exscan(&mine, &mut ex, op), "exscan");
     let mut ex2 = mine.clone();
@@ -154,11 +177,20 @@ fn check_op_len<T: Num, O: Op<T> + Copy>(
             "iexscan",
         )
     });
+    let mut ex4 = mine.clone();
+    scope(|s| {
+        t.okay(
+            comm.iexscan_in_place(s, &mut ex4, op)
+                .and_then(|r| r.wait()),
+            "iexscan_in_place",
+        )
+    });
     if rank > 0 {
         let want = reference(rank - 1);
         t.eq(&ex, &want, format!("exscan {label}"));
         t.eq(&ex2, &want, format!("exscan_in_place {label}"));
         t.eq(&ex3, &want, format!("iexscan {label}"));
+        t.eq(&ex4, &want, format!("iexscan_in_place {label}"));
     }
 
     // reduce_scatter_block: everyone contributes `size` blocks of `len`; rank r gets block r.
@@ -207,6 +239,19 @@ fn check_op_len<T: Num, O: Op<T> + Copy>(
         &block_of(rank as usize),
         format!("ireduce_scatter_block {label}"),
     );
+    let mut whole = contribution.clone();
+    scope(|s| {
+        t.okay(
+            comm.ireduce_scatter_block_in_place(s, &mut whole, op)
+                .and_then(|r| r.wait()),
+            "ireduce_scatter_block_in_place",
+        )
+    });
+    t.eq(
+        &whole[..len],
+        &block_of(rank as usize)[..],
+        format!("ireduce_scatter_block_in_place {label}"),
+    );
     // reduce_scatter with equal packed blocks gives the same.
     let blocks = t.okay(Partition::<T>::uniform(n, len), "partition");
     let mut rs = vec![T::default(); len];
@@ -241,6 +286,60 @@ macro_rules! integer {
     )*};
 }
 
+/// `reduce_local` (no communication) and `is_commutative` (`MPI_Op_commutative`).
+fn local(mpi: &Mpi, t: &mut Checks) {
+    let input = [1i64, -2, 3, 40];
+    let mut inout = [10i64, 20, -30, 4];
+    t.okay(
+        mpi.reduce_local(&input, &mut inout, Sum),
+        "reduce_local sum",
+    );
+    t.eq(
+        inout,
+        [11, 18, -27, 44],
+        "reduce_local: inout = input + inout",
+    );
+    t.okay(
+        mpi.reduce_local(&input, &mut inout, Max),
+        "reduce_local max",
+    );
+    t.eq(inout, [11, 18, 3, 44], "reduce_local max");
+    let mut bits = [true, false, true];
+    t.okay(
+        mpi.reduce_local(&[true, true, false], &mut bits, LogicalAnd),
+        "land bool",
+    );
+    t.eq(bits, [true, false, false], "reduce_local land");
+    t.err(
+        mpi.reduce_local(&input, &mut [0i64; 3], Sum),
+        |e| matches!(e, ferrompi::Error::BufferSize { .. }),
+        "reduce_local length mismatch",
+    );
+    // A non-commutative op is applied as `input ∘ inout`: the order is visible.
+    let concat = t.okay(
+        UserOp::<[i64; 2]>::non_commutative(mpi, |a, b| {
+            for (x, y) in a.iter().zip(b.iter_mut()) {
+                *y = [x[0] * y[1] + y[0], x[1] * y[1]];
+            }
+        }),
+        "user op",
+    );
+    let mut digits = [[2i64, 10]];
+    t.okay(
+        mpi.reduce_local(&[[1, 10]], &mut digits, &concat),
+        "reduce_local user op",
+    );
+    t.eq(digits, [[12, 100]], "reduce_local applies input ∘ inout");
+    t.eq_ok(concat.is_commutative(), false, "non-commutative user op");
+    let sum = t.okay(
+        UserOp::<i64>::commutative(mpi, |a, b| b.iter_mut().zip(a).for_each(|(y, x)| *y += x)),
+        "commutative user op",
+    );
+    t.eq_ok(sum.is_commutative(), true, "commutative user op");
+    t.eq_ok(Sum.is_commutative(), true, "MPI_SUM is commutative");
+    t.eq_ok(MaxLoc.is_commutative(), true, "MPI_MAXLOC is commutative");
+}
+
 pub fn run(mpi: &Mpi, t: &mut Checks) {
     let world = mpi.world();
     let (rank, size) = (world.rank(), world.size());
@@ -254,6 +353,8 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     check_op::<bool, _>(&world, t, LogicalAnd, |a, b| a && b, "land bool");
     check_op::<bool, _>(&world, t, LogicalOr, |a, b| a || b, "lor bool");
     check_op::<bool, _>(&world, t, LogicalXor, |a, b| a != b, "lxor bool");
+
+    local(mpi, t);
 
     // 1 Mi elements.
     check_op_len::<f64, _>(&world, t, Sum, &|a, b| a + b, "sum f64 x 1Mi", 1 << 20);

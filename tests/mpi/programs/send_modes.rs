@@ -1,5 +1,6 @@
-//! Blocking send modes: ssend, bsend with an attached buffer, rsend to a posted receive,
-//! sendrecv_replace, and PROC_NULL as peer.
+//! Send modes: ssend, bsend with an attached buffer, rsend to a posted receive, their
+//! nonblocking (ibsend, irsend) and persistent (bsend_init, rsend_init) forms,
+//! sendrecv_replace, isendrecv(_replace), and PROC_NULL as peer.
 
 use crate::checks::Checks;
 use ferrompi::{BSEND_OVERHEAD, Error, Mpi, PROC_NULL, scope};
@@ -48,6 +49,26 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
             "bsend content, in order",
         );
     }
+    // ibsend and bsend_init: completed at once (the copy), received afterwards.
+    let payload = [rank as f64; 100];
+    scope(|s| {
+        let sent = t.okay(world.ibsend(s, &payload, next, 30), "ibsend");
+        t.okay(sent.wait(), "ibsend completes without the receiver");
+    });
+    let mut v = [0.0f64; 100];
+    t.okay(world.recv(&mut v, prev, 30), "recv of ibsend");
+    t.eq(v, [prev as f64; 100], "ibsend content");
+    let mut persistent = t.okay(world.bsend_init(vec![0.0f64; 100], next, 31), "bsend_init");
+    for k in 0..3 {
+        persistent.buffer_mut().fill(rank as f64 + f64::from(k));
+        t.okay(
+            persistent.start().and_then(|a| a.wait()),
+            "bsend_init start",
+        );
+        t.okay(world.recv(&mut v, prev, 31), "recv of bsend_init");
+        t.eq(v, [prev as f64 + f64::from(k); 100], "bsend_init content");
+    }
+    t.okay(persistent.into_buffer().map(drop), "bsend_init freed");
     let memory = t.okay(buffer.detach(), "detach");
     t.eq(
         memory.len(),
@@ -56,6 +77,18 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     );
     let again = t.okay(mpi.attach_buffer(1024), "attach after detach");
     drop(again);
+    scope(|s| {
+        t.err(
+            world.ibsend(s, &[1u8; 8], next, 2),
+            |e| matches!(e, Error::InvalidArgument { .. }),
+            "ibsend without a buffer",
+        )
+    });
+    t.err(
+        world.bsend_init(vec![1u8; 8], next, 2),
+        |e| matches!(e, Error::InvalidArgument { .. }),
+        "bsend_init without a buffer",
+    );
 
     // rsend: the receive is posted before the barrier, so it is posted when rsend runs.
     let mut ready = [0u16; 2];
@@ -69,6 +102,37 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     });
     t.eq(ready, [prev as u16, 7], "rsend delivered");
 
+    // irsend and rsend_init, each to a receive posted before a barrier.
+    let mut ready = [0u16; 2];
+    let payload = [rank as u16, 8];
+    scope(|s| {
+        let r = t.okay(world.irecv(s, &mut ready, prev, 5), "irecv for irsend");
+        t.okay(world.barrier(), "barrier");
+        // SAFETY: as for rsend above.
+        let w = t.okay(unsafe { world.irsend(s, &payload, next, 5) }, "irsend");
+        t.okay(w.wait(), "irsend");
+        t.okay(r.wait(), "irecv of irsend");
+    });
+    t.eq(ready, [prev as u16, 8], "irsend delivered");
+    // SAFETY: each start below follows a barrier that every rank passes after posting its
+    // receive, so the matching receive is posted whenever the request starts.
+    let mut ready_send = t.okay(
+        unsafe { world.rsend_init(vec![0u16; 2], next, 9) },
+        "rsend_init",
+    );
+    let mut inbox = t.okay(world.recv_init(vec![0u16; 2], prev, 9), "recv_init");
+    for k in 0..3u16 {
+        ready_send.buffer_mut().copy_from_slice(&[rank as u16, k]);
+        let r = t.okay(inbox.start(), "start recv_init");
+        t.okay(world.barrier(), "barrier");
+        t.okay(
+            ready_send.start().and_then(|a| a.wait()),
+            "rsend_init start",
+        );
+        t.okay(r.wait(), "recv of rsend_init");
+        t.eq(inbox.buffer(), &[prev as u16, k][..], "rsend_init content");
+    }
+
     // sendrecv_replace: the buffer goes to next and comes back filled from prev.
     let mut token = [rank as i64 * 10, 5];
     let status = t.okay(
@@ -77,6 +141,35 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     );
     t.eq(token, [prev as i64 * 10, 5], "sendrecv_replace content");
     t.eq(status.source(), prev, "sendrecv_replace status");
+
+    // isendrecv / isendrecv_replace (MPI-4): Open MPI 4.1 has neither and says so.
+    let library = t.okay(mpi.library_version(), "library_version");
+    let mut from_prev = [0i64; 3];
+    let mut token = [rank as i64, -1];
+    let mine = [rank as i64; 3];
+    let outcome = scope(|s| {
+        world
+            .isendrecv(s, &mine, next, 10, &mut from_prev, prev, 10)?
+            .wait()?;
+        world
+            .isendrecv_replace(s, &mut token, next, 11, prev, 11)?
+            .wait()
+    });
+    if library.contains("Open MPI v4") {
+        t.err(
+            outcome,
+            |e| e.class() == Some(ferrompi::ErrorClass::UnsupportedOperation),
+            "isendrecv on an MPI without it",
+        );
+    } else {
+        t.ok_with(
+            outcome,
+            |status| status.source() == prev,
+            "isendrecv_replace status",
+        );
+        t.eq(from_prev, [prev as i64; 3], "isendrecv content");
+        t.eq(token, [prev as i64, -1], "isendrecv_replace content");
+    }
 
     // PROC_NULL: sends and receives complete at once and move nothing.
     t.okay(world.send(&[1u8; 8], PROC_NULL, 0), "send to PROC_NULL");

@@ -1,8 +1,8 @@
 //! Typed (serde) messages: nested values round trip blocking and async, by communicator and
-//! by channel; a message that does not decode is a Codec error.
+//! by channel; a message that does not decode is a Codec error; from `PROC_NULL`, no value.
 
 use crate::checks::Checks;
-use ferrompi::{ANY_SOURCE, Error, Mpi};
+use ferrompi::{ANY_SOURCE, Error, Mpi, PROC_NULL};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -60,9 +60,35 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     // Blocking receive of a value sent nonblocking (works with one rank too).
     let sent = t.okay(world.isend_value(&stage(rank), next, 1), "isend_value");
     let (got, status) = t.okay(world.recv_value::<Stage>(prev, 1), "recv_value");
-    t.eq(got, stage(prev), "nested value round trip");
+    t.eq(got, Some(stage(prev)), "nested value round trip");
     t.eq(status.source(), prev, "recv_value status");
     t.okay(sent.wait().1, "isend_value completes");
+
+    // From PROC_NULL: no value and an empty status at once, blocking and async (mpi4py's
+    // `recv(source=PROC_NULL)` is `None`), even with a message waiting under the same tag.
+    let waiting = t.okay(world.isend_value(&stage(rank), next, 4), "isend_value");
+    let (none, status) = t.okay(
+        world.recv_value::<Stage>(PROC_NULL, 4),
+        "recv_value PROC_NULL",
+    );
+    t.eq(none, None, "nothing from PROC_NULL");
+    t.ok(status.is_proc_null(), "PROC_NULL status source");
+    t.eq_ok(status.count::<u8>(), 0, "PROC_NULL status count");
+    let (none, status) = t.okay(
+        futures::executor::block_on(world.recv_value_async::<Stage>(PROC_NULL, 4)),
+        "recv_value_async PROC_NULL",
+    );
+    t.eq(
+        (none, status.is_proc_null()),
+        (None, true),
+        "async PROC_NULL",
+    );
+    let (got, _) = t.okay(
+        world.recv_value::<Stage>(prev, 4),
+        "recv_value after PROC_NULL",
+    );
+    t.eq(got, Some(stage(prev)), "the waiting message is still there");
+    t.okay(waiting.wait().1, "isend_value completes");
 
     // Async receives of values of different sizes, from any source, under block_on.
     let sends: Vec<_> = (0..3)
@@ -78,7 +104,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     ));
     for (k, result) in results.into_iter().enumerate() {
         let (value, status) = t.okay(result, "recv_value_async");
-        t.eq(value, vec![stage(prev); k + 1], "async value");
+        t.eq(value, Some(vec![stage(prev); k + 1]), "async value");
         t.eq(status.tag(), 10 + k as i32, "async tag");
     }
     for send in sends {
@@ -113,6 +139,6 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         futures::executor::block_on(channel.recv_value_async::<Stage>()),
         "channel async",
     );
-    t.eq(got, stage(partner), "channel async typed value");
+    t.eq(got, Some(stage(partner)), "channel async typed value");
     t.okay(sent.wait().1, "channel send");
 }

@@ -25,17 +25,18 @@
 //! | [`env`](mod@env) | ch. 9, 11 | [`Mpi`]: init with a [`ThreadLevel`], finalize on drop, [`Launcher`] |
 //! | [`error`] | §9.3, §9.4 | [`Error`], [`ErrorClass`] |
 //! | [`datatype`] | §3.2.2 | [`Equivalence`]: which Rust types travel, as what |
-//! | [`comm`] | ch. 7 | [`Communicator`], [`Group`]: dup, split, split_type, compare, names |
+//! | [`comm`] | ch. 7 | [`Communicator`], [`Group`]: dup, split, split_type, compare, names, range_incl |
 //! | [`comm::p2p`] | ch. 3 | `send`, `ssend`, `bsend`, `rsend`, `recv`, `sendrecv(_replace)`, [`Status`] |
 //! | [`comm::probe`] | §3.8 | `probe`, `mprobe`, [`Message`], `recv_vec`, `recv_uninit` |
-//! | [`comm::nonblocking`] | §3.7 | `isend`, `issend`, `irecv` (scoped or owned) |
-//! | [`comm::persistent`] | §3.9 | `send_init`, `recv_init` → [`PersistentRequest`] |
+//! | [`comm::nonblocking`] | §3.7, §3.10 | `isend`, `issend`, `ibsend`, `irsend`, `irecv` (scoped or owned), `isendrecv(_replace)` |
+//! | [`comm::persistent`] | §3.9 | `send_init`, `ssend_init`, `bsend_init`, `rsend_init`, `recv_init` → [`PersistentRequest`] |
 //! | [`comm::persistent_collective`] | §6.13 | `barrier_init`, `allreduce_init`, … → [`PersistentRequest`] (MPI-4, Open MPI's `MPIX_`, or emulated) |
-//! | [`request`] | §3.7–§3.9 | [`scope`], [`Request`], [`OwnedRequest`], [`RequestSet`], futures |
+//! | [`request`] | §3.7–§3.9 | [`scope`], [`Request`], [`OwnedRequest`], [`RequestSet`], [`OwnedSet`], futures, `get_status` |
 //! | [`channel`] | ch. 3, 7 | [`Channel`]: a private link to one peer |
 //! | `comm::typed` (feature `serde`) | — | `send_value`, `recv_value`, `recv_value_async` |
 //! | [`comm::collective`] | ch. 6 | every collective, blocking, in place and nonblocking |
-//! | [`op`] | §6.9 | predefined reduction ops, typed; [`UserOp`] from closures |
+//! | [`comm::in_place`] | §6.12 | the nonblocking in-place collectives (`ireduce_in_place`, `igatherv_in_place`, …) |
+//! | [`op`] | §6.9 | predefined reduction ops, typed; [`UserOp`] from closures; `reduce_local`, `is_commutative` |
 //! | [`comm::agreement`] | ch. 6 | checked collectives: arguments verified across ranks |
 //! | [`comm::partition`] | ch. 6 | [`Partition`]: per-rank blocks for the v-collectives |
 //!

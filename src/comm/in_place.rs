@@ -5,7 +5,7 @@
 //! nonblocking ones return [`Error::CountOverflow`](crate::Error::CountOverflow) for a block or
 //! offset over `i32::MAX`.
 //!
-//! A body takes an [`Issue`]: blocking, or started in a [`scope`](crate::scope). Both forms
+//! A body takes an `Issue`: blocking, or started in a [`scope`](crate::scope). Both forms
 //! check the same arguments on the calling rank; the nonblocking one also runs checked mode's
 //! agreement (see [`agreement`](super::agreement)) and returns the [`Request`].
 

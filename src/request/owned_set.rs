@@ -12,7 +12,11 @@ use crate::Status;
 use crate::datatype::repair;
 use crate::error::Result;
 
-/// Owned requests completed together; see the [module docs](self).
+/// Owned requests completed together (`MPI_Waitany`, `MPI_Waitsome`, `MPI_Waitall` and the
+/// `MPI_Test*` forms, MPI-4.0 §3.7.5): a completed request's buffer comes back with its index
+/// and status, e.g. to a master receiving from whichever worker answers first. The handles
+/// live in one contiguous array; once the set has room for a batch, completing it allocates
+/// nothing.
 ///
 /// Indices are positions in push order. Dropping the set completes what is pending (receives
 /// are cancelled first) and drops the buffers; a buffer MPI could not be made to release is

@@ -18,6 +18,7 @@ use crate::datatype::repair;
 use crate::env::enter;
 use crate::error::{Error, Result, check};
 use crate::ffi;
+use std::ffi::c_int;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -627,37 +628,19 @@ impl ActiveSet<'_, '_> {
     }
 
     fn any(&mut self, operation: &'static str, block: bool) -> Result<Option<(usize, Status)>> {
-        /// Sets up to this size pass their handles from the stack, as a C program would.
-        const INLINE: usize = 32;
-        let n = self.requests.len();
-        let count = crate::datatype::count_of::<i32>(n, operation)?;
-        let mut inline = [request_null(); INLINE];
-        let mut heap = Vec::new();
-        let handles: &mut [ffi::MPI_Request] = if n <= INLINE {
-            &mut inline[..n]
-        } else {
-            heap.resize(n, request_null());
-            &mut heap
-        };
-        for (handle, request) in handles.iter_mut().zip(self.requests.iter_mut()) {
-            let active = request.is_active(Internal(()));
-            *handle = if active {
-                *request.handle(Internal(()))
-            } else {
-                request_null()
-            };
-        }
+        let mut handles = Scratch::new();
+        let (count, raw) = self.handles(&mut handles, operation)?;
         let (mut index, mut flag, mut status) = (0, 1, Status::empty());
         let rc = {
             let _gate = enter(operation)?;
-            let raw = handles.as_mut_ptr();
-            // SAFETY: `handles` holds `count` handles of requests this set borrows (null for the
+            // SAFETY: `raw` holds `count` handles of requests this set borrows (null for the
             // inactive ones); MPI writes index, flag and status.
             unsafe {
                 if block {
-                    ffi::MPI_Waitany(count, raw, &mut index, status.as_raw_mut())
+                    ffi::MPI_Waitany(count, raw.as_mut_ptr(), &mut index, status.as_raw_mut())
                 } else {
-                    ffi::MPI_Testany(count, raw, &mut index, &mut flag, status.as_raw_mut())
+                    let (r, i, f, st) = (raw.as_mut_ptr(), &mut index, &mut flag, &mut status);
+                    ffi::MPI_Testany(count, r, i, f, st.as_raw_mut())
                 }
             }
         };
@@ -667,12 +650,163 @@ impl ActiveSet<'_, '_> {
             .ok()
             .filter(|_| flag != 0 && index != ffi::MPI_UNDEFINED);
         if let Some(i) = completed {
-            let request = &mut self.requests[i];
-            *request.handle(Internal(())) = handles[i];
-            request.completed(Internal(()), status);
+            self.complete_one(i, raw[i], status);
         }
         check(rc, operation)?;
         Ok(completed.map(|i| (i, status)))
+    }
+
+    /// Waits until at least one active operation completes (`MPI_Waitsome`), appending each
+    /// completed one's index and status to `completed`; returns how many (0 when none is
+    /// active).
+    ///
+    /// # Errors
+    /// As [`ActiveSet::wait_any`].
+    pub fn wait_some(&mut self, completed: &mut Vec<(usize, Status)>) -> Result<usize> {
+        self.some("wait_some", true, completed)
+    }
+
+    /// Like [`wait_some`](ActiveSet::wait_some) but returns at once (`MPI_Testsome`).
+    ///
+    /// # Errors
+    /// As [`ActiveSet::wait_any`].
+    pub fn test_some(&mut self, completed: &mut Vec<(usize, Status)>) -> Result<usize> {
+        self.some("test_some", false, completed)
+    }
+
+    fn some(
+        &mut self,
+        operation: &'static str,
+        block: bool,
+        out: &mut Vec<(usize, Status)>,
+    ) -> Result<usize> {
+        let (mut handles, mut indices, mut statuses) =
+            (Scratch::new(), Scratch::new(), Scratch::new());
+        let (count, raw) = self.handles(&mut handles, operation)?;
+        let n = raw.len();
+        let (indices, statuses) = (indices.slice(n, 0), statuses.slice(n, Status::empty()));
+        let mut outcount: c_int = 0;
+        let rc = {
+            let _gate = enter(operation)?;
+            let (r, idx, st) = (
+                raw.as_mut_ptr(),
+                indices.as_mut_ptr(),
+                statuses.as_mut_ptr().cast::<ffi::MPI_Status>(),
+            );
+            // SAFETY: `raw`, `indices` and `statuses` hold `count` entries each (`Status` is a
+            // transparent `MPI_Status`); the handles are of requests this set borrows.
+            unsafe {
+                if block {
+                    ffi::MPI_Waitsome(count, r, &mut outcount, idx, st)
+                } else {
+                    ffi::MPI_Testsome(count, r, &mut outcount, idx, st)
+                }
+            }
+        };
+        let done = usize::try_from(outcount).unwrap_or(0); // MPI_UNDEFINED: none was active
+        for k in 0..done {
+            let i = usize::try_from(indices[k]).expect("MPI returns valid indices");
+            self.complete_one(i, raw[i], statuses[k]);
+            out.push((i, statuses[k]));
+        }
+        check(rc, operation)?;
+        Ok(done)
+    }
+
+    /// Whether every active operation has completed (`MPI_Testall`); if so they are all
+    /// completed, otherwise none is.
+    ///
+    /// # Errors
+    /// As [`ActiveSet::wait_any`].
+    pub fn test_all(&mut self) -> Result<bool> {
+        const OP: &str = "test_all";
+        let (mut handles, mut statuses) = (Scratch::new(), Scratch::new());
+        let (count, raw) = self.handles(&mut handles, OP)?;
+        let statuses = statuses.slice(raw.len(), Status::empty());
+        let mut flag: c_int = 0;
+        let rc = {
+            let _gate = enter(OP)?;
+            let st = statuses.as_mut_ptr().cast::<ffi::MPI_Status>();
+            // SAFETY: `raw` and `statuses` hold `count` entries each (`Status` is a transparent
+            // `MPI_Status`); the handles are of requests this set borrows.
+            unsafe { ffi::MPI_Testall(count, raw.as_mut_ptr(), &mut flag, st) }
+        };
+        if flag != 0 {
+            for (i, &handle) in raw.iter().enumerate() {
+                if self.requests[i].is_active(Internal(())) {
+                    self.complete_one(i, handle, statuses[i]);
+                }
+            }
+        }
+        let benign = |s: &Status| {
+            let code = s.as_raw().MPI_ERROR;
+            code == ffi::MPI_SUCCESS || code == ffi::MPI_ERR_PENDING
+        };
+        match check(rc, OP) {
+            // MPICH 4.0-5.0 return MPI_ERR_IN_STATUS from MPI_Testall over persistent collectives
+            // whose statuses all say MPI_SUCCESS (done) or MPI_ERR_PENDING (not yet): no error
+            // happened (reproduced in C).
+            Err(e)
+                if e.class() == Some(crate::ErrorClass::InStatus)
+                    && statuses.iter().all(benign) => {}
+            other => other?,
+        }
+        Ok(flag != 0)
+    }
+
+    /// The handles of the set, in order, with null for the inactive requests (MPI skips null
+    /// handles), in `scratch`.
+    fn handles<'h>(
+        &mut self,
+        scratch: &'h mut Scratch<ffi::MPI_Request>,
+        operation: &'static str,
+    ) -> Result<(c_int, &'h mut [ffi::MPI_Request])> {
+        let count = crate::datatype::count_of::<i32>(self.requests.len(), operation)?;
+        let handles = scratch.slice(self.requests.len(), request_null());
+        for (handle, request) in handles.iter_mut().zip(self.requests.iter_mut()) {
+            if request.is_active(Internal(())) {
+                *handle = *request.handle(Internal(()));
+            }
+        }
+        Ok((count, handles))
+    }
+
+    /// Records that MPI completed request `i`, leaving `handle` (a persistent request's stays,
+    /// inactive; an emulated collective's is now null).
+    fn complete_one(&mut self, i: usize, handle: ffi::MPI_Request, status: Status) {
+        let request = &mut self.requests[i];
+        *request.handle(Internal(())) = handle;
+        request.completed(Internal(()), status);
+    }
+}
+
+/// Room for one call's arrays: on the stack for sets of up to [`INLINE`] requests, as a C
+/// program would pass them, on the heap beyond.
+struct Scratch<T> {
+    inline: Option<[T; INLINE]>,
+    heap: Vec<T>,
+}
+
+/// Sets up to this size complete without allocating.
+const INLINE: usize = 32;
+
+impl<T: Copy> Scratch<T> {
+    fn new() -> Self {
+        Scratch {
+            inline: None,
+            heap: Vec::new(),
+        }
+    }
+
+    /// `n` entries, each `fill`.
+    fn slice(&mut self, n: usize, fill: T) -> &mut [T] {
+        if n <= INLINE {
+            &mut self.inline.insert([fill; INLINE])[..n]
+        } else {
+            self.heap.clear();
+            self.heap.resize(n, fill);
+            &mut self.heap
+        }
     }
 }
 

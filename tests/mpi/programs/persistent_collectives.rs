@@ -508,7 +508,8 @@ fn no_growth(world: &Communicator<'_>, t: &mut Checks) {
 }
 
 /// `start_all` over requests of different kinds, started together and completed together
-/// (`wait_all`) or one by one (`wait_any`, `test_any`).
+/// (`wait_all`, `test_all`), one by one (`wait_any`, `test_any`) or some at a time
+/// (`wait_some`, `test_some`).
 fn mixed_set(world: &Communicator<'_>, t: &mut Checks) {
     let (r, n) = (i64::from(world.rank()), i64::from(world.size()));
     let mut sum = t.okay(
@@ -524,26 +525,52 @@ fn mixed_set(world: &Communicator<'_>, t: &mut Checks) {
             from_root.buffer_mut().copy_from_slice(&[k, -k]);
         }
         let mut set: [&mut dyn Persistent; 3] = [&mut sum, &mut from_root, &mut barrier];
-        // Even iterations wait for all; odd ones take the operations as they complete
-        // (`MPI_Waitany` on even-odd, `MPI_Testany` polling on the others).
+        // The iterations cycle through the ways to complete the set: all at once, one at a
+        // time (`wait_any`, `test_any`), some at a time (`wait_some`, `test_some`), or polling
+        // `test_all`; each operation must be reported exactly once.
         let done = ferrompi::start_all(&mut set).and_then(|mut active| {
-            if k % 2 == 0 {
-                return active.wait_all();
-            }
             let mut seen = [false; 3];
-            loop {
-                let next = if k % 4 == 1 {
-                    active.wait_any()?
-                } else {
-                    match active.test_any()? {
-                        None if seen.iter().any(|s| !s) => continue,
-                        other => other,
+            let mut batch = Vec::new();
+            let mut note = |i: usize| {
+                assert!(
+                    !std::mem::replace(&mut seen[i], true),
+                    "operation {i} reported twice"
+                );
+            };
+            match k % 6 {
+                0 => return active.wait_all(),
+                1 => {
+                    while let Some((i, _)) = active.wait_any()? {
+                        note(i);
                     }
-                };
-                match next {
-                    Some((i, _)) if !std::mem::replace(&mut seen[i], true) => {}
-                    Some((i, _)) => panic!("operation {i} reported twice"),
-                    None => break,
+                }
+                2 => {
+                    for _ in 0..3 {
+                        let (i, _) = loop {
+                            if let Some(done) = active.test_any()? {
+                                break done;
+                            }
+                        };
+                        note(i);
+                    }
+                    assert!(active.test_any()?.is_none(), "nothing left");
+                }
+                3 | 4 => {
+                    let mut reported = 0;
+                    while reported < 3 {
+                        batch.clear();
+                        reported += if k % 6 == 3 {
+                            active.wait_some(&mut batch)?
+                        } else {
+                            active.test_some(&mut batch)?
+                        };
+                        batch.iter().for_each(|&(i, _)| note(i));
+                    }
+                    assert_eq!(active.wait_some(&mut batch)?, 0, "nothing left");
+                }
+                _ => {
+                    while !active.test_all()? {}
+                    (0..3).for_each(&mut note);
                 }
             }
             assert!(seen.iter().all(|&s| s), "every operation completes once");

@@ -169,14 +169,28 @@ impl<'comm, B: OwnedBuffer> OwnedSet<'comm, B> {
     /// As [`RequestSet::wait_all`]; the buffers stay in the set then.
     pub fn wait_all(&mut self) -> Result<Vec<(usize, B)>> {
         self.requests.wait_all()?;
+        Ok(self.hand_back_all())
+    }
+
+    /// Like [`wait_all`](OwnedSet::wait_all) but returns at once (`MPI_Testall`): the buffers
+    /// once every request has completed, `None` (and nothing handed back) before.
+    ///
+    /// # Errors
+    /// As [`OwnedSet::wait_all`].
+    pub fn test_all(&mut self) -> Result<Option<Vec<(usize, B)>>> {
+        Ok(self.requests.test_all()?.then(|| self.hand_back_all()))
+    }
+
+    /// Every buffer not handed back yet, with its index, in index order; all are complete.
+    fn hand_back_all(&mut self) -> Vec<(usize, B)> {
         self.ready.clear();
         let indices: Vec<usize> = (0..self.buffers.len())
             .filter(|&i| self.buffers[i].is_some())
             .collect();
-        Ok(indices
+        indices
             .into_iter()
             .map(|i| (i, self.hand_back(i)))
-            .collect())
+            .collect()
     }
 }
 

@@ -78,6 +78,9 @@ pub struct PersistentRequest<'comm, B: Buffers> {
     keep: Keep<'comm>,
     /// Without persistent collectives in the MPI: the nonblocking call each start makes.
     emulated: Option<Emulated<'comm>>,
+    /// The status `get_status` saw for the active operation: MPICH 5.0 completes a persistent
+    /// request there and its `MPI_Wait` then reports the empty status (reproduced in C).
+    peeked: Option<Status>,
     _comm: PhantomData<&'comm ()>,
 }
 
@@ -108,6 +111,7 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
             buffer: Some(buffer),
             keep,
             emulated,
+            peeked: None,
             _comm: PhantomData,
         }
     }
@@ -136,6 +140,7 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
         };
         check(rc, operation)?;
         self.active = true;
+        self.peeked = None;
         super::count_outstanding(1);
         Ok(())
     }
@@ -232,8 +237,18 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
                 self.raw.wait("drop")
             }
         };
+        let result = result.map(|status| self.reported(status));
         self.after_wait(&result);
         result
+    }
+
+    /// The status to report for a completion MPI reported as `status`: what `get_status` saw
+    /// when MPI now says nothing (see `peeked`).
+    fn reported(&mut self, status: Status) -> Status {
+        match self.peeked.take() {
+            Some(seen) if status.is_empty() => seen,
+            _ => status,
+        }
     }
 
     fn after_wait(&mut self, result: &Result<Status>) {
@@ -411,7 +426,9 @@ impl<B: Buffers> Active<'_, '_, B> {
         }
         let result = self.request.raw.test("test");
         if let Ok(Some(status)) = result {
+            let status = self.request.reported(status);
             self.request.after_wait(&Ok(status));
+            return Ok(Some(status));
         }
         result
     }
@@ -426,7 +443,11 @@ impl<B: Buffers> Active<'_, '_, B> {
         if !self.request.active {
             return Ok(Some(Status::empty()));
         }
-        self.request.raw.get_status("request_get_status")
+        let seen = self.request.raw.get_status("request_get_status")?;
+        if seen.is_some() {
+            self.request.peeked = seen;
+        }
+        Ok(seen)
     }
 }
 
@@ -542,6 +563,7 @@ impl<B: Buffers> Persistent for PersistentRequest<'_, B> {
         self.active
     }
     fn completed(&mut self, _: Internal, status: Status) {
+        let status = self.reported(status);
         self.after_wait(&Ok(status));
     }
 }

@@ -21,7 +21,6 @@ use crate::error::Result;
 /// Indices are positions in push order. Dropping the set completes what is pending (receives
 /// are cancelled first) and drops the buffers; a buffer MPI could not be made to release is
 /// leaked, never freed.
-#[derive(Debug)]
 pub struct OwnedSet<'comm, B: OwnedBuffer> {
     requests: RequestSet<'comm>,
     /// By index; `None` once handed back.
@@ -30,6 +29,17 @@ pub struct OwnedSet<'comm, B: OwnedBuffer> {
     ready: Vec<(usize, Status)>,
     /// Scratch for `wait_some`/`test_some`.
     completed: Vec<(usize, Status)>,
+}
+
+/// Shows the counts, never the buffers: MPI may be writing those still pending (a derived
+/// `Debug` would read them while a receive is in flight).
+impl<B: OwnedBuffer> std::fmt::Debug for OwnedSet<'_, B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OwnedSet")
+            .field("len", &self.len())
+            .field("pending", &self.pending())
+            .finish_non_exhaustive()
+    }
 }
 
 // SAFETY: as for `OwnedRequest`: handles are identifiers used only through calls that pass the

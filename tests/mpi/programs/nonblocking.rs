@@ -89,6 +89,12 @@ fn owned_sets(world: &Communicator<'_>, t: &mut Checks) {
             );
             t.eq(inbox.push(request), from as usize, "set index = push order");
         }
+        // Debug shows counts, never the buffers MPI may still be writing.
+        let shown = format!("{inbox:?}");
+        t.ok(
+            shown.contains("pending") && !shown.contains("[0, 0"),
+            format!("OwnedSet Debug reads no buffer: {shown}"),
+        );
         let mut outbox = ferrompi::OwnedSet::new();
         for to in 0..size {
             let request = t.okay(

@@ -127,6 +127,55 @@ pub enum Error {
         /// What the encoder or decoder said.
         reason: String,
     },
+    /// A one-sided call would reach outside the target's window (checked before MPI is
+    /// called, MPI-4.0 §12.3).
+    #[error(
+        "{operation}: elements {index}..{index}+{len} are outside target {target}'s window of {window_len}"
+    )]
+    OutOfBounds {
+        /// The operation.
+        operation: &'static str,
+        /// The target rank.
+        target: i32,
+        /// The first element asked for.
+        index: usize,
+        /// How many elements.
+        len: usize,
+        /// The target window's length in elements.
+        window_len: usize,
+    },
+    /// A window call made in the wrong epoch on this process: an epoch inside another, a
+    /// `flush` outside a passive epoch, a target other than the locked one.
+    #[error("{operation}: {reason}")]
+    EpochMisuse {
+        /// The operation.
+        operation: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The processes of a shared window did not enter the same epoch (one reads while
+    /// another writes). Detected on every process before any memory is touched; the window
+    /// refuses every later epoch.
+    #[error("{operation}: processes disagree on the shared window's epoch: {reason}")]
+    EpochMismatch {
+        /// The operation.
+        operation: &'static str,
+        /// Which processes announced what.
+        reason: String,
+    },
+    /// A shared-memory window was asked for on a communicator whose processes cannot share
+    /// memory (they span nodes).
+    #[error(
+        "{operation}: the communicator's {size} processes do not share memory (this node has {node} of them); use split_shared"
+    )]
+    NotSharedMemory {
+        /// The operation.
+        operation: &'static str,
+        /// Processes in the communicator.
+        size: i32,
+        /// Of them, on this process's node.
+        node: i32,
+    },
     /// Any other argument the crate rejects before calling MPI.
     #[error("{operation}: {reason}")]
     InvalidArgument {

@@ -39,6 +39,9 @@
 //! | [`op`] | §6.9 | predefined reduction ops, typed; [`UserOp`] from closures; `reduce_local`, `is_commutative` |
 //! | [`comm::agreement`] | ch. 6 | checked collectives: arguments verified across ranks |
 //! | [`comm::partition`] | ch. 6 | [`Partition`]: per-rank blocks for the v-collectives |
+//! | [`info`] | ch. 10 | [`Info`]: hints for windows and communicators |
+//! | [`window::shared`] | §12.2.3, §12.7 | [`SharedWindow`]: one copy per node, read and write epochs, atomics |
+//! | [`window::rma`] | ch. 12 | [`Window`]: put, get, accumulate, atomics, `rput`/`rget`; fence, PSCW, lock epochs |
 //!
 //! Which MPI the crate was built against: [`IMPLEMENTATION`], [`MPI_VERSION`], [`BUILD_PROBE`].
 //!
@@ -53,6 +56,8 @@
 //! | [`OwnedRequest`], [`PersistentRequest`] | yes | yes | calls gated; buffers are `Send` |
 //! | [`Request`], [`RequestSet`] | no | no | tied to their [`scope`]'s thread |
 //! | [`Channel`], [`AttachedBuffer`] | yes | yes | as [`Communicator`] |
+//! | [`Info`] | yes | yes | as [`Communicator`]; changes need `&mut` |
+//! | [`SharedWindow`], [`Window`] | yes | yes | epochs need `&mut` (shared) or are serialised per process (RMA) |
 //!
 //! These hold whatever the implementation's handle representation (pointers in Open MPI,
 //! integers in MPICH); a compile-time assertion checks them.
@@ -126,8 +131,10 @@ pub mod datatype;
 pub mod env;
 pub mod error;
 pub mod ffi;
+pub mod info;
 pub mod op;
 pub mod request;
+pub mod window;
 
 pub use channel::Channel;
 pub use comm::bsend::{AttachedBuffer, BSEND_OVERHEAD};
@@ -146,6 +153,8 @@ pub use comm::{Communicator, Comparison, SplitType};
 pub use datatype::{Bytes, Datatype, Equivalence};
 pub use env::{InitOptions, Launcher, Mpi, ThreadLevel};
 pub use error::{Error, ErrorClass, Result, check};
+pub use info::Info;
+pub use window::{LockType, SharedWindow, Window};
 
 /// Initialises MPI with the defaults of [`Mpi::init`], runs `body`, and finalizes; an error
 /// ends the whole job at once with its message (see [`InitOptions::run`]). The one-line way to
@@ -161,8 +170,8 @@ pub fn run<E: std::fmt::Display>(body: impl FnOnce(&Mpi) -> std::result::Result<
     Mpi::builder().run(body)
 }
 pub use op::{
-    BitAnd, BitOr, BitXor, Loc, LogicalAnd, LogicalOr, LogicalXor, Max, MaxLoc, Min, MinLoc, Op,
-    OwnedOp, Prod, Sum, UserOp,
+    AccumulateOp, BitAnd, BitOr, BitXor, Loc, LogicalAnd, LogicalOr, LogicalXor, Max, MaxLoc, Min,
+    MinLoc, NoOp, Op, OwnedOp, Prod, Replace, Sum, UserOp,
 };
 pub use request::{
     Active, ActiveAll, ActiveSet, Buffers, NoBuffer, OwnedBuffer, OwnedRequest, OwnedSet, Pair,

@@ -9,6 +9,7 @@
 //! | [`BitAnd`], [`BitOr`], [`BitXor`] | `MPI_BAND`, `MPI_BOR`, `MPI_BXOR` | integers ([`Bitwise`]) |
 //! | [`MinLoc`], [`MaxLoc`] | `MPI_MINLOC`, `MPI_MAXLOC` | [`Loc`] pairs |
 //! | [`UserOp`] | `MPI_Op_create` | any [`Equivalence`] type |
+//! | [`Replace`], [`NoOp`] | `MPI_REPLACE`, `MPI_NO_OP` | one-sided accumulates only ([`AccumulateOp`]) |
 //!
 //! Arrays `[T; N]` reduce element-wise wherever `T` does.
 //!
@@ -79,6 +80,40 @@ pub trait OwnedOp<T: Equivalence>: sealed::Sealed + Send + Sync {
     fn owned_operand(&self) -> Operand;
 }
 
+/// An operation one-sided accumulates apply at the target (MPI-4.0 §12.3.4): a predefined
+/// reduction op, [`Replace`] or [`NoOp`]. User-defined ops are not allowed there, so
+/// [`UserOp`] does not implement it. Sealed.
+pub trait AccumulateOp<T: Equivalence>: sealed::Sealed {
+    /// The MPI op and datatype to accumulate `T` with.
+    #[doc(hidden)]
+    fn accumulate_operand(&self) -> Operand;
+}
+
+macro_rules! rma_only {
+    ($($(#[$doc:meta])* $name:ident = $konst:ident;)*) => {$(
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+        pub struct $name;
+        impl sealed::Sealed for $name {}
+        impl<T: Equivalence> AccumulateOp<T> for $name {
+            #[inline(always)]
+            fn accumulate_operand(&self) -> Operand {
+                // SAFETY: an immutable predefined handle defined by the shim.
+                let op = unsafe { ffi::$konst };
+                Operand { op, datatype: T::datatype().as_raw(), per_value: T::ELEMENTS }
+            }
+        }
+    )*};
+}
+
+rma_only! {
+    /// `MPI_REPLACE`: the target's value becomes the origin's (an atomic put).
+    Replace = ferrompi_MPI_REPLACE;
+    /// `MPI_NO_OP`: the target is left as it is (an atomic get, with `get_accumulate` or
+    /// `fetch_and_op`).
+    NoOp = ferrompi_MPI_NO_OP;
+}
+
 macro_rules! marker {
     ($(#[$doc:meta])* $name:ident: $($ty:ty),*) => {
         $(#[$doc])*
@@ -130,6 +165,12 @@ macro_rules! predefined {
         impl<T: $bound> OwnedOp<T> for $name {
             #[inline(always)]
             fn owned_operand(&self) -> Operand {
+                Op::<T>::operand(self)
+            }
+        }
+        impl<T: $bound> AccumulateOp<T> for $name {
+            #[inline(always)]
+            fn accumulate_operand(&self) -> Operand {
                 Op::<T>::operand(self)
             }
         }

@@ -39,6 +39,9 @@ pub struct Communicator<'env> {
     rank: c_int,
     size: c_int,
     owned: bool,
+    /// Made by `split_type(Shared)` (or a `dup` of one), or `MPI_COMM_SELF`: its processes
+    /// are known to share memory, so shared windows skip checking.
+    node_local: bool,
     _env: PhantomData<&'env Mpi>,
 }
 
@@ -112,6 +115,7 @@ impl<'env> Communicator<'env> {
             rank: 0,
             size: 0,
             owned: false,
+            node_local: false,
             _env: PhantomData,
         };
         let set_up = |comm: &mut Communicator<'_>| -> Result<()> {
@@ -142,6 +146,25 @@ impl<'env> Communicator<'env> {
     /// The raw handle, for calling `ffi` directly. It stays owned by `self`.
     pub fn as_raw(&self) -> ffi::MPI_Comm {
         self.raw
+    }
+
+    /// Whether this communicator's processes share memory, known without asking MPI: it was
+    /// made by [`split_shared`](Communicator::split_shared) (or is a dup of one), or is
+    /// `MPI_COMM_SELF`. `false` means "not known", not "not shared".
+    pub fn is_known_node_local(&self) -> bool {
+        self.node_local
+    }
+
+    /// Whether this communicator's processes share memory: known ones at once, otherwise by
+    /// splitting by node (collective) and comparing sizes. Returns the node's process count.
+    ///
+    /// # Errors
+    /// As [`Communicator::split_type`].
+    pub fn node_process_count(&self) -> Result<i32> {
+        if self.node_local {
+            return Ok(self.size);
+        }
+        Ok(self.split_shared(0)?.size())
     }
 
     /// This process's rank in the communicator (`MPI_Comm_rank`, MPI-4.0 §7.4.1).
@@ -187,7 +210,9 @@ impl<'env> Communicator<'env> {
         let mut raw = comm_null();
         // SAFETY: valid communicator; MPI writes the new handle.
         check(unsafe { ffi::MPI_Comm_dup(self.raw, &mut raw) }, OP)?;
-        Communicator::adopt(raw, OP)?.ok_or_else(|| unexpected_null(OP))
+        let mut dup = Communicator::adopt(raw, OP)?.ok_or_else(|| unexpected_null(OP))?;
+        dup.node_local = self.node_local;
+        Ok(dup)
     }
 
     /// `MPI_Comm_split` (MPI-4.0 §7.4.2): partitions the processes by `color`, ordering each part
@@ -228,6 +253,7 @@ impl<'env> Communicator<'env> {
         key: i32,
     ) -> Result<Option<Communicator<'env>>> {
         const OP: &str = "split_type";
+        let node_local = kind == Some(SplitType::Shared);
         let kind = kind.map_or(ffi::MPI_UNDEFINED, SplitType::raw);
         let _gate = enter(OP)?;
         let mut raw = comm_null();
@@ -236,7 +262,11 @@ impl<'env> Communicator<'env> {
             ffi::MPI_Comm_split_type(self.raw, kind, key, ffi::ferrompi_MPI_INFO_NULL, &mut raw)
         };
         check(rc, OP)?;
-        Communicator::adopt(raw, OP)
+        let mut comm = Communicator::adopt(raw, OP)?;
+        if let Some(comm) = &mut comm {
+            comm.node_local = node_local;
+        }
+        Ok(comm)
     }
 
     /// The ranks of this node: `split_type(Some(SplitType::Shared), key)`.
@@ -396,6 +426,7 @@ impl Mpi {
             rank,
             size,
             owned: false,
+            node_local: false,
             _env: PhantomData,
         }
     }
@@ -407,6 +438,7 @@ impl Mpi {
             rank: 0,
             size: 1,
             owned: false,
+            node_local: true,
             _env: PhantomData,
         }
     }

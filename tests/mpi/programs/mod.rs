@@ -21,7 +21,9 @@ mod persistent_collectives;
 mod persistent_p2p;
 mod probe;
 mod reductions;
+mod rma;
 mod send_modes;
+mod shared_window;
 mod soundness;
 mod threads;
 #[cfg(feature = "serde")]
@@ -223,6 +225,26 @@ pub const ALL: &[Program] = &[
         expect: Expect::Pass,
         slow: false,
         run: persistent_p2p::run,
+    },
+    Program {
+        name: "shared_window",
+        file: "shared_window",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: true,
+        expect: Expect::Pass,
+        slow: false,
+        run: shared_window::run,
+    },
+    Program {
+        name: "rma",
+        file: "rma",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: true,
+        expect: Expect::Pass,
+        slow: false,
+        run: rma::run,
     },
     Program {
         name: "bcast",

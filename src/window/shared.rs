@@ -1,0 +1,705 @@
+//! Shared-memory windows (`MPI_Win_allocate_shared`, MPI-4.0 §12.2.3): one copy of the data
+//! per node, read and written by every process of the node with plain loads and stores.
+//!
+//! ```no_run
+//! # use ferrompi::{Mpi, window::SharedWindow};
+//! let mpi = Mpi::init()?;
+//! let node = mpi.world().split_shared(0)?;
+//! // The node's rank 0 stores a million values; everyone else stores nothing.
+//! let len = if node.rank() == 0 { 1 << 20 } else { 0 };
+//! let mut table = SharedWindow::<f64>::allocate(&node, len)?;
+//! {
+//!     let mut write = table.write()?;      // collective
+//!     for (i, x) in write.local().iter_mut().enumerate() {
+//!         *x = i as f64;
+//!     }
+//! }
+//! let read = table.read()?;                // collective
+//! let sum: f64 = read.segment(0).unwrap().iter().sum();
+//! # Ok::<(), ferrompi::Error>(())
+//! ```
+//!
+//! # The access model
+//!
+//! Safe code reaches the window's memory only inside an *epoch*, entered collectively by every
+//! process of the window's communicator:
+//!
+//! | epoch | entered by | gives |
+//! |---|---|---|
+//! | [`ReadEpoch`] | [`SharedWindow::read`] | `&[T]` of every process's segment (and of the whole window when contiguous) |
+//! | [`WriteEpoch`] | [`SharedWindow::write`] | `&mut [T]` of this process's own segment |
+//! | [`AtomicEpoch`] | [`SharedWindow::atomic`] | element-wise atomics on any segment (MPI's `fetch_and_op`, `compare_and_swap`) |
+//!
+//! The epoch borrows the window mutably (`&mut self`), and so do the references it gives out:
+//! a process is in at most one epoch at a time, and cannot keep a reference into the window
+//! past the start of its next epoch. Leaving an epoch is dropping it (and its references);
+//! it costs nothing. Entering one costs what C pays for the same guarantee: `MPI_Win_sync`,
+//! `MPI_Barrier`, `MPI_Win_sync` (the §12.7 memory model's recipe for load/store
+//! synchronisation under a `lock_all` the window holds for its life), plus one store and one
+//! load per process of the node, the epoch check below.
+//!
+//! # Why it cannot race
+//!
+//! A *control block* in the window (before rank 0's segment, never handed out) holds, for
+//! each process, two announcement words, one per epoch parity. To enter its `s`-th epoch of
+//! kind `k`, a process stores `(s, k)` in its word of parity `s % 2` (release), then syncs and
+//! takes part in the barrier, then loads every process's word of parity `s % 2` (acquire) and
+//! enters only if **all** of them are exactly `(s, k)`; otherwise it returns
+//! [`Error::EpochMismatch`] and refuses every later epoch.
+//!
+//! Claim: two processes are never inside epochs at the same time unless the epochs have the
+//! same number and kind. Suppose process A is inside epoch `(s, k)` and B inside `(s', k')`.
+//! A entered after reading B's word as `(s, k)`, and B after reading A's as `(s', k')`. A
+//! process's announcements only grow, one per epoch, made before entering it and never while
+//! inside one. If `s < s'`, B's announcement `(s', k')` came after it left `s`, but B read
+//! A's word as `(s', k')`: A announced `s'` — after leaving `s`, yet A is inside `s`. The
+//! symmetric case is the same, so `s = s'`, and then A's only announcement of `s` is `(s, k)`,
+//! read by B as `(s', k')`: `k = k'`. So at any moment every process inside an epoch is in
+//! the same one: all reading (shared references only), all writing their own disjoint
+//! segment, or all using MPI atomics (no references). No reference ever observes memory
+//! being written. The release/acquire pair (and the syncs around the barrier) also make every
+//! store of epoch `s - 1` visible to every load of epoch `s`.
+//!
+//! The barrier is what makes correct programs pass the check (everybody has announced by
+//! the time anybody loads); it is not needed for soundness. Programs whose processes call
+//! `read` and `write` in different orders, or mix in other collectives, get
+//! [`Error::EpochMismatch`] on every process that would otherwise race, instead of a race.
+//! A process that stops entering epochs leaves the others blocked in the barrier, as any
+//! collective would.
+//!
+//! The element type is [`bytemuck::Pod`]: another process may have stored any bytes, and
+//! every bit pattern is a valid `Pod` value. The memory is zeroed at allocation (each process
+//! its own segment) because MPI leaves it undefined.
+
+use super::target::{Calls, Layout, operand, single_element};
+use super::{Assert, RawWindow};
+use crate::comm::Communicator;
+use crate::datatype::Equivalence;
+use crate::env::enter;
+use crate::error::{Error, Result, check};
+use crate::ffi;
+use crate::info::{Info, raw_or_null};
+use crate::op::{AccumulateOp, Bitwise, NoOp, Replace};
+use bytemuck::Pod;
+use std::ffi::c_int;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Epoch kinds in the announcement words (the low two bits).
+const READ: u64 = 1;
+const WRITE: u64 = 2;
+const ATOMIC: u64 = 3;
+
+/// One process's segment, as mapped in this process.
+#[derive(Debug)]
+struct Segment<T> {
+    ptr: NonNull<T>,
+    len: usize,
+}
+
+impl<T> Clone for Segment<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Segment<T> {}
+
+/// A window of `T` values in memory shared by the processes of one node (MPI-4.0 §12.2.3).
+/// See the [module docs](self) for the access model and why it is sound.
+pub struct SharedWindow<'c, T: Pod> {
+    win: RawWindow<'c>,
+    comm: ffi::MPI_Comm,
+    rank: usize,
+    segments: Box<[Segment<T>]>,
+    /// Every segment back to back, when MPI laid them out contiguously.
+    whole: Option<Segment<T>>,
+    /// `2 × size` announcement words, in rank 0's segment before its data.
+    control: NonNull<AtomicU64>,
+    seq: u64,
+    poisoned: bool,
+    layout: Layout,
+    _comm: PhantomData<&'c Communicator<'c>>,
+}
+
+impl<T: Pod> std::fmt::Debug for SharedWindow<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedWindow")
+            .field("type", &std::any::type_name::<T>())
+            .field("lens", &self.layout.lens)
+            .field("contiguous", &self.whole.is_some())
+            .field("epochs", &self.seq)
+            .finish()
+    }
+}
+
+// SAFETY: the pointers reach memory this window owns (mapped for its life); references into it
+// come only from epochs, which need `&mut self`; every MPI call passes the thread gate. `T` is
+// plain data; `Send + Sync` bounds pass references between threads only where `T` allows.
+unsafe impl<T: Pod + Send + Sync> Send for SharedWindow<'_, T> {}
+// SAFETY: `&SharedWindow` gives no access to the memory, only sizes and gated queries.
+unsafe impl<T: Pod + Send + Sync> Sync for SharedWindow<'_, T> {}
+
+/// Bytes of the control block: `2 × size` words, rounded up to a cache line and to `T`'s
+/// alignment so rank 0's data is aligned.
+fn control_bytes<T>(size: usize) -> usize {
+    let align = std::mem::align_of::<T>().max(64);
+    (2 * size * std::mem::size_of::<AtomicU64>()).div_ceil(align) * align
+}
+
+impl<'c, T: Pod> SharedWindow<'c, T> {
+    /// Allocates `len` zeroed values on this process, in memory every process of `comm` can
+    /// load and store (`MPI_Win_allocate_shared`, MPI-4.0 §12.2.3). Collective; lengths may
+    /// differ, and be zero on all but one process ("the leader stores, everyone reads").
+    /// Segments are contiguous (rank order), so a read epoch can give the whole window as one
+    /// slice.
+    ///
+    /// `comm` must be a node's communicator: one from
+    /// [`split_shared`](Communicator::split_shared) is known to be; any other is checked with a
+    /// `split_shared` of it.
+    ///
+    /// # Errors
+    /// [`Error::NotSharedMemory`] on every process if `comm`'s processes span nodes;
+    /// [`Error::InvalidArgument`] for a zero-sized `T`; [`Error::CountOverflow`];
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn allocate(comm: &'c Communicator<'_>, len: usize) -> Result<Self> {
+        Self::allocate_with_info(comm, len, None)
+    }
+
+    /// [`allocate`](SharedWindow::allocate) with hints, e.g. `alloc_shared_noncontig` =
+    /// `true` (each segment placed for its own process's NUMA domain; the whole window is
+    /// then not one slice).
+    ///
+    /// # Errors
+    /// As [`SharedWindow::allocate`].
+    pub fn allocate_with_info(
+        comm: &'c Communicator<'_>,
+        len: usize,
+        info: Option<&Info<'_>>,
+    ) -> Result<Self> {
+        const OP: &str = "win_allocate_shared";
+        super::disp_unit::<T>(OP)?;
+        if !comm.is_known_node_local() {
+            let node = comm.node_process_count()?;
+            if node != comm.size() {
+                return Err(Error::NotSharedMemory {
+                    operation: OP,
+                    size: comm.size(),
+                    node,
+                });
+            }
+        }
+        let size = usize::try_from(comm.size()).unwrap_or(0);
+        let rank = usize::try_from(comm.rank()).unwrap_or(0);
+        let control = control_bytes::<T>(size);
+        let data_bytes = super::window_bytes::<T>(len, OP)?;
+        let own_bytes = if rank == 0 {
+            data_bytes
+                .checked_add(control as ffi::MPI_Aint)
+                .ok_or_else(|| Error::InvalidArgument {
+                    operation: OP,
+                    reason: "the window size does not fit an MPI_Aint".into(),
+                })?
+        } else {
+            data_bytes
+        };
+        let win = {
+            let _gate = enter(OP)?;
+            let mut base: *mut u8 = std::ptr::null_mut();
+            let mut raw = super::win_null();
+            // SAFETY: MPI allocates `own_bytes` bytes (displacement unit 1) in shared memory,
+            // writes their address to `base` and the handle to `raw`.
+            let rc = unsafe {
+                ffi::MPI_Win_allocate_shared(
+                    own_bytes,
+                    1,
+                    raw_or_null(info),
+                    comm.as_raw(),
+                    (&raw mut base).cast(),
+                    &mut raw,
+                )
+            };
+            check(rc, OP)?;
+            let win = RawWindow::adopt(raw, OP)?;
+            // One passive epoch for the window's whole life: what MPI_Win_sync and the
+            // atomics need (MPI-4.0 §12.5.4, §12.7).
+            // SAFETY: a valid window; NOCHECK is true, no process locks it exclusively.
+            let rc = unsafe { ffi::MPI_Win_lock_all(Assert::NOCHECK.bits(), win.raw) };
+            check(rc, OP)?;
+            win
+        };
+        let mut window = SharedWindow {
+            win,
+            comm: comm.as_raw(),
+            rank,
+            segments: Box::new([]),
+            whole: None,
+            control: NonNull::dangling(),
+            seq: 0,
+            poisoned: false,
+            layout: Layout {
+                lens: Box::new([]),
+                scale: std::mem::size_of::<T>() as ffi::MPI_Aint,
+                rank0_offset: control as ffi::MPI_Aint,
+            },
+            _comm: PhantomData,
+        };
+        // MPI may round segment sizes up (Open MPI does, to pages, without the contiguity
+        // hint), so the lengths come from the processes themselves.
+        let mut lens = vec![0u64; size];
+        comm.allgather(&[len as u64], &mut lens)?;
+        window.map_segments(&lens, control)?;
+        window.zero_own();
+        Ok(window)
+    }
+
+    /// Finds every process's segment (`MPI_Win_shared_query`) and the control block, and
+    /// whether the segments are contiguous.
+    fn map_segments(&mut self, lens: &[u64], control: usize) -> Result<()> {
+        const OP: &str = "win_shared_query";
+        let mut segments = Vec::with_capacity(lens.len());
+        let _gate = enter(OP)?;
+        for (r, &len) in lens.iter().enumerate() {
+            let mut bytes: ffi::MPI_Aint = 0;
+            let mut unit: c_int = 0;
+            let mut base: *mut u8 = std::ptr::null_mut();
+            // SAFETY: a valid window and rank; MPI writes the size, unit and address.
+            let rc = unsafe {
+                ffi::MPI_Win_shared_query(
+                    self.win.raw,
+                    c_int::try_from(r).unwrap_or(c_int::MAX),
+                    &mut bytes,
+                    &mut unit,
+                    (&raw mut base).cast(),
+                )
+            };
+            check(rc, OP)?;
+            let mut bytes = usize::try_from(bytes).unwrap_or(0);
+            if r == 0 {
+                if base.is_null() || bytes < control || base.align_offset(8) != 0 {
+                    return Err(bad_segment(
+                        OP,
+                        "rank 0's segment has no room for the control block",
+                    ));
+                }
+                self.control = NonNull::new(base.cast()).unwrap_or(NonNull::dangling());
+                // SAFETY: `control` bytes of rank 0's segment are the control block.
+                base = unsafe { base.add(control) };
+                bytes -= control;
+            }
+            let len = usize::try_from(len).unwrap_or(usize::MAX);
+            if bytes / std::mem::size_of::<T>() < len {
+                return Err(bad_segment(
+                    OP,
+                    "a segment is smaller than its process asked for",
+                ));
+            }
+            let ptr = match NonNull::new(base.cast::<T>()) {
+                Some(p) if len > 0 => {
+                    if p.as_ptr().align_offset(std::mem::align_of::<T>()) != 0 {
+                        return Err(bad_segment(
+                            OP,
+                            "a segment is not aligned for the element type",
+                        ));
+                    }
+                    p
+                }
+                _ => NonNull::dangling(),
+            };
+            segments.push(Segment { ptr, len });
+        }
+        self.whole = contiguous(&segments);
+        self.layout.lens = segments.iter().map(|s| s.len).collect();
+        self.segments = segments.into_boxed_slice();
+        Ok(())
+    }
+
+    /// Zeroes this process's segment and announcement words, before any epoch can read them.
+    fn zero_own(&mut self) {
+        let own = self.segments[self.rank];
+        // SAFETY: this process's segment, `own.len` values no one else may access before the
+        // first epoch (which this process has not entered); zero is a valid `Pod`.
+        unsafe { std::ptr::write_bytes(own.ptr.as_ptr(), 0, own.len) };
+        for parity in 0..2 {
+            self.slot(parity, self.rank).store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Process `rank`'s announcement word of `parity`.
+    #[inline(always)]
+    fn slot(&self, parity: usize, rank: usize) -> &AtomicU64 {
+        let size = self.segments.len();
+        debug_assert!(parity < 2 && rank < size);
+        // SAFETY: the control block holds `2 × size` aligned words, alive with the window and
+        // only ever accessed atomically.
+        unsafe { &*self.control.as_ptr().add(parity * size + rank) }
+    }
+
+    /// Enters an epoch of `kind` with every other process; see the module docs.
+    fn enter(&mut self, kind: u64, operation: &'static str) -> Result<()> {
+        if self.poisoned {
+            return Err(Error::EpochMismatch {
+                operation,
+                reason: "an earlier epoch went out of step, so the window refuses new ones".into(),
+            });
+        }
+        self.seq += 1;
+        let word = self.seq << 2 | kind;
+        let parity = (self.seq & 1) as usize;
+        self.slot(parity, self.rank).store(word, Ordering::Release);
+        let synced = self.synchronise(operation);
+        if let Err(e) = synced {
+            self.poisoned = true;
+            return Err(e);
+        }
+        let size = self.segments.len();
+        if let Some(other) =
+            (0..size).find(|&r| self.slot(parity, r).load(Ordering::Acquire) != word)
+        {
+            self.poisoned = true;
+            let theirs = self.slot(parity, other).load(Ordering::Acquire);
+            return Err(Error::EpochMismatch {
+                operation,
+                reason: format!(
+                    "rank {} entered {}, rank {other} announced {}",
+                    self.rank,
+                    describe(word),
+                    describe(theirs)
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// `MPI_Win_sync`, `MPI_Barrier`, `MPI_Win_sync`.
+    #[inline]
+    fn synchronise(&self, operation: &'static str) -> Result<()> {
+        let _gate = enter(operation)?;
+        // SAFETY: a valid window inside the passive epoch it holds.
+        check(unsafe { ffi::MPI_Win_sync(self.win.raw) }, operation)?;
+        // SAFETY: the valid communicator the window was made on, borrowed for 'c.
+        check(unsafe { ffi::MPI_Barrier(self.comm) }, operation)?;
+        // SAFETY: as the first sync.
+        check(unsafe { ffi::MPI_Win_sync(self.win.raw) }, operation)
+    }
+
+    /// Enters a read epoch with every other process (collective): shared references to every
+    /// segment until the next epoch.
+    ///
+    /// # Errors
+    /// [`Error::EpochMismatch`] if the processes did not all call `read` as their next epoch
+    /// (or an earlier epoch went out of step); [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn read(&mut self) -> Result<ReadEpoch<'_, T>> {
+        self.enter(READ, "shared_read")?;
+        Ok(ReadEpoch { window: self })
+    }
+
+    /// Enters a write epoch with every other process (collective): this process's segment,
+    /// mutably, until the next epoch.
+    ///
+    /// # Errors
+    /// As [`SharedWindow::read`].
+    pub fn write(&mut self) -> Result<WriteEpoch<'_, T>> {
+        self.enter(WRITE, "shared_write")?;
+        let own = self.segments[self.rank];
+        Ok(WriteEpoch {
+            own,
+            _window: PhantomData,
+        })
+    }
+
+    /// Enters an atomic epoch with every other process (collective): element-wise atomic
+    /// operations on any segment, no references.
+    ///
+    /// # Errors
+    /// As [`SharedWindow::read`].
+    pub fn atomic(&mut self) -> Result<AtomicEpoch<'_, T>>
+    where
+        T: Equivalence,
+    {
+        self.enter(ATOMIC, "shared_atomic")?;
+        Ok(AtomicEpoch { window: self })
+    }
+
+    /// The number of values in `rank`'s segment; `None` for a rank outside the communicator.
+    pub fn len_of(&self, rank: i32) -> Option<usize> {
+        usize::try_from(rank)
+            .ok()
+            .and_then(|r| self.segments.get(r))
+            .map(|s| s.len)
+    }
+
+    /// The number of values in this process's segment.
+    pub fn local_len(&self) -> usize {
+        self.segments[self.rank].len
+    }
+
+    /// The number of values in the whole window, all segments together.
+    pub fn len(&self) -> usize {
+        self.segments.iter().map(|s| s.len).sum()
+    }
+
+    /// Whether the whole window holds no values.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the segments lie back to back in rank order, so a read epoch gives the whole
+    /// window as one slice ([`ReadEpoch::as_slice`]).
+    pub fn is_contiguous(&self) -> bool {
+        self.whole.is_some()
+    }
+
+    /// How many epochs this process has entered (or tried to).
+    pub fn epochs(&self) -> u64 {
+        self.seq
+    }
+
+    /// The hints MPI uses for the window (`MPI_Win_get_info`, MPI-4.0 §12.2.7).
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn info(&self) -> Result<Info<'c>> {
+        self.win.info()
+    }
+
+    /// The raw handle, for calling `ffi` directly. It stays owned by `self`, and is inside a
+    /// `lock_all` epoch for its whole life.
+    pub fn as_raw(&self) -> ffi::MPI_Win {
+        self.win.raw
+    }
+
+    /// Frees the window (`MPI_Win_unlock_all`, `MPI_Win_free`; collective), reporting errors;
+    /// dropping it does the same silently.
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn free(mut self) -> Result<()> {
+        let unlocked = self.unlock();
+        let freed = self.win.free();
+        unlocked.and(freed)
+    }
+
+    fn unlock(&mut self) -> Result<()> {
+        const OP: &str = "win_unlock_all";
+        if self.win.raw == super::win_null() {
+            return Ok(());
+        }
+        let _gate = enter(OP)?;
+        // SAFETY: a valid window inside the lock_all taken at allocation.
+        check(unsafe { ffi::MPI_Win_unlock_all(self.win.raw) }, OP)
+    }
+}
+
+impl<T: Pod> Drop for SharedWindow<'_, T> {
+    fn drop(&mut self) {
+        let _ = self.unlock();
+        // `self.win` frees the window when it drops, after this.
+    }
+}
+
+/// The segments as one run, if each starts where the previous non-empty one ends.
+fn contiguous<T>(segments: &[Segment<T>]) -> Option<Segment<T>> {
+    let mut run: Option<Segment<T>> = None;
+    for s in segments.iter().filter(|s| s.len > 0) {
+        run = Some(match run {
+            None => *s,
+            Some(r) => {
+                // SAFETY: one past the end of a segment MPI mapped, an in-bounds address.
+                let end = unsafe { r.ptr.as_ptr().add(r.len) };
+                if end != s.ptr.as_ptr() {
+                    return None;
+                }
+                Segment {
+                    ptr: r.ptr,
+                    len: r.len + s.len,
+                }
+            }
+        });
+    }
+    Some(run.unwrap_or(Segment {
+        ptr: NonNull::dangling(),
+        len: 0,
+    }))
+}
+
+#[cold]
+fn bad_segment(operation: &'static str, reason: &str) -> Error {
+    Error::InvalidArgument {
+        operation,
+        reason: format!("MPI returned an unusable shared segment: {reason}"),
+    }
+}
+
+/// An announcement word, for error messages.
+fn describe(word: u64) -> String {
+    let kind = match word & 3 {
+        READ => "read",
+        WRITE => "write",
+        ATOMIC => "atomic",
+        _ => "no",
+    };
+    format!("{kind} epoch #{}", word >> 2)
+}
+
+/// A read epoch of a [`SharedWindow`]: every process reads, no process writes. References
+/// it gives out keep the window borrowed, so they end before the next epoch begins:
+///
+/// ```compile_fail
+/// # use ferrompi::{Mpi, window::SharedWindow};
+/// # let mpi = Mpi::init().unwrap();
+/// # let node = mpi.world().split_shared(0).unwrap();
+/// let mut win = SharedWindow::<u64>::allocate(&node, 8).unwrap();
+/// let seen = win.read().unwrap().local();
+/// let mut w = win.write().unwrap(); // error[E0499]: cannot borrow `win` as mutable twice
+/// w.local()[0] = seen[0] + 1;
+/// ```
+#[derive(Debug)]
+pub struct ReadEpoch<'w, T: Pod> {
+    window: &'w SharedWindow<'w, T>,
+}
+
+impl<'w, T: Pod> ReadEpoch<'w, T> {
+    /// Process `rank`'s segment; `None` for a rank outside the communicator.
+    pub fn segment(&self, rank: i32) -> Option<&'w [T]> {
+        let window: &'w SharedWindow<'w, T> = self.window;
+        let s = usize::try_from(rank)
+            .ok()
+            .and_then(|r| window.segments.get(r))?;
+        // SAFETY: a mapped segment of `len` initialised values (zeroed at allocation, then
+        // written only in write epochs); in a read epoch no process writes (module docs), and
+        // the reference keeps the window borrowed, so it ends before this process's next epoch.
+        Some(unsafe { std::slice::from_raw_parts(s.ptr.as_ptr(), s.len) })
+    }
+
+    /// This process's own segment.
+    pub fn local(&self) -> &'w [T] {
+        let rank = i32::try_from(self.window.rank).unwrap_or(0);
+        self.segment(rank).unwrap_or(&[])
+    }
+
+    /// Every segment in rank order.
+    pub fn segments(&self) -> impl Iterator<Item = &'w [T]> + '_ {
+        (0..self.window.segments.len()).filter_map(|r| self.segment(r as i32))
+    }
+
+    /// The whole window as one slice, when the segments are contiguous
+    /// ([`SharedWindow::is_contiguous`]).
+    pub fn as_slice(&self) -> Option<&'w [T]> {
+        let window: &'w SharedWindow<'w, T> = self.window;
+        let s = window.whole?;
+        // SAFETY: as in `segment`: `whole` spans the segments, which MPI mapped back to back.
+        Some(unsafe { std::slice::from_raw_parts(s.ptr.as_ptr(), s.len) })
+    }
+}
+
+/// A write epoch of a [`SharedWindow`]: each process writes its own segment, none reads.
+/// `&mut` of one's own segment only; other segments are not reachable:
+///
+/// ```compile_fail
+/// # use ferrompi::{Mpi, window::SharedWindow};
+/// # let mpi = Mpi::init().unwrap();
+/// # let node = mpi.world().split_shared(0).unwrap();
+/// let mut win = SharedWindow::<u64>::allocate(&node, 8).unwrap();
+/// let mut w = win.write().unwrap();
+/// let other = w.segment(1); // error[E0599]: no method named `segment`
+/// ```
+#[derive(Debug)]
+pub struct WriteEpoch<'w, T: Pod> {
+    own: Segment<T>,
+    _window: PhantomData<&'w mut [T]>,
+}
+
+impl<'w, T: Pod> WriteEpoch<'w, T> {
+    /// This process's segment.
+    pub fn local(&mut self) -> &mut [T] {
+        // SAFETY: this process's segment; in a write epoch no other process reads or writes it
+        // (module docs), and the reference borrows the epoch, which borrows the window.
+        unsafe { std::slice::from_raw_parts_mut(self.own.ptr.as_ptr(), self.own.len) }
+    }
+
+    /// This process's segment, for the rest of the epoch.
+    pub fn into_local(self) -> &'w mut [T] {
+        // SAFETY: as in `local`; the epoch is consumed, so this is the only reference, and it
+        // keeps the window borrowed.
+        unsafe { std::slice::from_raw_parts_mut(self.own.ptr.as_ptr(), self.own.len) }
+    }
+}
+
+/// An atomic epoch of a [`SharedWindow`]: element-wise atomic operations (MPI-4.0 §12.3.5,
+/// each followed by `MPI_Win_flush`) on any process's segment, and no references.
+#[derive(Debug)]
+pub struct AtomicEpoch<'w, T: Pod + Equivalence> {
+    window: &'w SharedWindow<'w, T>,
+}
+
+impl<T: Pod + Equivalence> AtomicEpoch<'_, T> {
+    fn calls(&self) -> Calls {
+        Calls {
+            win: self.window.win.raw,
+        }
+    }
+
+    /// Atomically combines `value` into element `index` of `rank`'s segment and returns its
+    /// previous value (`MPI_Fetch_and_op`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidRank`], [`Error::OutOfBounds`]; [`Error::InvalidArgument`] if `T` is
+    /// several MPI elements; [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn fetch_and_op<O: AccumulateOp<T>>(
+        &self,
+        value: T,
+        rank: i32,
+        index: usize,
+        op: O,
+    ) -> Result<T> {
+        const OP: &str = "fetch_and_op";
+        single_element::<T>(OP)?;
+        let t = self.window.layout.locate::<T>(rank, index, 1, OP)?;
+        let mut result = T::zeroed();
+        let calls = self.calls();
+        // SAFETY: a valid window in its lifelong passive epoch; `value` and `result` live
+        // until the flush completes the call; no reference observes the target element.
+        unsafe { calls.fetch_and_op(&value, &mut result, t, operand(&op))? };
+        calls.flush(t.rank)?;
+        Ok(result)
+    }
+
+    /// Atomically reads element `index` of `rank`'s segment (`MPI_Fetch_and_op` with
+    /// `MPI_NO_OP`).
+    ///
+    /// # Errors
+    /// As [`AtomicEpoch::fetch_and_op`].
+    pub fn load(&self, rank: i32, index: usize) -> Result<T> {
+        self.fetch_and_op(T::zeroed(), rank, index, NoOp)
+    }
+
+    /// Atomically writes element `index` of `rank`'s segment (`MPI_Fetch_and_op` with
+    /// `MPI_REPLACE`), returning the previous value.
+    ///
+    /// # Errors
+    /// As [`AtomicEpoch::fetch_and_op`].
+    pub fn swap(&self, value: T, rank: i32, index: usize) -> Result<T> {
+        self.fetch_and_op(value, rank, index, Replace)
+    }
+
+    /// Atomically replaces element `index` of `rank`'s segment with `value` if it equals
+    /// `compare`; returns the previous value (`MPI_Compare_and_swap`). Integer types.
+    ///
+    /// # Errors
+    /// As [`AtomicEpoch::fetch_and_op`].
+    pub fn compare_and_swap(&self, value: T, compare: T, rank: i32, index: usize) -> Result<T>
+    where
+        T: Bitwise,
+    {
+        const OP: &str = "compare_and_swap";
+        single_element::<T>(OP)?;
+        let t = self.window.layout.locate::<T>(rank, index, 1, OP)?;
+        let mut result = T::zeroed();
+        let calls = self.calls();
+        // SAFETY: as in `fetch_and_op`.
+        unsafe { calls.compare_and_swap(&value, &compare, &mut result, t)? };
+        calls.flush(t.rank)?;
+        Ok(result)
+    }
+}

@@ -1,0 +1,372 @@
+//! The typed one-sided calls both window kinds make (MPI-4.0 §12.3), and the bounds check
+//! that keeps every one of them inside the target's window.
+
+use crate::datatype::{Equivalence, count_of, recv_ptr, send_ptr};
+use crate::env::enter;
+use crate::error::{Error, Result, check};
+use crate::ffi;
+use crate::op::{AccumulateOp, Operand};
+use crate::request::{Kind, RawRequest, request_null};
+use std::ffi::c_int;
+
+/// Where each target's elements are: their number, and how an element index becomes a
+/// displacement. Read-only after creation.
+#[derive(Debug)]
+pub(crate) struct Layout {
+    /// Elements of `T` in each rank's window.
+    pub(crate) lens: Box<[usize]>,
+    /// Displacement units per element: 1 when the window's `disp_unit` is `size_of::<T>()`,
+    /// `size_of::<T>()` when it is one byte.
+    pub(crate) scale: ffi::MPI_Aint,
+    /// Where rank 0's elements start, in displacement units (a shared window's control block).
+    pub(crate) rank0_offset: ffi::MPI_Aint,
+}
+
+/// A checked target: rank, displacement and MPI count of one call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Target {
+    pub(crate) rank: c_int,
+    pub(crate) disp: ffi::MPI_Aint,
+    pub(crate) count: c_int,
+}
+
+impl Layout {
+    /// Checks that `len` values of `T` from element `index` lie inside `rank`'s window.
+    ///
+    /// # Errors
+    /// [`Error::InvalidRank`], [`Error::OutOfBounds`], [`Error::CountOverflow`].
+    #[inline]
+    pub(crate) fn locate<T: Equivalence>(
+        &self,
+        rank: i32,
+        index: usize,
+        len: usize,
+        operation: &'static str,
+    ) -> Result<Target> {
+        let size = self.lens.len();
+        let Some(&target_len) = usize::try_from(rank).ok().and_then(|r| self.lens.get(r)) else {
+            return Err(Error::InvalidRank {
+                operation,
+                role: "target",
+                rank,
+                size: c_int::try_from(size).unwrap_or(c_int::MAX),
+            });
+        };
+        match index.checked_add(len) {
+            Some(end) if end <= target_len => {}
+            _ => {
+                return Err(Error::OutOfBounds {
+                    operation,
+                    target: rank,
+                    index,
+                    len,
+                    window_len: target_len,
+                });
+            }
+        }
+        let count = count_of::<T>(len, operation)?;
+        // In bounds of a window that exists, so the product fits an MPI_Aint.
+        let disp =
+            (index as ffi::MPI_Aint) * self.scale + if rank == 0 { self.rank0_offset } else { 0 };
+        Ok(Target { rank, disp, count })
+    }
+}
+
+/// One value of a type with a single MPI element: what `MPI_Fetch_and_op` and
+/// `MPI_Compare_and_swap` take.
+#[inline(always)]
+pub(crate) fn single_element<T: Equivalence>(operation: &'static str) -> Result<()> {
+    if T::ELEMENTS == 1 {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument {
+            operation,
+            reason: format!(
+                "{} is {} MPI elements; atomic operations take one",
+                std::any::type_name::<T>(),
+                T::ELEMENTS
+            ),
+        })
+    }
+}
+
+/// The typed calls. Each is `unsafe`: the caller guarantees the window is valid, an epoch
+/// that allows the call is open, and the buffers stay untouched (send side) or unobserved
+/// (receive side) until MPI completes the call.
+pub(crate) struct Calls {
+    pub(crate) win: ffi::MPI_Win,
+}
+
+impl Calls {
+    /// `MPI_Put`.
+    ///
+    /// # Safety
+    /// See [`Calls`].
+    #[inline]
+    pub(crate) unsafe fn put<T: Equivalence>(&self, buf: &[T], t: Target) -> Result<()> {
+        const OP: &str = "put";
+        let dt = T::datatype().as_raw();
+        let _gate = enter(OP)?;
+        // SAFETY: `t` was checked against the target's window; `buf` holds `t.count`
+        // elements of `dt`; per the caller, it stays unmodified until completion.
+        let rc = unsafe {
+            ffi::MPI_Put(
+                send_ptr(buf),
+                t.count,
+                dt,
+                t.rank,
+                t.disp,
+                t.count,
+                dt,
+                self.win,
+            )
+        };
+        check(rc, OP)
+    }
+
+    /// `MPI_Get`.
+    ///
+    /// # Safety
+    /// See [`Calls`].
+    #[inline]
+    pub(crate) unsafe fn get<T: Equivalence>(&self, buf: &mut [T], t: Target) -> Result<()> {
+        const OP: &str = "get";
+        let dt = T::datatype().as_raw();
+        let _gate = enter(OP)?;
+        // SAFETY: as in `put`; MPI writes `t.count` elements into `buf`, which holds them.
+        let rc = unsafe {
+            ffi::MPI_Get(
+                recv_ptr(buf),
+                t.count,
+                dt,
+                t.rank,
+                t.disp,
+                t.count,
+                dt,
+                self.win,
+            )
+        };
+        check(rc, OP)
+    }
+
+    /// `MPI_Accumulate`.
+    ///
+    /// # Safety
+    /// See [`Calls`].
+    #[inline]
+    pub(crate) unsafe fn accumulate<T: Equivalence>(
+        &self,
+        buf: &[T],
+        t: Target,
+        op: Operand,
+    ) -> Result<()> {
+        const OP: &str = "accumulate";
+        let _gate = enter(OP)?;
+        // SAFETY: as in `put`; the op is predefined, REPLACE or NO_OP.
+        let rc = unsafe {
+            ffi::MPI_Accumulate(
+                send_ptr(buf),
+                t.count,
+                op.datatype,
+                t.rank,
+                t.disp,
+                t.count,
+                op.datatype,
+                op.op,
+                self.win,
+            )
+        };
+        check(rc, OP)
+    }
+
+    /// `MPI_Get_accumulate`: `result` gets the target's values before `op` combined `origin`.
+    ///
+    /// # Safety
+    /// See [`Calls`].
+    #[inline]
+    pub(crate) unsafe fn get_accumulate<T: Equivalence>(
+        &self,
+        origin: &[T],
+        result: &mut [T],
+        t: Target,
+        op: Operand,
+    ) -> Result<()> {
+        const OP: &str = "get_accumulate";
+        let _gate = enter(OP)?;
+        // SAFETY: both buffers hold `t.count` elements (the caller checked equal lengths).
+        let rc = unsafe {
+            ffi::MPI_Get_accumulate(
+                send_ptr(origin),
+                t.count,
+                op.datatype,
+                recv_ptr(result),
+                t.count,
+                op.datatype,
+                t.rank,
+                t.disp,
+                t.count,
+                op.datatype,
+                op.op,
+                self.win,
+            )
+        };
+        check(rc, OP)
+    }
+
+    /// `MPI_Fetch_and_op` of one value.
+    ///
+    /// # Safety
+    /// See [`Calls`]; `T` is one MPI element.
+    #[inline]
+    pub(crate) unsafe fn fetch_and_op<T: Equivalence>(
+        &self,
+        value: &T,
+        result: &mut T,
+        t: Target,
+        op: Operand,
+    ) -> Result<()> {
+        const OP: &str = "fetch_and_op";
+        let _gate = enter(OP)?;
+        // SAFETY: one element each side; the target was checked.
+        let rc = unsafe {
+            ffi::MPI_Fetch_and_op(
+                (value as *const T).cast(),
+                (result as *mut T).cast(),
+                op.datatype,
+                t.rank,
+                t.disp,
+                op.op,
+                self.win,
+            )
+        };
+        check(rc, OP)
+    }
+
+    /// `MPI_Compare_and_swap` of one value.
+    ///
+    /// # Safety
+    /// See [`Calls`]; `T` is one MPI element of an integer type.
+    #[inline]
+    pub(crate) unsafe fn compare_and_swap<T: Equivalence>(
+        &self,
+        value: &T,
+        compare: &T,
+        result: &mut T,
+        t: Target,
+    ) -> Result<()> {
+        const OP: &str = "compare_and_swap";
+        let _gate = enter(OP)?;
+        // SAFETY: one element each; the target was checked.
+        let rc = unsafe {
+            ffi::MPI_Compare_and_swap(
+                (value as *const T).cast(),
+                (compare as *const T).cast(),
+                (result as *mut T).cast(),
+                T::datatype().as_raw(),
+                t.rank,
+                t.disp,
+                self.win,
+            )
+        };
+        check(rc, OP)
+    }
+
+    /// `MPI_Win_flush`: every call to `rank` is complete at origin and target.
+    #[inline]
+    pub(crate) fn flush(&self, rank: c_int) -> Result<()> {
+        const OP: &str = "win_flush";
+        let _gate = enter(OP)?;
+        // SAFETY: a valid window in a passive epoch (the callers' invariant).
+        check(unsafe { ffi::MPI_Win_flush(rank, self.win) }, OP)
+    }
+
+    /// `MPI_Rput`, `MPI_Rget`, `MPI_Raccumulate`: the request, to be completed in a scope.
+    ///
+    /// # Safety
+    /// See [`Calls`]; the buffer stays borrowed until the request completes.
+    #[inline]
+    pub(crate) unsafe fn request<T: Equivalence>(
+        &self,
+        call: RequestCall<'_, T>,
+        t: Target,
+    ) -> Result<RawRequest> {
+        let dt = T::datatype().as_raw();
+        let mut raw = request_null();
+        let (rc, operation) = match call {
+            RequestCall::Put(buf) => {
+                let _gate = enter("rput")?;
+                // SAFETY: as in `put`; MPI writes the request handle.
+                let rc = unsafe {
+                    ffi::MPI_Rput(
+                        send_ptr(buf),
+                        t.count,
+                        dt,
+                        t.rank,
+                        t.disp,
+                        t.count,
+                        dt,
+                        self.win,
+                        &mut raw,
+                    )
+                };
+                (rc, "rput")
+            }
+            RequestCall::Get(buf) => {
+                let _gate = enter("rget")?;
+                // SAFETY: as in `get`; MPI writes the request handle.
+                let rc = unsafe {
+                    ffi::MPI_Rget(
+                        recv_ptr(buf),
+                        t.count,
+                        dt,
+                        t.rank,
+                        t.disp,
+                        t.count,
+                        dt,
+                        self.win,
+                        &mut raw,
+                    )
+                };
+                (rc, "rget")
+            }
+            RequestCall::Accumulate(buf, op) => {
+                let _gate = enter("raccumulate")?;
+                // SAFETY: as in `accumulate`; MPI writes the request handle.
+                let rc = unsafe {
+                    ffi::MPI_Raccumulate(
+                        send_ptr(buf),
+                        t.count,
+                        op.datatype,
+                        t.rank,
+                        t.disp,
+                        t.count,
+                        op.datatype,
+                        op.op,
+                        self.win,
+                        &mut raw,
+                    )
+                };
+                (rc, "raccumulate")
+            }
+        };
+        check(rc, operation)?;
+        // RMA requests cannot be cancelled: dropping one waits for it.
+        Ok(RawRequest {
+            raw,
+            kind: Kind::Collective,
+        })
+    }
+}
+
+/// What a request-based call does with its buffer.
+pub(crate) enum RequestCall<'a, T> {
+    Put(&'a [T]),
+    Get(&'a mut [T]),
+    Accumulate(&'a [T], Operand),
+}
+
+/// The operand of an accumulate op for `T`.
+#[inline(always)]
+pub(crate) fn operand<T: Equivalence, O: AccumulateOp<T>>(op: &O) -> Operand {
+    op.accumulate_operand()
+}

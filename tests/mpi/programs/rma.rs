@@ -1,0 +1,352 @@
+//! RMA windows: every operation under fence, post/start/complete/wait, lock and lock_all;
+//! request-based calls; windows MPI allocates, that own a vector, or borrow a buffer; and bad
+//! targets, displacements, counts and epochs, each an error with the job going on.
+
+use super::shared_window::sum_over;
+use crate::checks::Checks;
+use ferrompi::window::{Assert, Window};
+use ferrompi::{Communicator, Error, LockType, Max, Mpi, NoOp, Replace, Sum, scope};
+
+pub fn run(mpi: &Mpi, t: &mut Checks) {
+    let world = mpi.world();
+    fence(&world, t);
+    pscw(&world, t);
+    passive(&world, t);
+    requests(&world, t);
+    storage(&world, t);
+    bad_input(&world, t);
+}
+
+fn ring(comm: &Communicator<'_>) -> (i32, i32) {
+    let (rank, size) = (comm.rank(), comm.size());
+    ((rank + 1) % size, (rank + size - 1) % size)
+}
+
+fn fence(comm: &Communicator<'_>, t: &mut Checks) {
+    let (next, prev) = ring(comm);
+    let rank = comm.rank();
+    let size = comm.size();
+    let win = t.okay(Window::<f64>::allocate(comm, 8), "allocate");
+    t.eq(win.local_len(), 8, "local length");
+    t.eq(win.len_of(size), None, "length of a rank past the end");
+    // put to the next rank, get it back from myself.
+    let mine = [f64::from(rank) + 0.5; 3];
+    t.okay(
+        win.fence(Assert::empty(), |e| e.put(&mine, next, 2)),
+        "fence put",
+    )
+    .unwrap();
+    let mut got = [0.0f64; 8];
+    t.okay(
+        win.fence(Assert::empty(), |e| e.get(&mut got, rank, 0)),
+        "fence get",
+    )
+    .unwrap();
+    let p = f64::from(prev) + 0.5;
+    t.eq(got, [0.0, 0.0, p, p, p, 0.0, 0.0, 0.0], "put then get");
+    // accumulate from everyone into rank 0, then get_accumulate with NoOp and Max.
+    let ones = [1.0f64; 8];
+    t.okay(
+        win.fence(Assert::empty(), |e| e.accumulate(&ones, 0, 0, Sum)),
+        "accumulate",
+    )
+    .unwrap();
+    let (origin, mut before) = ([f64::from(rank) * 100.0; 8], [0.0f64; 8]);
+    t.okay(
+        win.fence(Assert::empty(), |e| {
+            e.get_accumulate(&origin, &mut before, 0, 0, NoOp)
+        }),
+        "get_accumulate NoOp",
+    )
+    .unwrap();
+    let base0 = f64::from(size - 1) + 0.5; // rank 0's slots 2..5 came from the last rank
+    let mut want = [f64::from(size); 8];
+    for x in &mut want[2..5] {
+        *x += base0;
+    }
+    t.eq(before, want, "accumulated values");
+    t.okay(
+        win.fence(Assert::NOSUCCEED, |e| {
+            e.get_accumulate(&origin, &mut before, 0, 0, Max)
+        }),
+        "get_accumulate Max",
+    )
+    .unwrap();
+    let mut after = [0.0f64; 8];
+    t.okay(
+        win.lock(LockType::Shared, 0, Assert::empty(), |e| {
+            e.get(&mut after, 0, 0)
+        }),
+        "get after Max",
+    )
+    .unwrap();
+    let top = f64::from(size - 1) * 100.0;
+    t.ok(after.iter().all(|&x| x >= top), "Max applied");
+}
+
+fn pscw(comm: &Communicator<'_>, t: &mut Checks) {
+    let (next, prev) = ring(comm);
+    let world_group = t.okay(comm.group(), "group");
+    let to = t.okay(world_group.incl(&[next]), "group of next");
+    let from = t.okay(world_group.incl(&[prev]), "group of prev");
+    let win = t.okay(Window::<i32>::allocate(comm, 4), "allocate");
+    let mine = [comm.rank() * 10, comm.rank() * 10 + 1];
+    let exposure = t.okay(win.expose(&from, Assert::empty()), "post");
+    t.okay(
+        win.access(&to, Assert::empty(), |e| {
+            e.put(&mine, next, 1)?;
+            e.accumulate(&mine[..1], next, 3, Replace)
+        }),
+        "start/complete",
+    )
+    .unwrap();
+    t.okay(exposure.wait(), "wait");
+    let v = t.okay(win.into_vec(), "into_vec");
+    t.eq(
+        v,
+        vec![0, prev * 10, prev * 10 + 1, prev * 10],
+        "values from prev",
+    );
+}
+
+fn passive(comm: &Communicator<'_>, t: &mut Checks) {
+    let size = comm.size();
+    let win = t.okay(Window::<i64>::allocate(comm, 2), "allocate");
+    // Tickets: an atomic counter on rank 0.
+    let ticket = t
+        .okay(
+            win.lock(LockType::Exclusive, 0, Assert::empty(), |e| {
+                e.fetch_and_op(1, 0, 0, Sum)
+            }),
+            "lock",
+        )
+        .unwrap();
+    let mut tickets = vec![0i64; size as usize];
+    t.okay(comm.allgather(&[ticket], &mut tickets), "allgather");
+    tickets.sort_unstable();
+    t.eq(
+        tickets,
+        (0..i64::from(size)).collect::<Vec<_>>(),
+        "unique tickets",
+    );
+    // compare_and_swap: one winner.
+    let old = t
+        .okay(
+            win.lock_all(Assert::empty(), |e| {
+                e.compare_and_swap(i64::from(comm.rank()) + 1, 0, 0, 1)
+            }),
+            "lock_all",
+        )
+        .unwrap();
+    t.eq_ok(
+        sum_over(comm, i32::from(old == 0)),
+        1,
+        "one compare_and_swap wins",
+    );
+    // Puts with flush, then everyone reads everyone.
+    let mine = [i64::from(comm.rank()) * 7];
+    t.okay(
+        win.lock_all(Assert::empty(), |e| {
+            e.put(&mine, comm.rank(), 1)?;
+            e.flush(comm.rank())?;
+            e.flush_all()?;
+            e.flush_local_all()?;
+            e.sync()
+        }),
+        "lock_all put",
+    )
+    .unwrap();
+    t.okay(comm.barrier(), "barrier");
+    let mut all = vec![[0i64; 1]; size as usize];
+    t.okay(
+        win.lock_all(Assert::empty(), |e| -> ferrompi::Result<()> {
+            for (r, slot) in all.iter_mut().enumerate() {
+                e.get(slot, r as i32, 1)?;
+            }
+            Ok(())
+        }),
+        "lock_all gets",
+    )
+    .unwrap();
+    let want: Vec<[i64; 1]> = (0..size).map(|r| [i64::from(r) * 7]).collect();
+    t.eq(all, want, "everyone's puts");
+}
+
+fn requests(comm: &Communicator<'_>, t: &mut Checks) {
+    let (next, _) = ring(comm);
+    let win = t.okay(Window::<u32>::allocate(comm, 16), "allocate");
+    let mine = [comm.rank() as u32 + 1; 16];
+    t.okay(
+        win.lock_all(Assert::empty(), |e| {
+            scope(|s| -> ferrompi::Result<()> {
+                let r = e.rput(s, &mine, next, 0)?;
+                r.wait()?;
+                e.flush(next)?;
+                let a = e.raccumulate(s, &mine[..4], next, 0, Sum)?;
+                a.wait()?;
+                e.flush(next)
+            })
+        }),
+        "rput, raccumulate",
+    )
+    .unwrap();
+    t.okay(comm.barrier(), "barrier");
+    let mut got = [0u32; 16];
+    t.okay(
+        win.lock_all(Assert::empty(), |e| {
+            scope(|s| e.rget(s, &mut got, comm.rank(), 0)?.wait().map(drop))
+        }),
+        "rget",
+    )
+    .unwrap();
+    let prev = (comm.rank() + comm.size() - 1) % comm.size();
+    let p = prev as u32 + 1;
+    let mut want = [p; 16];
+    for x in &mut want[..4] {
+        *x = 2 * p;
+    }
+    t.eq(got, want, "rput then raccumulate, read with rget");
+    // Request-based calls need a passive epoch.
+    t.err(
+        win.fence(Assert::NOSUCCEED, |e| {
+            scope(|s| e.rput(s, &mine, next, 0).map(drop))
+        })
+        .unwrap(),
+        |e| matches!(e, Error::EpochMisuse { .. }),
+        "rput in a fence epoch",
+    );
+}
+
+fn storage(comm: &Communicator<'_>, t: &mut Checks) {
+    let (next, prev) = ring(comm);
+    // A vector the window owns, handed back.
+    let data: Vec<u8> = vec![comm.rank() as u8; 5];
+    let win = t.okay(Window::from_vec(comm, data), "from_vec");
+    let mine = [200u8 + comm.rank() as u8];
+    t.okay(
+        win.fence(Assert::NOSUCCEED, |e| e.put(&mine, next, 4)),
+        "put",
+    )
+    .unwrap();
+    let back = t.okay(win.into_vec(), "into_vec");
+    let r = comm.rank() as u8;
+    t.eq(
+        back,
+        vec![r, r, r, r, 200 + prev as u8],
+        "owned vector back",
+    );
+    // A borrowed buffer, and zero-length windows on odd ranks.
+    let mut buf = vec![1.5f32; if comm.rank() % 2 == 0 { 3 } else { 0 }];
+    let target = 0;
+    let result = Window::with_buffer(comm, &mut buf, |win| {
+        let one = [1.0f32];
+        win.lock(LockType::Exclusive, target, Assert::empty(), |e| {
+            e.accumulate(&one, target, 0, Sum)
+        })
+    });
+    let inner = t.okay(result, "with_buffer");
+    t.okay(inner, "accumulate").unwrap();
+    t.okay(comm.barrier(), "barrier");
+    if comm.rank() == 0 {
+        t.eq(
+            buf[0],
+            1.5 + comm.size() as f32,
+            "borrowed buffer back, accumulated",
+        );
+    }
+}
+
+fn bad_input(comm: &Communicator<'_>, t: &mut Checks) {
+    let size = comm.size();
+    let win = t.okay(Window::<i32>::allocate(comm, 4), "allocate");
+    let two = [1i32, 2];
+    let errs = t.okay(
+        win.fence(Assert::empty(), |e| {
+            let flush = e.flush(0);
+            let fetch = e.fetch_and_op(1, 0, 0, Sum);
+            [
+                e.put(&two, size, 0),
+                e.put(&two, -1, 0),
+                e.put(&two, 0, 3),
+                e.put(&two, 0, usize::MAX),
+                flush,
+                fetch.map(drop),
+            ]
+        }),
+        "fence",
+    );
+    let [bad_rank, negative, past_end, overflow, flush, fetch] = errs;
+    t.err(
+        bad_rank,
+        |e| matches!(e, Error::InvalidRank { .. }),
+        "rank = size",
+    );
+    t.err(
+        negative,
+        |e| matches!(e, Error::InvalidRank { .. }),
+        "rank -1",
+    );
+    t.err(
+        past_end,
+        |e| matches!(e, Error::OutOfBounds { .. }),
+        "past the end",
+    );
+    t.err(
+        overflow,
+        |e| matches!(e, Error::OutOfBounds { .. }),
+        "index overflow",
+    );
+    t.err(
+        flush,
+        |e| matches!(e, Error::EpochMisuse { .. }),
+        "flush in a fence",
+    );
+    t.err(
+        fetch,
+        |e| matches!(e, Error::EpochMisuse { .. }),
+        "fetch_and_op in a fence",
+    );
+    // A lock on one target allows no other; epochs do not nest.
+    let other = (comm.rank() + 1) % size;
+    let r = t.okay(
+        win.lock(LockType::Shared, comm.rank(), Assert::empty(), |e| {
+            let wrong_target = if size > 1 {
+                e.put(&two, other, 0)
+            } else {
+                Err(Error::EpochMisuse {
+                    operation: "put",
+                    reason: "one rank".into(),
+                })
+            };
+            let nested = win.lock_all(Assert::empty(), |_| ());
+            (wrong_target, nested)
+        }),
+        "lock",
+    );
+    t.err(
+        r.0,
+        |e| matches!(e, Error::EpochMisuse { .. }),
+        "put to an unlocked rank",
+    );
+    t.err(
+        r.1,
+        |e| matches!(e, Error::EpochMisuse { .. }),
+        "nested epoch",
+    );
+    t.err(
+        win.lock(LockType::Shared, size, Assert::empty(), |_| ()),
+        |e| matches!(e, Error::InvalidRank { .. }),
+        "lock on a bad rank",
+    );
+    // Atomics on multi-element types are refused.
+    let arrays = t.okay(Window::<[i32; 2]>::allocate(comm, 1), "allocate arrays");
+    t.err(
+        arrays
+            .lock_all(Assert::empty(), |e| e.fetch_and_op([1, 1], 0, 0, Sum))
+            .unwrap(),
+        |e| matches!(e, Error::InvalidArgument { .. }),
+        "fetch_and_op of an array",
+    );
+    // The job goes on.
+    t.okay(comm.barrier(), "barrier after errors");
+}

@@ -167,8 +167,8 @@ pub(crate) fn window_bytes<T>(len: usize, operation: &'static str) -> Result<ffi
         .ok_or(Error::CountOverflow {
             operation,
             count: len as u128,
-            max: i64::try_from(ffi::MPI_Aint::MAX).unwrap_or(i64::MAX)
-                / i64::try_from(std::mem::size_of::<T>().max(1)).unwrap_or(1),
+            // MPI_Aint is pointer-sized: `isize` in Open MPI, `long` in MPICH.
+            max: (isize::MAX as i64) / i64::try_from(std::mem::size_of::<T>().max(1)).unwrap_or(1),
         })
 }
 

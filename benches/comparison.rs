@@ -14,6 +14,7 @@
 
 mod harness;
 
+use ferrompi::window::{Assert, SharedWindow, Window};
 use ferrompi::{Communicator, Mpi, Partition, RequestSet, RequestStorage, Sum, ffi, scope};
 use harness::{MpiBench, Session};
 use std::ffi::{c_int, c_long, c_void};
@@ -57,6 +58,15 @@ unsafe extern "C" {
         displs: *const c_int,
     ) -> f64;
     fn ferrompi_c_alltoall(iters: c_long, send: *const f64, recv: *mut f64, count: c_int) -> f64;
+    fn ferrompi_c_shared_alloc(iters: c_long, comm: ffi::MPI_Comm, bytes: ffi::MPI_Aint) -> f64;
+    fn ferrompi_c_shared_epoch(iters: c_long, comm: ffi::MPI_Comm) -> f64;
+    fn ferrompi_c_rma(
+        iters: c_long,
+        get: c_int,
+        buf: *mut u8,
+        bytes: c_int,
+        window_bytes: ffi::MPI_Aint,
+    ) -> f64;
 }
 
 const PINGPONG: [usize; 6] = [8, 128, 2048, 32768, 524_288, 4_194_304];
@@ -405,10 +415,139 @@ fn collectives<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Com
     }
 }
 
+const SHARED: [usize; 2] = [1 << 20, 64 << 20];
+const RMA: [usize; 2] = [8, 1 << 20];
+
+/// The same sum on both sides of the shared-window row, kept out of line so it is the same code.
+#[inline(never)]
+fn sum(values: &[f64]) -> f64 {
+    values.iter().sum()
+}
+
+/// Shared windows (allocation, entering an epoch, reading 64 MiB through a read epoch) and
+/// RMA put/get under lock_all.
+fn windows<'a>(
+    bench: &mut MpiBench<'a>,
+    rows: &mut Vec<Row>,
+    world: &'a Communicator<'a>,
+    node: &'a Communicator<'a>,
+) {
+    let leader = node.rank() == 0;
+    for bytes in SHARED {
+        bench.add("shared_alloc", "ferrompi", bytes, move |iters| {
+            timed(iters, || {
+                let len = if leader { bytes } else { 0 };
+                drop(SharedWindow::<u8>::allocate(node, len).expect("allocate_shared"));
+            })
+        });
+        bench.add("shared_alloc", "c", bytes, move |iters| {
+            // SAFETY: a valid communicator; the C side allocates and frees its own windows.
+            seconds(unsafe {
+                ferrompi_c_shared_alloc(iters as c_long, node.as_raw(), bytes as ffi::MPI_Aint)
+            })
+        });
+        rows.push(Row {
+            group: "shared_alloc",
+            what: "SharedWindow::allocate (leader holds all)",
+            bytes,
+            target: 1.10,
+        });
+    }
+    let mut win = SharedWindow::<u8>::allocate(node, 64).expect("allocate_shared");
+    bench.add("shared_epoch", "ferrompi", 0, move |iters| {
+        timed(iters, || win.read().map(|_| ()).expect("read epoch"))
+    });
+    bench.add("shared_epoch", "c", 0, move |iters| {
+        // SAFETY: a valid communicator.
+        seconds(unsafe { ferrompi_c_shared_epoch(iters as c_long, node.as_raw()) })
+    });
+    rows.push(Row {
+        group: "shared_epoch",
+        what: "enter a read epoch",
+        bytes: 0,
+        target: 1.02,
+    });
+    let table = 64 << 20;
+    let len = if leader { table / 8 } else { 0 };
+    let mut shared = SharedWindow::<f64>::allocate(node, len).expect("allocate_shared");
+    {
+        let mut w = shared.write().expect("write epoch");
+        w.local()
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, x)| *x = i as f64);
+    }
+    bench.add("shared_sum", "ferrompi", table, move |iters| {
+        timed(iters, || {
+            let read = shared.read().expect("read epoch");
+            std::hint::black_box(sum(read.as_slice().expect("contiguous")));
+        })
+    });
+    let private: Vec<f64> = (0..table / 8).map(|i| i as f64).collect();
+    bench.add("shared_sum", "c", table, move |iters| {
+        timed(iters, || {
+            std::hint::black_box(sum(std::hint::black_box(&private)));
+        })
+    });
+    rows.push(Row {
+        group: "shared_sum",
+        what: "sum 64 MiB f64: read epoch / private Vec (Rust both)",
+        bytes: table,
+        target: 1.02,
+    });
+    if world.size() != 2 {
+        return;
+    }
+    let next = (world.rank() + 1) % world.size();
+    for (get, group) in [(false, "rma_put"), (true, "rma_get")] {
+        for bytes in RMA {
+            let win = Window::<u8>::allocate(world, RMA[1]).expect("allocate");
+            let mut buf = vec![1u8; bytes];
+            bench.add(group, "ferrompi", bytes, move |iters| {
+                win.lock_all(Assert::empty(), |e| {
+                    timed(iters, || {
+                        if get {
+                            e.get_now(&mut buf, next, 0).expect("get");
+                        } else {
+                            e.put_now(&buf, next, 0).expect("put");
+                        }
+                    })
+                })
+                .expect("lock_all")
+            });
+            let mut c_buf = vec![1u8; bytes];
+            bench.add(group, "c", bytes, move |iters| {
+                // SAFETY: `c_buf` holds `bytes` bytes; the window is the C side's own.
+                seconds(unsafe {
+                    ferrompi_c_rma(
+                        iters as c_long,
+                        c_int::from(get),
+                        c_buf.as_mut_ptr(),
+                        int(bytes),
+                        RMA[1] as ffi::MPI_Aint,
+                    )
+                })
+            });
+            rows.push(Row {
+                group,
+                what: if get {
+                    "get_now (get + flush_local)"
+                } else {
+                    "put_now (put + flush)"
+                },
+                bytes,
+                target: 1.02,
+            });
+        }
+    }
+}
+
 fn main() {
     let mpi = Mpi::init().expect("MPI init");
     let world = mpi.world();
     let world = &world;
+    let node = world.split_shared(0).expect("split_shared");
+    let node = &node;
     let ranks = world.size();
     let mut bench = MpiBench::new(world);
     let mut rows = Vec::new();
@@ -416,6 +555,7 @@ fn main() {
         point_to_point(&mut bench, &mut rows, world);
     }
     collectives(&mut bench, &mut rows, world);
+    windows(&mut bench, &mut rows, world, node);
     // FERROMPI_BENCH_ONLY=group,group keeps only those rows (for profiling one operation).
     if let Ok(only) = std::env::var("FERROMPI_BENCH_ONLY") {
         let keep: Vec<&str> = only.split(',').collect();

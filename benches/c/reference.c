@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 /* build.rs defines FERROMPI_PERSISTENT_COLL when mpi.h declares MPI_Allreduce_init and
  * FERROMPI_MPIX_PERSISTENT_COLL when mpi-ext.h declares MPIX_Allreduce_init: what the MPI
  * declares, not its MPI_VERSION (Open MPI 5 declares MPI-4's calls but reports 3.1). */
@@ -155,4 +156,78 @@ double ferrompi_c_alltoall(long iters, const double *send, double *recv, int cou
     for (long i = 0; i < iters; i++)
         MPI_Alltoall(send, count, MPI_DOUBLE, recv, count, MPI_DOUBLE, MPI_COMM_WORLD);
     return MPI_Wtime() - start;
+}
+
+/* Shared windows: allocate (the leader `bytes`, the others nothing), look up every segment,
+ * zero one's own (MPI leaves it undefined), take the lock_all that load/store synchronisation
+ * needs, and free: what a C program does before it may read the window. */
+double ferrompi_c_shared_alloc(long iters, MPI_Comm comm, MPI_Aint bytes) {
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    char *segments[64];
+    double start = MPI_Wtime();
+    for (long i = 0; i < iters; i++) {
+        char *base;
+        MPI_Win win;
+        MPI_Aint mine = rank == 0 ? bytes : 0;
+        MPI_Win_allocate_shared(mine, 1, MPI_INFO_NULL, comm, &base, &win);
+        MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+        for (int r = 0; r < size && r < 64; r++) {
+            MPI_Aint len;
+            int unit;
+            MPI_Win_shared_query(win, r, &len, &unit, &segments[r]);
+        }
+        memset(base, 0, (size_t)mine);
+        MPI_Win_unlock_all(win);
+        MPI_Win_free(&win);
+    }
+    return MPI_Wtime() - start;
+}
+
+/* Entering a load/store epoch on a shared window: sync, barrier, sync (MPI-4.0 §12.7). */
+double ferrompi_c_shared_epoch(long iters, MPI_Comm comm) {
+    char *base;
+    MPI_Win win;
+    MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, comm, &base, &win);
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+    double start = MPI_Wtime();
+    for (long i = 0; i < iters; i++) {
+        MPI_Win_sync(win);
+        MPI_Barrier(comm);
+        MPI_Win_sync(win);
+    }
+    double elapsed = MPI_Wtime() - start;
+    MPI_Win_unlock_all(win);
+    MPI_Win_free(&win);
+    return elapsed;
+}
+
+/* Put `bytes` to the next rank's window and flush, or get them and flush locally, under
+ * lock_all. */
+double ferrompi_c_rma(long iters, int get, char *buf, int bytes, MPI_Aint window_bytes) {
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int next = (rank + 1) % size;
+    char *base;
+    MPI_Win win;
+    MPI_Win_allocate(window_bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    memset(base, 0, (size_t)window_bytes); /* as ferrompi zeroes its windows: no first touch */
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+    double start = MPI_Wtime();
+    for (long i = 0; i < iters; i++) {
+        if (get) {
+            MPI_Get(buf, bytes, MPI_BYTE, next, 0, bytes, MPI_BYTE, win);
+            MPI_Win_flush_local(next, win);
+        } else {
+            MPI_Put(buf, bytes, MPI_BYTE, next, 0, bytes, MPI_BYTE, win);
+            MPI_Win_flush(next, win);
+        }
+    }
+    double elapsed = MPI_Wtime() - start;
+    MPI_Win_unlock_all(win);
+    MPI_Win_free(&win);
+    return elapsed;
 }

@@ -683,6 +683,43 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         unsafe { self.calls.get(buf, t) }
     }
 
+    /// Writes `buf` into `target`'s window and waits until it is there (`MPI_Put`, then
+    /// `MPI_Win_flush`): `buf` is borrowed for this call only, so one buffer can be reused
+    /// in a loop. Passive epochs only.
+    ///
+    /// # Errors
+    /// As [`WindowEpoch::put`]; [`Error::EpochMisuse`] outside `lock`/`lock_all`.
+    #[inline]
+    pub fn put_now(&self, buf: &[T], target: i32, index: usize) -> Result<()> {
+        const OP: &str = "put";
+        self.passive(OP)?;
+        let t = self.target(target, index, buf.len(), OP)?;
+        // SAFETY: `buf` is borrowed until the flush below has completed the put.
+        unsafe { self.calls.put(buf, t)? };
+        self.calls.flush(t.rank)
+    }
+
+    /// Reads from `target`'s window into `buf` and waits for the values (`MPI_Get`, then
+    /// `MPI_Win_flush_local`): `buf` is borrowed for this call only. Passive epochs only.
+    ///
+    /// # Errors
+    /// As [`WindowEpoch::put_now`].
+    #[inline]
+    pub fn get_now(&self, buf: &mut [T], target: i32, index: usize) -> Result<()> {
+        const OP: &str = "get";
+        self.passive(OP)?;
+        let t = self.target(target, index, buf.len(), OP)?;
+        // SAFETY: `buf` is exclusively borrowed until the local flush below has completed
+        // the get.
+        unsafe { self.calls.get(buf, t)? };
+        let _gate = enter("win_flush_local")?;
+        // SAFETY: a valid window in a passive epoch; a checked rank.
+        check(
+            unsafe { ffi::MPI_Win_flush_local(t.rank, self.calls.win) },
+            "win_flush_local",
+        )
+    }
+
     /// Combines `buf` into `target`'s window with `op` (`MPI_Accumulate`, MPI-4.0 §12.3.4),
     /// element-wise atomic with other accumulates.
     ///

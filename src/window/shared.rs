@@ -114,7 +114,7 @@ pub struct SharedWindow<'c, T: Pod> {
     segments: Box<[Segment<T>]>,
     /// Every segment back to back, when MPI laid them out contiguously.
     whole: Option<Segment<T>>,
-    /// `2 × size` announcement words, in rank 0's segment before its data.
+    /// `2 × size` announcement words (a cache line apart), in rank 0's segment before its data.
     control: NonNull<AtomicU64>,
     seq: u64,
     poisoned: bool,
@@ -140,11 +140,15 @@ unsafe impl<T: Pod + Send + Sync> Send for SharedWindow<'_, T> {}
 // SAFETY: `&SharedWindow` gives no access to the memory, only sizes and gated queries.
 unsafe impl<T: Pod + Send + Sync> Sync for SharedWindow<'_, T> {}
 
-/// Bytes of the control block: `2 × size` words, rounded up to a cache line and to `T`'s
-/// alignment so rank 0's data is aligned.
+/// Words between two processes' announcement words: one cache line each, so announcing does
+/// not steal the line other processes are announcing in.
+const STRIDE: usize = 64 / std::mem::size_of::<AtomicU64>();
+
+/// Bytes of the control block: `2 × size` announcement words a cache line apart, rounded up
+/// to `T`'s alignment so rank 0's data is aligned.
 fn control_bytes<T>(size: usize) -> usize {
     let align = std::mem::align_of::<T>().max(64);
-    (2 * size * std::mem::size_of::<AtomicU64>()).div_ceil(align) * align
+    (2 * size * STRIDE * std::mem::size_of::<AtomicU64>()).div_ceil(align) * align
 }
 
 impl<'c, T: Pod> SharedWindow<'c, T> {
@@ -330,9 +334,9 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
     fn slot(&self, parity: usize, rank: usize) -> &AtomicU64 {
         let size = self.segments.len();
         debug_assert!(parity < 2 && rank < size);
-        // SAFETY: the control block holds `2 × size` aligned words, alive with the window and
-        // only ever accessed atomically.
-        unsafe { &*self.control.as_ptr().add(parity * size + rank) }
+        // SAFETY: the control block holds `2 × size × STRIDE` aligned words, alive with the
+        // window and only ever accessed atomically.
+        unsafe { &*self.control.as_ptr().add((parity * size + rank) * STRIDE) }
     }
 
     /// Enters an epoch of `kind` with every other process; see the module docs.

@@ -170,6 +170,32 @@ fn passive(comm: &Communicator<'_>, t: &mut Checks) {
     .unwrap();
     let want: Vec<[i64; 1]> = (0..size).map(|r| [i64::from(r) * 7]).collect();
     t.eq(all, want, "everyone's puts");
+    // put_now and get_now: one buffer reused across calls in one epoch.
+    let (next, _) = ring(comm);
+    let mut one = [0i64];
+    let seen = t
+        .okay(
+            win.lock_all(Assert::empty(), |e| -> ferrompi::Result<i64> {
+                let mut total = 0;
+                for k in 1..=3 {
+                    one[0] = k;
+                    e.put_now(&one, comm.rank(), 0)?;
+                    e.get_now(&mut one, comm.rank(), 0)?;
+                    total += one[0];
+                }
+                e.get_now(&mut one, next, 1)?;
+                Ok(total + one[0])
+            }),
+            "lock_all put_now/get_now",
+        )
+        .unwrap();
+    t.eq(seen, 6 + i64::from(next) * 7, "put_now then get_now");
+    t.err(
+        win.fence(Assert::NOSUCCEED, |e| e.put_now(&[1], 0, 0))
+            .unwrap(),
+        |e| matches!(e, Error::EpochMisuse { .. }),
+        "put_now in a fence epoch",
+    );
 }
 
 fn requests(comm: &Communicator<'_>, t: &mut Checks) {

@@ -385,12 +385,13 @@ impl<'c, T: Equivalence> Window<'c, T> {
         self.state.fetch_and(!ACCESS, Ordering::AcqRel);
         match closed {
             Ok(()) => Ok(result),
-            Err(e) if e.mpi_not_called() => {
-                // The epoch stays open and MPI may still use the buffers: they must not go back.
-                eprintln!("ferrompi: an RMA epoch could not be closed ({e})");
+            Err(e) => {
+                // The epoch may still be open and MPI may still use the buffers, which the
+                // caller would get back: end the job instead (MPI failing to close an epoch
+                // whose calls all passed the checks is not an input error).
+                eprintln!("ferrompi: closing an RMA epoch failed ({e}); aborting");
                 crate::env::abort_world(103)
             }
-            Err(e) => Err(e),
         }
     }
 
@@ -401,7 +402,9 @@ impl<'c, T: Equivalence> Window<'c, T> {
     ///
     /// # Errors
     /// [`Error::EpochMisuse`] if another epoch is open on this process; [`Error::WrongThread`];
-    /// [`Error::Mpi`]. The calls inside return their own errors to `body`.
+    /// [`Error::Mpi`] from opening the epoch. The calls inside return their own errors to
+    /// `body`. If MPI fails to *close* the epoch the job is aborted with the error's message,
+    /// since MPI may still be using the buffers.
     pub fn fence<'buf, R>(
         &self,
         assert: Assert,

@@ -96,6 +96,51 @@ pub(crate) fn win_null() -> ffi::MPI_Win {
     unsafe { ffi::ferrompi_MPI_WIN_NULL }
 }
 
+/// The signature `MPI_Win_allocate` and `MPI_Win_allocate_shared` share.
+pub(crate) type AllocateCall = unsafe extern "C" fn(
+    ffi::MPI_Aint,
+    c_int,
+    ffi::MPI_Info,
+    ffi::MPI_Comm,
+    *mut std::ffi::c_void,
+    *mut ffi::MPI_Win,
+) -> c_int;
+
+impl<'env> RawWindow<'env> {
+    /// Allocates a window of `bytes` on this process with `call` (`MPI_Win_allocate` or
+    /// `MPI_Win_allocate_shared`), runs `then` on it under the same thread gate, and returns
+    /// it with the address of this process's memory.
+    pub(crate) fn allocate(
+        call: AllocateCall,
+        bytes: ffi::MPI_Aint,
+        unit: c_int,
+        info: Option<&Info<'_>>,
+        comm: &crate::Communicator<'_>,
+        operation: &'static str,
+        then: impl FnOnce(ffi::MPI_Win) -> Result<()>,
+    ) -> Result<(Self, *mut u8)> {
+        let _gate = enter(operation)?;
+        let mut base: *mut u8 = std::ptr::null_mut();
+        let mut raw = win_null();
+        // SAFETY: `call` is one of the two allocation calls: MPI allocates `bytes` bytes,
+        // writes their address to `base` and the new handle to `raw`.
+        let rc = unsafe {
+            call(
+                bytes,
+                unit,
+                crate::info::raw_or_null(info),
+                comm.as_raw(),
+                (&raw mut base).cast(),
+                &mut raw,
+            )
+        };
+        check(rc, operation)?;
+        let win = RawWindow::adopt(raw, operation)?;
+        then(win.raw)?;
+        Ok((win, base))
+    }
+}
+
 impl RawWindow<'_> {
     /// Takes ownership of a window MPI just created and installs `MPI_ERRORS_RETURN`. Called
     /// with the thread gate held; on error it frees the window itself.

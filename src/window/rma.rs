@@ -31,7 +31,7 @@ use crate::datatype::{Equivalence, recv_ptr};
 use crate::env::enter;
 use crate::error::{Error, Result, check};
 use crate::ffi;
-use crate::info::{Info, raw_or_null};
+use crate::info::Info;
 use crate::op::{AccumulateOp, Bitwise};
 use crate::request::{Request, Scope};
 use std::ffi::c_int;
@@ -120,37 +120,22 @@ impl<'c, T: Equivalence> Window<'c, T> {
         let () = Self::VALID_FOR_ANY_BYTES;
         let unit = disp_unit::<T>(OP)?;
         let bytes = window_bytes::<T>(len, OP)?;
-        let win = {
-            let _gate = enter(OP)?;
-            let mut base: *mut T = std::ptr::null_mut();
-            let mut raw = super::win_null();
-            // SAFETY: MPI allocates `bytes` bytes, writes their address to `base` and the new
-            // handle to `raw`.
-            let rc = unsafe {
-                ffi::MPI_Win_allocate(
-                    bytes,
-                    unit,
-                    raw_or_null(info),
-                    comm.as_raw(),
-                    (&raw mut base).cast(),
-                    &mut raw,
-                )
-            };
-            check(rc, OP)?;
-            let win = RawWindow::adopt(raw, OP)?;
-            if len > 0 {
-                // SAFETY: MPI allocated `len` values here; nothing else can reach them yet
-                // (remote RMA needs an epoch, which needs this call to return); any byte
-                // pattern is a valid `T`, so zero is; `init` has `len` values.
-                unsafe {
-                    match init {
-                        Some(values) => std::ptr::copy_nonoverlapping(values.as_ptr(), base, len),
-                        None => std::ptr::write_bytes(base, 0, len),
-                    }
+        let (win, base) =
+            RawWindow::allocate(ffi::MPI_Win_allocate, bytes, unit, info, comm, OP, |_| {
+                Ok(())
+            })?;
+        let base = base.cast::<T>();
+        if len > 0 {
+            // SAFETY: MPI allocated `len` values here; nothing else can reach them yet
+            // (remote RMA needs an epoch, which needs this call to return); any byte pattern
+            // is a valid `T`, so zero is; `init` has `len` values.
+            unsafe {
+                match init {
+                    Some(values) => std::ptr::copy_nonoverlapping(values.as_ptr(), base, len),
+                    None => std::ptr::write_bytes(base, 0, len),
                 }
             }
-            win
-        };
+        }
         Self::finish(comm, win, len, Storage::Mpi, OP)
     }
 

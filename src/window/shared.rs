@@ -33,17 +33,19 @@
 //! The epoch borrows the window mutably (`&mut self`), and so do the references it gives out:
 //! a process is in at most one epoch at a time, and cannot keep a reference into the window
 //! past the start of its next epoch. Leaving an epoch is dropping it (and its references);
-//! it costs nothing. Entering one costs what C pays for the same guarantee: `MPI_Win_sync`,
-//! `MPI_Barrier`, `MPI_Win_sync` (the §12.7 memory model's recipe for load/store
-//! synchronisation under a `lock_all` the window holds for its life), plus one store and one
-//! load per process of the node, the epoch check below.
+//! it costs nothing. Entering one is `MPI_Win_sync` (under a `lock_all` the window holds for
+//! its life, MPI-4.0 §12.7), an announcement, a wait until every process has announced the
+//! same epoch number, `MPI_Win_sync`, and the check below. The wait is the barrier, done in
+//! the window's own memory rather than by `MPI_Barrier`: a store, and a load of each
+//! process's word until all have arrived (spinning briefly, then yielding the core and driving
+//! MPI's progress with `MPI_Iprobe`, as MPI's own barrier would).
 //!
 //! # Why it cannot race
 //!
 //! A *control block* in the window (before rank 0's segment, never handed out) holds, for
 //! each process, two announcement words, one per epoch parity. To enter its `s`-th epoch of
-//! kind `k`, a process stores `(s, k)` in its word of parity `s % 2` (release), then syncs and
-//! takes part in the barrier, then loads every process's word of parity `s % 2` (acquire) and
+//! kind `k`, a process stores `(s, k)` in its word of parity `s % 2` (release), waits until
+//! every process's word of parity `s % 2` holds epoch `s`, then loads them all (acquire) and
 //! enters only if **all** of them are exactly `(s, k)`; otherwise it returns
 //! [`Error::EpochMismatch`] and refuses every later epoch.
 //!
@@ -60,12 +62,11 @@
 //! being written. The release/acquire pair (and the syncs around the barrier) also make every
 //! store of epoch `s - 1` visible to every load of epoch `s`.
 //!
-//! The barrier is what makes correct programs pass the check (everybody has announced by
-//! the time anybody loads); it is not needed for soundness. Programs whose processes call
-//! `read` and `write` in different orders, or mix in other collectives, get
-//! [`Error::EpochMismatch`] on every process that would otherwise race, instead of a race.
-//! A process that stops entering epochs leaves the others blocked in the barrier, as any
-//! collective would.
+//! The wait is what makes correct programs pass the check (everybody has announced by the
+//! time anybody loads); it is not needed for soundness. Processes whose `s`-th epochs are of
+//! different kinds (one calls `write` where the others call `read`) all get
+//! [`Error::EpochMismatch`], instead of a race. A process that stops entering epochs leaves
+//! the others waiting for it, as any collective would.
 //!
 //! The element type is [`bytemuck::Pod`]: another process may have stored any bytes, and
 //! every bit pattern is a valid `Pod` value. The memory is zeroed at allocation (each process
@@ -78,7 +79,7 @@ use crate::datatype::Equivalence;
 use crate::env::enter;
 use crate::error::{Error, Result, check};
 use crate::ffi;
-use crate::info::{Info, raw_or_null};
+use crate::info::Info;
 use crate::op::{AccumulateOp, Bitwise, NoOp, Replace};
 use bytemuck::Pod;
 use std::ffi::c_int;
@@ -207,31 +208,23 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
         } else {
             data_bytes
         };
-        let win = {
-            let _gate = enter(OP)?;
-            let mut base: *mut u8 = std::ptr::null_mut();
-            let mut raw = super::win_null();
-            // SAFETY: MPI allocates `own_bytes` bytes (displacement unit 1) in shared memory,
-            // writes their address to `base` and the handle to `raw`.
-            let rc = unsafe {
-                ffi::MPI_Win_allocate_shared(
-                    own_bytes,
-                    1,
-                    raw_or_null(info),
-                    comm.as_raw(),
-                    (&raw mut base).cast(),
-                    &mut raw,
+        let (win, _base) = RawWindow::allocate(
+            ffi::MPI_Win_allocate_shared,
+            own_bytes,
+            1,
+            info,
+            comm,
+            OP,
+            |win| {
+                // One passive epoch for the window's whole life: what MPI_Win_sync and the
+                // atomics need (MPI-4.0 §12.5.4, §12.7).
+                // SAFETY: a valid window; NOCHECK is true, no process locks it exclusively.
+                check(
+                    unsafe { ffi::MPI_Win_lock_all(Assert::NOCHECK.bits(), win) },
+                    OP,
                 )
-            };
-            check(rc, OP)?;
-            let win = RawWindow::adopt(raw, OP)?;
-            // One passive epoch for the window's whole life: what MPI_Win_sync and the
-            // atomics need (MPI-4.0 §12.5.4, §12.7).
-            // SAFETY: a valid window; NOCHECK is true, no process locks it exclusively.
-            let rc = unsafe { ffi::MPI_Win_lock_all(Assert::NOCHECK.bits(), win.raw) };
-            check(rc, OP)?;
-            win
-        };
+            },
+        )?;
         let mut window = SharedWindow {
             win,
             comm: comm.as_raw(),
@@ -350,9 +343,12 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
         self.seq += 1;
         let word = self.seq << 2 | kind;
         let parity = (self.seq & 1) as usize;
-        self.slot(parity, self.rank).store(word, Ordering::Release);
-        let synced = self.synchronise(operation);
-        if let Err(e) = synced {
+        let arrived = self
+            .win_sync(operation)
+            .map(|()| self.slot(parity, self.rank).store(word, Ordering::Release))
+            .and_then(|()| self.await_arrivals(parity, operation))
+            .and_then(|()| self.win_sync(operation));
+        if let Err(e) = arrived {
             self.poisoned = true;
             return Err(e);
         }
@@ -375,15 +371,63 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
         Ok(())
     }
 
-    /// `MPI_Win_sync`, `MPI_Barrier`, `MPI_Win_sync`.
+    /// Waits until every process has announced this process's current epoch number in the
+    /// words of `parity`: the barrier, in the window's own memory. Spins briefly, then yields
+    /// the core and drives MPI's progress engine (`MPI_Iprobe`) while it waits, so a process
+    /// that needs this one's progress to get here (a rendezvous send) still does.
     #[inline]
-    fn synchronise(&self, operation: &'static str) -> Result<()> {
+    fn await_arrivals(&self, parity: usize, operation: &'static str) -> Result<()> {
+        const SPINS: u32 = 4;
+        let size = self.segments.len();
+        let mut waiting_for = 0;
+        let mut turns = 0u32;
+        loop {
+            while waiting_for < size
+                && self.slot(parity, waiting_for).load(Ordering::Acquire) >> 2 >= self.seq
+            {
+                waiting_for += 1;
+            }
+            if waiting_for == size {
+                return Ok(());
+            }
+            turns = turns.wrapping_add(1);
+            if turns <= SPINS {
+                std::hint::spin_loop();
+            } else {
+                // Give the core to a process that has not arrived (ranks may outnumber
+                // cores), and now and then let MPI progress.
+                std::thread::yield_now();
+                if turns % SPINS == 0 {
+                    self.progress(operation)?;
+                }
+            }
+        }
+    }
+
+    /// One turn of MPI's progress engine, by probing the window's communicator.
+    #[cold]
+    fn progress(&self, operation: &'static str) -> Result<()> {
+        let _gate = enter(operation)?;
+        let mut flag: c_int = 0;
+        // SAFETY: the valid communicator the window was made on (borrowed for 'c); the
+        // status is ignored. A probe receives nothing.
+        let rc = unsafe {
+            ffi::MPI_Iprobe(
+                ffi::MPI_ANY_SOURCE,
+                ffi::MPI_ANY_TAG,
+                self.comm,
+                &mut flag,
+                ffi::ferrompi_MPI_STATUS_IGNORE,
+            )
+        };
+        check(rc, operation)
+    }
+
+    /// `MPI_Win_sync`: this process's stores and the window agree (MPI-4.0 §12.7).
+    #[inline]
+    fn win_sync(&self, operation: &'static str) -> Result<()> {
         let _gate = enter(operation)?;
         // SAFETY: a valid window inside the passive epoch it holds.
-        check(unsafe { ffi::MPI_Win_sync(self.win.raw) }, operation)?;
-        // SAFETY: the valid communicator the window was made on, borrowed for 'c.
-        check(unsafe { ffi::MPI_Barrier(self.comm) }, operation)?;
-        // SAFETY: as the first sync.
         check(unsafe { ffi::MPI_Win_sync(self.win.raw) }, operation)
     }
 

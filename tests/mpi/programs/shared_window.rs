@@ -32,6 +32,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     rounds(&node, t);
     atomics(&node, t);
     out_of_step(&node, t);
+    progress_while_waiting(&node, t);
     bad_input(mpi, &node, t);
     memory(&node, t);
 }
@@ -222,6 +223,37 @@ fn out_of_step(node: &Communicator<'_>, t: &mut Checks) {
         mismatch,
         "the window refuses later epochs",
     );
+}
+
+/// Rank 1 has a receive pending and waits in an epoch; rank 0 reaches the epoch only after a
+/// large (rendezvous) send to it has completed. Entering the epoch must drive MPI's progress,
+/// as MPI_Barrier would, or this deadlocks.
+fn progress_while_waiting(node: &Communicator<'_>, t: &mut Checks) {
+    let mut win = t.okay(SharedWindow::<u8>::allocate(node, 8), "allocate");
+    let data = vec![7u8; 8 << 20];
+    let mut got = vec![0u8; if node.rank() == 1 { 8 << 20 } else { 0 }];
+    let result = ferrompi::scope(|s| -> ferrompi::Result<()> {
+        let pending = if node.rank() == 1 {
+            Some(node.irecv(s, &mut got, 0, 77)?)
+        } else {
+            None
+        };
+        if node.rank() == 0 && node.size() > 1 {
+            node.send(&data, 1, 77)?;
+        }
+        win.read().map(drop)?;
+        if let Some(request) = pending {
+            request.wait()?;
+        }
+        Ok(())
+    });
+    t.okay(
+        result,
+        "an epoch while a rendezvous send waits on this rank",
+    );
+    if node.rank() == 1 {
+        t.ok(got.iter().all(|&b| b == 7), "the message arrived");
+    }
 }
 
 fn bad_input(mpi: &Mpi, node: &Communicator<'_>, t: &mut Checks) {

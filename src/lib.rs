@@ -97,6 +97,12 @@
 //!   closure never writes the input side (MPI may pass the caller's send buffer, even read-only
 //!   memory), and gets aligned copies where MPI's buffers are not dense, aligned values of `T`
 //!   (see [`op`]).
+//! - **Memory other processes reach is referenced only when no one can be writing it.** A
+//!   [`SharedWindow`] hands out `&[T]`/`&mut [T]` only inside collective epochs that every
+//!   process of the node has announced identically (checked in the window's own memory, so a
+//!   disagreement is [`Error::EpochMismatch`], not a race); an RMA [`Window`]'s memory is never
+//!   referenced from Rust while the window exists, and its epochs are closures that complete
+//!   before their buffers come back. See [`window`].
 //! - **Crate-internal entry points are sealed by type, not by documentation**: the methods of
 //!   [`Persistent`] take a token only the crate can make.
 //! - **Handles are freed once.** Created communicators and groups are freed on drop (or by an

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what ferrompi needs on Debian/Ubuntu when it is missing: Open MPI and MPICH (headers,
-# libraries, launchers), libclang for bindgen, a C compiler, pkg-config, and valgrind (the suite
-# runs the user-op and request programs under memcheck). Idempotent and quick
-# when everything is there. Sourced by the other tools; also runnable on its own.
+# libraries, launchers), libclang for bindgen, a C compiler, pkg-config, valgrind (the suite
+# runs the user-op and request programs under memcheck) and iproute2 (the fake hosts of
+# tools/netns.sh). Idempotent and quick when everything is there. Sourced by the other tools;
+# also runnable on its own.
 set -euo pipefail
 
-packages=(libopenmpi-dev openmpi-bin libmpich-dev mpich libclang-dev clang gcc pkg-config valgrind)
+packages=(libopenmpi-dev openmpi-bin libmpich-dev mpich libclang-dev clang gcc pkg-config valgrind iproute2)
 missing=()
 sudo=""
 [[ $(id -u) -eq 0 ]] || sudo="sudo"

@@ -4,7 +4,9 @@
 # and 4 ranks, plus singleton runs), every example under the launcher, each benchmark once under
 # the launcher, and rustdoc; rustfmt first. On MPICH it also runs the user-op and request
 # programs under valgrind (memcheck, 2 ranks): MPICH is clean under memcheck, Open MPI's PMIx is
-# not. Then the newer MPIs, from PyPI wheels unpacked under target/mpi (see setup.sh), each
+# not. On Open MPI (as root) it runs the multinode program over two fake hosts (network
+# namespaces, tools/netns.sh): a shared window over nodes is an error, RMA across them works.
+# Then the newer MPIs, from PyPI wheels unpacked under target/mpi (see setup.sh), each
 # with clippy, the unit tests and the harness at 1-4 ranks:
 #   openmpi5     Open MPI 5.0: every program, plus three examples and the benchmarks once;
 #   mpich5       MPICH 5.0: every program but large_count (2-8 GiB buffers, covered on the
@@ -67,6 +69,19 @@ for impl in "${impls[@]}"; do
   cargo clippy --lib --locked -- -D warnings # and without optional features
   echo "== $impl: tests"
   cargo test --all-features --locked
+  if [[ $impl == openmpi ]]; then
+    echo "== $impl: windows across two fake hosts (tools/netns.sh), 2-4 ranks"
+    if [[ $(id -u) -eq 0 ]]; then
+      bash tools/netns.sh up 2 > /dev/null
+      trap 'bash tools/netns.sh down' EXIT
+      FERROMPI_EXPECT_NODES=2 FERROMPI_RANKS=2,3,4 FERROMPI_MPIEXEC="$ROOT/tools/netns.sh mpirun" \
+        cargo test --all-features --locked --test mpi -- multinode
+      bash tools/netns.sh down
+      trap - EXIT
+    else
+      echo "   SKIP: network namespaces need root"
+    fi
+  fi
   if [[ $impl == mpich ]]; then
     echo "== $impl: user ops and requests under valgrind (memcheck, 2 ranks)"
     FERROMPI_RANKS=2 FERROMPI_TEST_TIMEOUT=600 \

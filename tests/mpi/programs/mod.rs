@@ -13,6 +13,7 @@ mod group;
 mod large_count;
 mod leak_abort;
 mod leak_warning;
+mod multinode;
 mod nonblocking;
 mod op_panic;
 mod p2p;
@@ -245,6 +246,16 @@ pub const ALL: &[Program] = &[
         expect: Expect::Pass,
         slow: false,
         run: rma::run,
+    },
+    Program {
+        name: "multinode",
+        file: "multinode",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: true,
+        expect: Expect::Pass,
+        slow: false,
+        run: multinode::run,
     },
     Program {
         name: "bcast",

@@ -119,7 +119,13 @@ impl<'c, T: Equivalence> Window<'c, T> {
         const OP: &str = "win_allocate";
         let () = Self::VALID_FOR_ANY_BYTES;
         let unit = disp_unit::<T>(OP)?;
-        let bytes = window_bytes::<T>(len, OP)?;
+        let mut bytes = window_bytes::<T>(len, OP)?;
+        if crate::env::mpich_before((5, 0)) {
+            // MPICH 4.0.2 puts into the wrong process's memory when a window's size is not a
+            // multiple of 16 bytes (reproduced in C; MPICH 5.0 is right). The padding is never
+            // reachable: accesses are checked against `len`.
+            bytes = bytes.saturating_add(15) & !15;
+        }
         let (win, base) =
             RawWindow::allocate(ffi::MPI_Win_allocate, bytes, unit, info, comm, OP, |_| {
                 Ok(())
@@ -560,6 +566,16 @@ fn rename(e: Error, operation: &'static str) -> Error {
     }
 }
 
+/// [`Error::EpochMisuse`], built out of line so the checks on the hot path stay small.
+#[cold]
+#[inline(never)]
+fn misuse(operation: &'static str, reason: std::fmt::Arguments<'_>) -> Error {
+    Error::EpochMisuse {
+        operation,
+        reason: reason.to_string(),
+    }
+}
+
 /// Which synchronisation opened an epoch, and so which calls it allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum EpochKind {
@@ -629,21 +645,22 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         if let EpochKind::Lock(locked) = self.kind
             && locked != rank
         {
-            return Err(Error::EpochMisuse {
+            return Err(misuse(
                 operation,
-                reason: format!("the epoch locks rank {locked}, not {rank}"),
-            });
+                format_args!("the epoch locks rank {locked}, not {rank}"),
+            ));
         }
         self.layout.locate::<T>(rank, index, len, operation)
     }
 
+    #[inline]
     fn passive(&self, operation: &'static str) -> Result<()> {
         match self.kind {
             EpochKind::Lock(_) | EpochKind::LockAll => Ok(()),
-            _ => Err(Error::EpochMisuse {
+            _ => Err(misuse(
                 operation,
-                reason: "only passive-target (lock, lock_all) epochs allow this".into(),
-            }),
+                format_args!("only passive-target (lock, lock_all) epochs allow this"),
+            )),
         }
     }
 

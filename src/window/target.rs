@@ -43,32 +43,49 @@ impl Layout {
         len: usize,
         operation: &'static str,
     ) -> Result<Target> {
-        let size = self.lens.len();
         let Some(&target_len) = usize::try_from(rank).ok().and_then(|r| self.lens.get(r)) else {
-            return Err(Error::InvalidRank {
-                operation,
-                role: "target",
-                rank,
-                size: c_int::try_from(size).unwrap_or(c_int::MAX),
-            });
+            return Err(self.bad_rank(rank, operation));
         };
         match index.checked_add(len) {
             Some(end) if end <= target_len => {}
-            _ => {
-                return Err(Error::OutOfBounds {
-                    operation,
-                    target: rank,
-                    index,
-                    len,
-                    window_len: target_len,
-                });
-            }
+            _ => return Err(out_of_bounds(operation, rank, index, len, target_len)),
         }
         let count = count_of::<T>(len, operation)?;
         // In bounds of a window that exists, so the product fits an MPI_Aint.
         let disp =
             (index as ffi::MPI_Aint) * self.scale + if rank == 0 { self.rank0_offset } else { 0 };
         Ok(Target { rank, disp, count })
+    }
+}
+
+impl Layout {
+    #[cold]
+    #[inline(never)]
+    fn bad_rank(&self, rank: i32, operation: &'static str) -> Error {
+        Error::InvalidRank {
+            operation,
+            role: "target",
+            rank,
+            size: c_int::try_from(self.lens.len()).unwrap_or(c_int::MAX),
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn out_of_bounds(
+    operation: &'static str,
+    target: i32,
+    index: usize,
+    len: usize,
+    window_len: usize,
+) -> Error {
+    Error::OutOfBounds {
+        operation,
+        target,
+        index,
+        len,
+        window_len,
     }
 }
 

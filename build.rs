@@ -270,7 +270,7 @@ fn generate_bindings(out_dir: &Path, flags: &MpiFlags) -> String {
         .clang_args(clang_args(flags))
         .allowlist_function("MPIX?_.*")
         .allowlist_type("MPIX?_.*")
-        .allowlist_var("MPIX?_.*|ferrompi_.*|OPEN_MPI|OMPI_(MAJOR|MINOR|RELEASE)_VERSION|MPICH_VERSION|MPICH_NUMVERSION")
+        .allowlist_var("MPIX?_.*|ferrompi_.*|OPEN_MPI|OMPI_(MAJOR|MINOR|RELEASE)_VERSION|OMPI_COMM_TYPE_.*|MPICH_VERSION|MPICH_NUMVERSION")
         .new_type_alias("MPI_(Comm|Datatype|Op|Group|Request|Errhandler|Info|Win|Message|File|Session)")
         .default_macro_constant_type(bindgen::MacroTypeVariation::Signed)
         .default_enum_style(bindgen::EnumVariation::Consts)
@@ -344,6 +344,8 @@ fn emit_cfgs(caps: &Capabilities, source: &str) {
         "ferrompi_large_count",
         "ferrompi_c_bool",
         "ferrompi_isendrecv",
+        "ferrompi_hw_guided",
+        "ferrompi_ompi_comm_types",
     ] {
         println!("cargo:rustc-check-cfg=cfg({cfg})");
     }
@@ -361,6 +363,8 @@ fn emit_cfgs(caps: &Capabilities, source: &str) {
         ("ferrompi_large_count", caps.large_count),
         ("ferrompi_c_bool", caps.c_bool),
         ("ferrompi_isendrecv", caps.isendrecv),
+        ("ferrompi_hw_guided", caps.hw_guided),
+        ("ferrompi_ompi_comm_types", caps.ompi_comm_types),
     ];
     for (cfg, on) in flags {
         if on {

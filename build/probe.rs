@@ -176,6 +176,10 @@ pub struct Capabilities {
     pub c_bool: bool,
     /// MPI-4's `MPI_Isendrecv` and `MPI_Isendrecv_replace` are declared.
     pub isendrecv: bool,
+    /// MPI-4's `MPI_COMM_TYPE_HW_GUIDED` split type is defined.
+    pub hw_guided: bool,
+    /// Open MPI's `OMPI_COMM_TYPE_NUMA` and the other `OMPI_COMM_TYPE_*` split types are defined.
+    pub ompi_comm_types: bool,
 }
 
 /// Reads the value of `pub const NAME: T = VALUE;` from bindgen output.
@@ -216,6 +220,8 @@ pub fn capabilities(bindings: &str) -> Result<Capabilities, String> {
         c_bool: bindings.contains("pub static ferrompi_MPI_C_BOOL:"),
         isendrecv: declares_fn(bindings, "MPI_Isendrecv")
             && declares_fn(bindings, "MPI_Isendrecv_replace"),
+        hw_guided: bindings.contains("pub const MPI_COMM_TYPE_HW_GUIDED:"),
+        ompi_comm_types: bindings.contains("pub const OMPI_COMM_TYPE_NUMA:"),
     })
 }
 

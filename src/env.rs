@@ -94,16 +94,36 @@ impl ThreadLevel {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Launcher {
-    /// Open MPI's `mpirun`/`mpiexec` (sets `OMPI_COMM_WORLD_SIZE`).
+    /// Open MPI's `mpirun`/`mpiexec` of Open MPI 4 and older, ORTE (sets
+    /// `OMPI_COMM_WORLD_SIZE`).
     OpenMpiMpirun,
+    /// PRRTE's `prterun`, which is Open MPI 5's `mpirun` (sets `PRTE_LAUNCHED` beside
+    /// `OMPI_COMM_WORLD_SIZE`).
+    Prterun,
     /// MPICH's Hydra `mpiexec` (sets `PMI_RANK` and `MPI_LOCALNRANKS`).
     Hydra,
-    /// Slurm's `srun` (sets `SLURM_STEP_ID` and `SLURM_PROCID`).
-    Srun,
+    /// Slurm's `srun` (sets `SLURM_STEP_ID` and `SLURM_PROCID`), with the process-management
+    /// interface its `--mpi` option chose.
+    Srun(Pmi),
     /// Some other PMI or PMIx launcher.
     OtherPmi,
-    /// No launcher: a singleton `MPI_Init` (MPI-4.0, "Singleton MPI_INIT"), e.g. `cargo run`.
+    /// No launcher: a singleton `MPI_Init` (MPI-4.0 §11.10.2, "Singleton MPI_INIT"), e.g.
+    /// `cargo run`.
     Singleton,
+}
+
+/// The process-management interface a launcher offers its processes: how MPI learns its
+/// rank, size and peers at `MPI_Init`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Pmi {
+    /// PMIx (`PMIX_RANK`): `srun --mpi=pmix`, what Open MPI needs.
+    Pmix,
+    /// PMI-2 (`PMI_FD` or `PMI_JOBID` with `PMI_RANK`): `srun --mpi=pmi2`, what MPICH uses.
+    Pmi2,
+    /// None (`srun --mpi=none`, or a Slurm without the plugin): MPICH then starts every task as a
+    /// singleton of size 1, and Open MPI refuses to start. [`Launcher::warning`] says so.
+    None,
 }
 
 impl Launcher {
@@ -118,15 +138,40 @@ impl Launcher {
     /// runs under a Slurm step too.
     pub fn detect_from(is_set: impl Fn(&str) -> bool) -> Launcher {
         if is_set("OMPI_COMM_WORLD_SIZE") {
-            Launcher::OpenMpiMpirun
+            if is_set("PRTE_LAUNCHED") {
+                Launcher::Prterun
+            } else {
+                Launcher::OpenMpiMpirun
+            }
         } else if is_set("PMI_RANK") && (is_set("MPI_LOCALNRANKS") || is_set("HYDI_CONTROL_FD")) {
             Launcher::Hydra
         } else if is_set("SLURM_STEP_ID") && is_set("SLURM_PROCID") {
-            Launcher::Srun
+            Launcher::Srun(if is_set("PMIX_RANK") {
+                Pmi::Pmix
+            } else if is_set("PMI_RANK") || is_set("PMI_FD") || is_set("PMI_JOBID") {
+                Pmi::Pmi2
+            } else {
+                Pmi::None
+            })
         } else if is_set("PMI_RANK") || is_set("PMIX_RANK") || is_set("PMI_FD") {
             Launcher::OtherPmi
         } else {
             Launcher::Singleton
+        }
+    }
+
+    /// What is wrong with this launch, if something visibly is: `srun` started several tasks
+    /// (`step_tasks`, from `SLURM_STEP_NUM_TASKS`) without a PMI, so each task's MPI is a
+    /// singleton (`world_size` 1) instead of one job. A program can print it and stop.
+    pub fn warning(self, world_size: i32, step_tasks: Option<u32>) -> Option<String> {
+        match (self, step_tasks) {
+            (Launcher::Srun(Pmi::None), Some(tasks)) if tasks > 1 && world_size == 1 => {
+                Some(format!(
+                    "srun started {tasks} tasks without a PMI, so each is an MPI job of its own: \
+                 use srun --mpi=pmix (Open MPI) or --mpi=pmi2 (MPICH)"
+                ))
+            }
+            _ => None,
         }
     }
 }
@@ -624,11 +669,7 @@ impl Mpi {
     /// # Errors
     /// [`Error::WrongThread`] from a thread the thread level does not allow; [`Error::Mpi`].
     pub fn processor_name(&self) -> Result<String> {
-        let _gate = enter("processor_name")?;
-        mpi_string(ffi::MPI_MAX_PROCESSOR_NAME, "processor_name", |buf, len| {
-            // SAFETY: `buf` has MPI_MAX_PROCESSOR_NAME bytes, as the call requires.
-            unsafe { ffi::MPI_Get_processor_name(buf, len) }
-        })
+        processor_name()
     }
 
     /// The MPI standard version the library implements, `(MPI_VERSION, MPI_SUBVERSION)` at run
@@ -858,6 +899,15 @@ pub(crate) fn errors_return() -> ffi::MPI_Errhandler {
     unsafe { ffi::ferrompi_MPI_ERRORS_RETURN }
 }
 
+/// `MPI_Get_processor_name`, for whoever holds a handle rather than the [`Mpi`] token.
+pub(crate) fn processor_name() -> Result<String> {
+    let _gate = enter("processor_name")?;
+    mpi_string(ffi::MPI_MAX_PROCESSOR_NAME, "processor_name", |buf, len| {
+        // SAFETY: `buf` has MPI_MAX_PROCESSOR_NAME bytes, as the call requires.
+        unsafe { ffi::MPI_Get_processor_name(buf, len) }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -879,7 +929,19 @@ mod tests {
         );
         assert_eq!(
             detect(&["SLURM_STEP_ID", "SLURM_PROCID", "PMI_RANK"]),
-            Launcher::Srun
+            Launcher::Srun(Pmi::Pmi2)
+        );
+        assert_eq!(
+            detect(&["SLURM_STEP_ID", "SLURM_PROCID", "PMIX_RANK"]),
+            Launcher::Srun(Pmi::Pmix)
+        );
+        let none = detect(&["SLURM_STEP_ID", "SLURM_PROCID"]);
+        assert_eq!(none, Launcher::Srun(Pmi::None));
+        assert!(none.warning(1, Some(4)).unwrap().contains("--mpi=pmix"));
+        assert_eq!(none.warning(4, Some(4)), None);
+        assert_eq!(
+            detect(&["OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PRTE_LAUNCHED"]),
+            Launcher::Prterun
         );
         // mpirun inside a Slurm allocation is still mpirun.
         assert_eq!(

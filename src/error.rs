@@ -176,6 +176,24 @@ pub enum Error {
         /// Of them, on this process's node.
         node: i32,
     },
+    /// A variable of the environment (one the launcher or Slurm set) is malformed.
+    #[error("{variable}={value:?}: {reason}")]
+    Environment {
+        /// The variable's name, such as `SLURM_TASKS_PER_NODE`.
+        variable: String,
+        /// Its value.
+        value: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The installed MPI does not offer what was asked (a split type it was built without).
+    #[error("{operation}: {reason}")]
+    Unsupported {
+        /// The operation.
+        operation: &'static str,
+        /// What is missing, and what to use instead.
+        reason: String,
+    },
     /// Any other argument the crate rejects before calling MPI.
     #[error("{operation}: {reason}")]
     InvalidArgument {
@@ -185,6 +203,25 @@ pub enum Error {
         reason: String,
     },
 }
+
+/// What is wrong with a string given to one of the crate's parsers (Slurm's variables, Linux's
+/// CPU lists): never a panic, whatever the input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError(String);
+
+impl ParseError {
+    pub(crate) fn new(reason: impl Into<String>) -> ParseError {
+        ParseError(reason.into())
+    }
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ParseError {}
 
 impl Error {
     /// The MPI error class, for [`Error::Mpi`]; `None` for errors the crate detected itself.

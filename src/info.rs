@@ -48,8 +48,14 @@ impl<'env> Info<'env> {
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn new(mpi: &'env Mpi) -> Result<Info<'env>> {
-        const OP: &str = "info_create";
         let _ = mpi;
+        Info::create()
+    }
+
+    /// `MPI_Info_create` for the crate's own use, by a caller that holds a handle borrowing
+    /// the environment (so MPI is running for as long as the info lives).
+    pub(crate) fn create() -> Result<Info<'env>> {
+        const OP: &str = "info_create";
         let _gate = enter(OP)?;
         let mut raw = info_null();
         // SAFETY: MPI writes a new handle, which we then own.

@@ -42,6 +42,8 @@
 //! | [`info`] | ch. 10 | [`Info`]: hints for windows and communicators |
 //! | [`window::shared`] | §12.2.3, §12.7 | [`SharedWindow`]: one copy per node, read and write epochs, atomics |
 //! | [`window::rma`] | ch. 12 | [`Window`]: put, get, accumulate, atomics, `rput`/`rget`; fence, PSCW, lock epochs |
+//! | [`topology`] | §7.4.2 | [`Hierarchy`](topology::Hierarchy): node, leaders, NUMA groups, hosts; [`Placement`](topology::Placement): NUMA binding from Linux; `split_numa` |
+//! | [`slurm`] | §11.5 | [`SlurmJob`](slurm::SlurmJob): the allocation from `SLURM_*`; hostlist and count parsers |
 //!
 //! Which MPI the crate was built against: [`IMPLEMENTATION`], [`MPI_VERSION`], [`BUILD_PROBE`].
 //!
@@ -140,6 +142,8 @@ pub mod ffi;
 pub mod info;
 pub mod op;
 pub mod request;
+pub mod slurm;
+pub mod topology;
 pub mod window;
 
 pub use channel::Channel;
@@ -155,10 +159,10 @@ pub use comm::persistent_collective::{
 pub use comm::probe::Message;
 #[cfg(feature = "serde")]
 pub use comm::typed::RecvValue;
-pub use comm::{Communicator, Comparison, SplitType};
+pub use comm::{Communicator, Comparison, HwResource, OpenMpiLocality, SplitType};
 pub use datatype::{Bytes, Datatype, Equivalence};
-pub use env::{InitOptions, Launcher, Mpi, ThreadLevel};
-pub use error::{Error, ErrorClass, Result, check};
+pub use env::{InitOptions, Launcher, Mpi, Pmi, ThreadLevel};
+pub use error::{Error, ErrorClass, ParseError, Result, check};
 pub use info::Info;
 pub use window::{LockType, SharedWindow, Window};
 

@@ -8,6 +8,12 @@
 #   tools/netns.sh exec NODE CMD...    run CMD "on" NODE (its netns, hostname and /etc/hosts)
 #   tools/netns.sh rsh [-x] NODE CMD...  the ssh stand-in mpirun launches remote daemons with
 #   tools/netns.sh mpirun -n N PROG... Open MPI's mpirun on node1, N ranks over node1 and node2
+#   tools/netns.sh mpiexec -n N PROG... the same with MPICH's Hydra, hosts isolated (below)
+#
+# FERROMPI_NETNS_HOSTS=node1:2,node2:1,node3:1 places the ranks instead (its slots must add up
+# to N). FERROMPI_NETNS_ISOLATE=1 (set by `mpiexec`) also gives each host its own IPC and PID
+# namespace, /dev/shm and boot_id: UCX decides "same host" by boot_id, so without it MPICH
+# would use shared memory between the fake hosts instead of TCP.
 #
 # Learned from ../shared/envlab (its measured pitfalls): the bridge lives in its own namespace
 # and the root namespace only gets a blackhole route for the subnet, so nothing leaves the
@@ -51,10 +57,29 @@ up() {
 }
 
 on() {
-  local node=$1; shift
-  exec nsenter --net="/run/netns/$node" -- unshare --uts --mount --propagation private -- \
+  local node=$1 isolate=()
+  shift
+  [[ ${FERROMPI_NETNS_ISOLATE:-0} != 1 ]] || isolate=(--ipc --pid --fork --kill-child --mount-proc)
+  exec nsenter --net="/run/netns/$node" -- unshare --uts --mount --propagation private "${isolate[@]}" -- \
     /bin/sh -c 'for f in hosts resolv.conf; do mount --bind /etc/netns/$0/$f /etc/$f; done
+                if [ "${FERROMPI_NETNS_ISOLATE:-0}" = 1 ]; then
+                  mount -t tmpfs -o size=2g tmpfs /dev/shm
+                  cat /proc/sys/kernel/random/uuid > /dev/shm/.boot_id
+                  mount --bind /dev/shm/.boot_id /proc/sys/kernel/random/boot_id
+                fi
                 hostname "$0"; exec "$@"' "$node" "$@"
+}
+
+# hosts N: the --host list for N ranks (FERROMPI_NETNS_HOSTS, else node1 and node2 halves).
+hosts() {
+  local ranks=$1 spec=${FERROMPI_NETNS_HOSTS:-} total=0 h
+  if [[ -z $spec ]]; then
+    spec="node1:$(((ranks + 1) / 2))"
+    ((ranks / 2 == 0)) || spec+=",node2:$((ranks / 2))"
+  fi
+  for h in ${spec//,/ }; do total=$((total + ${h#*:})); done
+  ((total == ranks)) || { echo "netns.sh: $spec holds $total ranks, not $ranks" >&2; exit 2; }
+  echo "$spec"
 }
 
 case ${1:-} in
@@ -66,17 +91,23 @@ case ${1:-} in
     while [[ ${1:-} == -* ]]; do shift; done # ssh options mpirun passes (-x)
     node=$1; shift
     on "$node" /bin/sh -c "$*" ;;
-  mpirun)
+  mpirun | mpiexec)
+    launcher=$1
     shift
-    [[ ${1:-} == -n ]] || { echo "netns.sh mpirun -n N PROG..." >&2; exit 2; }
-    ranks=$2; shift 2
-    first=$(( (ranks + 1) / 2 )) second=$(( ranks / 2 ))
-    hosts="node1:$first"
-    (( second == 0 )) || hosts+=",node2:$second"
-    # osc ^ucx: Open MPI 4.1.4's osc/ucx claims windows between hosts that UCX has no transport
-    # for here, and MPI_Win_allocate fails with MPI_ERR_WIN (C does the same); osc/pt2pt works.
-    on node1 mpirun.openmpi --allow-run-as-root --oversubscribe --mca plm_rsh_agent "$self rsh" \
-      --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 --mca osc ^ucx \
-      --host "$hosts" -n "$ranks" "$@" ;;
-  *) sed -n '2,12p' "$self"; exit 2 ;;
+    [[ ${1:-} == -n ]] || { echo "netns.sh $launcher -n N PROG..." >&2; exit 2; }
+    ranks=$2
+    shift 2
+    spec=$(hosts "$ranks")
+    if [[ $launcher == mpirun ]]; then
+      # osc ^ucx: Open MPI 4.1.4's osc/ucx claims windows between hosts that UCX has no
+      # transport for here, and MPI_Win_allocate fails with MPI_ERR_WIN (C does the same).
+      on node1 mpirun.openmpi --allow-run-as-root --oversubscribe --mca plm_rsh_agent "$self rsh" \
+        --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 --mca osc ^ucx \
+        --host "$spec" -n "$ranks" "$@"
+    else
+      export FERROMPI_NETNS_ISOLATE=1
+      on node1 mpiexec.mpich -launcher ssh -launcher-exec "$(dirname "$self")/netns-rsh" -hosts "$spec" -n "$ranks" "$@"
+    fi
+    ;;
+  *) sed -n '2,18p' "$self"; exit 2 ;;
 esac

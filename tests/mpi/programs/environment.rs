@@ -1,7 +1,7 @@
 //! The environment: versions, names, clocks, launcher, thread level, and init twice.
 
 use crate::checks::Checks;
-use ferrompi::{Error, Implementation, Launcher, Mpi};
+use ferrompi::{Error, Implementation, Launcher, Mpi, Pmi};
 
 pub fn run(mpi: &Mpi, t: &mut Checks) {
     let world = mpi.world();
@@ -61,8 +61,14 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     match expected.as_str() {
         "singleton" => t.eq(launcher, Launcher::Singleton, "launcher of a singleton run"),
         "launcher" => t.ok(
-            matches!(launcher, Launcher::OpenMpiMpirun | Launcher::Hydra),
-            format!("launcher under mpiexec is mpirun or Hydra, got {launcher:?}"),
+            matches!(
+                launcher,
+                Launcher::OpenMpiMpirun
+                    | Launcher::Prterun
+                    | Launcher::Hydra
+                    | Launcher::Srun(Pmi::Pmix | Pmi::Pmi2)
+            ),
+            format!("launcher is mpirun, prterun, Hydra or srun with a PMI, got {launcher:?}"),
         ),
         other => t.ok(
             false,

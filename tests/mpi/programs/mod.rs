@@ -27,6 +27,7 @@ mod send_modes;
 mod shared_window;
 mod soundness;
 mod threads;
+mod topology;
 #[cfg(feature = "serde")]
 mod typed;
 
@@ -256,6 +257,16 @@ pub const ALL: &[Program] = &[
         expect: Expect::Pass,
         slow: false,
         run: multinode::run,
+    },
+    Program {
+        name: "topology",
+        file: "topology",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: true,
+        expect: Expect::Pass,
+        slow: false,
+        run: topology::run,
     },
     Program {
         name: "bcast",

@@ -2,7 +2,8 @@
 # The full test suite: installs what is missing, then for Debian's Open MPI 4.1 and MPICH 4.0 in
 # turn builds the crate, runs clippy, the unit and doc tests, the multi-rank harness (1, 2, 3
 # and 4 ranks, plus singleton runs), every example under the launcher, each benchmark once under
-# the launcher, and rustdoc; rustfmt first. On MPICH it also runs the user-op and request
+# the launcher, the flagship solver's tests (examples/sddp: the same cuts and bounds at 1-4 ranks,
+# convergence, bad input), and rustdoc; rustfmt first. On MPICH it also runs the user-op and request
 # programs under valgrind (memcheck, 2 ranks): MPICH is clean under memcheck, Open MPI's PMIx is
 # not. On both (as root) it then runs tools/cluster-tests.sh: a synthetic two-domain NUMA
 # machine, three fake hosts (network namespaces), and a real Slurm on two of them (srun).
@@ -69,6 +70,9 @@ for impl in "${impls[@]}"; do
   cargo clippy --lib --locked -- -D warnings # and without optional features
   echo "== $impl: tests"
   cargo test --all-features --locked
+  echo "== $impl: the flagship (examples/sddp): clippy, the same cuts at 1-4 ranks, convergence, bad input"
+  cargo clippy -p ferrompi-sddp --all-targets --locked -- -D warnings
+  cargo test -p ferrompi-sddp --release --locked -- --test-threads=1
   if [[ $impl == mpich ]]; then
     echo "== $impl: user ops and requests under valgrind (memcheck, 2 ranks)"
     FERROMPI_RANKS=2 FERROMPI_TEST_TIMEOUT=600 \

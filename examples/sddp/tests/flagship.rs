@@ -1,0 +1,185 @@
+//! The flagship under the MPI launcher (`FERROMPI_MPIEXEC`, else the one of the MPI ferrompi was
+//! built against): the same cuts and bounds at 1, 2, 3 and 4 ranks, a lower bound that never
+//! decreases, convergence of the default instance, and bad input that ends every rank promptly
+//! with a clear message.
+
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn launcher() -> Vec<String> {
+    if let Ok(cmd) = std::env::var("FERROMPI_MPIEXEC") {
+        return cmd.split_whitespace().map(String::from).collect();
+    }
+    let on_path = |name: &str| {
+        std::env::var_os("PATH")
+            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+    };
+    match ferrompi::IMPLEMENTATION {
+        ferrompi::Implementation::OpenMpi => {
+            let mpirun = if on_path("mpirun.openmpi") {
+                "mpirun.openmpi"
+            } else {
+                "mpirun"
+            };
+            vec![mpirun.into(), "--oversubscribe".into()]
+        }
+        _ => vec![
+            if on_path("mpiexec.mpich") {
+                "mpiexec.mpich"
+            } else {
+                "mpiexec"
+            }
+            .into(),
+        ],
+    }
+}
+
+/// Runs the solver on `ranks` ranks with a time limit.
+fn sddp(ranks: u32, args: &[&str], limit: Duration) -> (Output, Duration) {
+    let launch = launcher();
+    let start = Instant::now();
+    let out = Command::new("timeout")
+        .arg(limit.as_secs().to_string())
+        .args(&launch)
+        .arg("-n")
+        .arg(ranks.to_string())
+        .arg(env!("CARGO_BIN_EXE_sddp"))
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .expect("the launcher starts");
+    (out, start.elapsed())
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `"key":value` from the JSON line.
+fn field<'a>(json: &'a str, key: &str) -> &'a str {
+    let at = json
+        .find(&format!("\"{key}\":"))
+        .unwrap_or_else(|| panic!("{key} in {json}"))
+        + key.len()
+        + 3;
+    let rest = &json[at..];
+    rest[..rest.find([',', '}']).unwrap()].trim_matches('"')
+}
+
+/// A CSV row: (iteration, lower bound, upper mean).
+type Row = (u32, f64, f64);
+
+fn rows(stdout: &str) -> Vec<Row> {
+    stdout
+        .lines()
+        .filter_map(|l| {
+            let v: Vec<&str> = l.split(',').collect();
+            (v.len() == 8).then_some(())?;
+            Some((v[0].parse().ok()?, v[1].parse().ok()?, v[2].parse().ok()?))
+        })
+        .collect()
+}
+
+#[test]
+fn same_cuts_and_bounds_at_every_rank_count() {
+    let mut first: Option<(String, Vec<Row>)> = None;
+    for ranks in 1..=4 {
+        let (out, _) = sddp(
+            ranks,
+            &["--iterations", "5", "--csv", "--json"],
+            Duration::from_secs(300),
+        );
+        let stdout = text(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{ranks} ranks: {}\n{stdout}{}",
+            out.status,
+            text(&out.stderr)
+        );
+        let json = stdout.lines().last().unwrap().to_string();
+        assert_eq!(field(&json, "ranks"), ranks.to_string());
+        let rows = rows(&stdout);
+        assert_eq!(rows.len(), 5, "{stdout}");
+        for w in rows.windows(2) {
+            assert!(
+                w[1].1 >= w[0].1 - 1e-9 * w[0].1.abs(),
+                "the lower bound decreased: {w:?}"
+            );
+        }
+        match &first {
+            None => first = Some((json, rows)),
+            Some((json1, rows1)) => {
+                for key in [
+                    "lower_bound",
+                    "upper_bound_mean",
+                    "upper_bound_ci",
+                    "gap",
+                    "cuts",
+                    "cut_digest",
+                ] {
+                    assert_eq!(
+                        field(&json, key),
+                        field(json1, key),
+                        "{key} at {ranks} ranks"
+                    );
+                }
+                for (a, b) in rows.iter().zip(rows1) {
+                    assert!(
+                        (a.1 - b.1).abs() <= 1e-9 * b.1.abs()
+                            && (a.2 - b.2).abs() <= 1e-9 * b.2.abs()
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_default_instance_converges() {
+    let (out, _) = sddp(2, &["--json"], Duration::from_secs(600));
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let json = stdout.lines().last().unwrap();
+    assert_eq!(field(json, "converged"), "true", "{stdout}");
+    let num = |k| field(json, k).parse::<f64>().unwrap();
+    assert!(
+        num("lower_bound") >= num("upper_bound_mean") - num("upper_bound_ci"),
+        "{json}"
+    );
+    assert!(num("gap").abs() <= 0.05, "{json}");
+    assert!(
+        stdout.contains("memory per node:") && stdout.contains("% in MPI"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn bad_input_ends_every_rank_promptly() {
+    let file = std::env::temp_dir().join(format!("sddp-bad-{}.csv", std::process::id()));
+    std::fs::write(&file, "1,2\n3,4\n5,6\n").unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (&["--stages", "0"], "stages must be at least 1"),
+        (&["--storage-max", "-5"], "storage capacity is -5"),
+        (&["--passes", "x"], "'x' is not a number"),
+        (
+            &["--scenario-file", file.to_str().unwrap()],
+            "the scenario file has 3 rows",
+        ),
+    ];
+    for (args, message) in cases {
+        let (out, took) = sddp(3, args, Duration::from_secs(60));
+        let stderr = text(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(took < Duration::from_secs(30), "{args:?} took {took:?}");
+        for rank in 0..3 {
+            assert!(
+                stderr
+                    .lines()
+                    .any(|l| l.starts_with(&format!("sddp: rank {rank}:")) && l.contains(message)),
+                "{args:?}: rank {rank} did not say '{message}':\n{stderr}"
+            );
+        }
+    }
+    let _ = std::fs::remove_file(file);
+}

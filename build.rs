@@ -249,8 +249,21 @@ fn write_shim(out_dir: &Path) {
         );
     }
     header.push_str("#endif\n");
-    fs::write(out_dir.join("ferrompi_shim.h"), header).expect("write ferrompi_shim.h");
-    fs::write(out_dir.join("ferrompi_shim.c"), source).expect("write ferrompi_shim.c");
+    write_if_changed(&out_dir.join("ferrompi_shim.h"), &header);
+    write_if_changed(&out_dir.join("ferrompi_shim.c"), &source);
+}
+
+/// Writes `contents` to `path` unless the file holds exactly that already. Its modification time
+/// then moves only when its content does: bindgen registers the shim header as a
+/// `rerun-if-changed` input, so rewriting it on every run made every `cargo build` rerun this
+/// script and recompile the crate.
+fn write_if_changed(path: &Path, contents: &str) {
+    if fs::read_to_string(path).is_ok_and(|old| old == contents) {
+        return;
+    }
+    if let Err(e) = fs::write(path, contents) {
+        panic!("ferrompi: cannot write {}: {e}", path.display());
+    }
 }
 
 fn clang_args(flags: &MpiFlags) -> Vec<String> {
@@ -296,7 +309,7 @@ fn generate_bindings(out_dir: &Path, flags: &MpiFlags) -> String {
         ),
     };
     let text = probe::anonymous_enums_as_c_int(&bindings.to_string());
-    fs::write(out_dir.join("bindings.rs"), &text).expect("write bindings.rs");
+    write_if_changed(&out_dir.join("bindings.rs"), &text);
     text
 }
 

@@ -1,9 +1,12 @@
 //! Builds the comparison report from the tables `benches/comparison.rs` wrote: reads every
 //! `*.csv` in `$FERROMPI_BENCH_DIR` (default `target/bench`), and writes `report.md` there (one
 //! table of ferrompi / C ratios across implementations and rank counts, the rows over target,
-//! and each run's table) and two plots of time against message size, `pingpong.svg` and
-//! `allreduce.svg`. Makes no MPI calls; `tools/bench.sh` runs it last.
+//! and each run's table) and plots of time against message size on log scales, ferrompi and C
+//! on the same axes for every implementation (`pingpong.svg`, `allreduce.svg`, …, drawn with
+//! plotters' SVG backend, which needs no font library). Makes no MPI calls; `tools/bench.sh`
+//! runs it last.
 
+use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -71,101 +74,62 @@ fn machine() -> String {
     format!("{model}, {cores} cores, {os}")
 }
 
-/// A log-log plot of time per operation against message size, one line per series.
-fn svg(title: &str, series: &[(String, Vec<(f64, f64)>)]) -> String {
-    let (w, h, left, right, top, bottom) = (720.0, 420.0, 70.0, 210.0, 40.0, 50.0);
-    let points = series.iter().flat_map(|s| s.1.iter());
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-    for &(x, y) in points {
-        x0 = x0.min(x.log2());
-        x1 = x1.max(x.log2());
-        y0 = y0.min(y.log10());
-        y1 = y1.max(y.log10());
-    }
-    let (y0, y1) = (y0.floor(), y1.ceil().max(y0.floor() + 1.0));
-    let x1 = if x1 > x0 { x1 } else { x0 + 1.0 };
-    let px = |x: f64| left + (x.log2() - x0) / (x1 - x0) * (w - left - right);
-    let py = |y: f64| h - bottom - (y.log10() - y0) / (y1 - y0) * (h - top - bottom);
-    let colors = [
-        "#1f77b4", "#aec7e8", "#d62728", "#ff9896", "#2ca02c", "#98df8a",
-    ];
-    let mut out = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-         <text x=\"{}\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">{title}</text>\n",
-        (w - right + left) / 2.0
-    );
-    let mut decade = y0;
-    while decade <= y1 {
-        let y = py(10f64.powf(decade));
-        let _ = writeln!(
-            out,
-            "<line x1=\"{left}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-            w - right,
-            left - 6.0,
-            y + 4.0,
-            10f64.powf(decade)
-        );
-        decade += 1.0;
-    }
-    let mut exp = x0.ceil() as i32;
-    while f64::from(exp) <= x1 {
-        let x = px(2f64.powi(exp));
-        let label = match exp {
-            e if e >= 20 => format!("{}M", 1 << (e - 20)),
-            e if e >= 10 => format!("{}K", 1 << (e - 10)),
-            e => format!("{}", 1 << e),
-        };
-        if exp % 2 == 1 || x1 - x0 < 8.0 {
-            let _ = writeln!(
-                out,
-                "<text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{label}</text>",
-                h - bottom + 16.0
-            );
-        }
-        exp += 1;
-    }
-    let _ = writeln!(
-        out,
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">message size (bytes)</text>\
-         <text x=\"16\" y=\"{:.1}\" transform=\"rotate(-90 16 {:.1})\" text-anchor=\"middle\">µs per operation (log)</text>\
-         <rect x=\"{left}\" y=\"{top}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"none\" stroke=\"#444\"/>",
-        (w - right + left) / 2.0,
-        h - 12.0,
-        (h - bottom + top) / 2.0,
-        (h - bottom + top) / 2.0,
-        w - left - right,
-        h - top - bottom
-    );
+/// A log-log plot of time per operation against message size, one line per series (ferrompi
+/// solid, C dashed, one colour per implementation), drawn with plotters' SVG backend.
+fn plot(
+    path: &Path,
+    title: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let points = || series.iter().flat_map(|s| s.1.iter().copied());
+    let (x0, x1) = points().fold((f64::MAX, f64::MIN), |(a, b), (x, _)| (a.min(x), b.max(x)));
+    let (y0, y1) = points().fold((f64::MAX, f64::MIN), |(a, b), (_, y)| (a.min(y), b.max(y)));
+    let root = SVGBackend::new(path, (760, 440)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(
+            (x0..x1 * 1.2).log_scale(),
+            (y0 * 0.8..y1 * 1.25).log_scale(),
+        )?;
+    chart
+        .configure_mesh()
+        .x_desc("message size (bytes)")
+        .y_desc("µs per operation")
+        .x_label_formatter(&|x| match *x {
+            b if b >= 1e6 => format!("{}M", b / 1e6),
+            b if b >= 1e3 => format!("{}k", b / 1e3),
+            b => format!("{b}"),
+        })
+        .y_label_formatter(&|y| format!("{y}"))
+        .draw()?;
+    let colours = [BLUE, RED, GREEN, MAGENTA];
     for (i, (name, pts)) in series.iter().enumerate() {
-        let color = colors[i % colors.len()];
-        let dash = if name.contains(" C") {
-            " stroke-dasharray=\"5 3\""
+        let style = colours[(i / 2) % colours.len()].stroke_width(2);
+        let legend = move |(x, y): (i32, i32)| PathElement::new(vec![(x, y), (x + 20, y)], style);
+        if name.ends_with(" C") {
+            chart
+                .draw_series(DashedLineSeries::new(pts.iter().copied(), 6, 4, style))?
+                .label(format!("{name} (dashed)"))
+                .legend(legend);
         } else {
-            ""
-        };
-        let path: Vec<String> = pts
-            .iter()
-            .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
-            .collect();
-        let _ = writeln!(
-            out,
-            "<polyline points=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>",
-            path.join(" ")
-        );
-        let ly = top + 16.0 + 18.0 * i as f64;
-        let _ = writeln!(
-            out,
-            "<line x1=\"{:.1}\" y1=\"{ly:.1}\" x2=\"{:.1}\" y2=\"{ly:.1}\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>\
-             <text x=\"{:.1}\" y=\"{:.1}\">{name}</text>",
-            w - right + 12.0,
-            w - right + 36.0,
-            w - right + 42.0,
-            ly + 4.0
-        );
+            chart
+                .draw_series(LineSeries::new(pts.iter().copied(), style))?
+                .label(name)
+                .legend(legend);
+        }
     }
-    out + "</svg>\n"
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
+    Ok(())
 }
 
 fn main() {
@@ -263,10 +227,19 @@ fn main() {
         );
     }
 
-    for (group, title) in [
-        ("pingpong", "Ping-pong round trip, 2 ranks"),
-        ("allreduce", "Blocking allreduce of f64, 2 ranks"),
-    ] {
+    // One plot per operation measured at several sizes with 2 ranks.
+    let mut groups: Vec<(String, String)> = Vec::new();
+    for r in rows.iter().filter(|r| r.ranks == 2 && r.bytes > 0) {
+        let sizes = rows
+            .iter()
+            .filter(|o| o.group == r.group && o.ranks == 2 && o.implementation == r.implementation)
+            .count();
+        if sizes > 1 && !groups.iter().any(|(g, _)| *g == r.group) {
+            groups.push((r.group.clone(), format!("{}, 2 ranks", r.operation)));
+        }
+    }
+    for (group, title) in &groups {
+        let (group, title) = (group.as_str(), title.as_str());
         let mut series = Vec::new();
         for (implementation, ranks) in runs.iter().filter(|r| r.1 == 2) {
             let pick = |c: bool| -> Vec<(f64, f64)> {
@@ -285,7 +258,7 @@ fn main() {
         }
         if series.iter().any(|s| !s.1.is_empty()) {
             let file = format!("{group}.svg");
-            std::fs::write(dir.join(&file), svg(title, &series)).expect("writing a plot");
+            plot(&dir.join(&file), title, &series).expect("writing a plot");
             let _ = write!(md, "\n![{title}]({file})\n");
         }
     }

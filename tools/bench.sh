@@ -3,7 +3,7 @@
 # benches/comparison.rs under the launcher with 2 ranks (point-to-point and collectives) and
 # 4 ranks (collectives). Rank 0 drives criterion; the C reference runs in the same binary. Each
 # run writes target/bench/<impl>-n<ranks>.{md,csv}; then benches/report.rs combines them into
-# target/bench/report.md with the ratio table and two plots (pingpong.svg, allreduce.svg).
+# target/bench/report.md with the ratio table and a log-log plot per operation (plotters, SVG).
 #
 #   tools/bench.sh                # everything (about 10 minutes on 2 cores)
 #   tools/bench.sh mpich          # one implementation
@@ -33,5 +33,5 @@ for impl in "${impls[@]}"; do
 done
 FERROMPI_BENCH_DIR="$out_dir" cargo bench --locked --bench report -- --bench > "$out_dir/report.log" 2>&1 \
   || { echo "report failed:" >&2; cat "$out_dir/report.log" >&2; exit 1; }
-echo "== report: $out_dir/report.md (plots: $out_dir/pingpong.svg, $out_dir/allreduce.svg)"
+echo "== report: $out_dir/report.md (plots: $out_dir/*.svg)"
 cat "$out_dir/report.md"

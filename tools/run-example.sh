@@ -16,7 +16,7 @@ shift $(($# < 3 ? $# : 3))
 if [[ $example == sddp ]]; then
   # The flagship is a package of its own (examples/sddp), with its LP solver and plotting crate.
   cargo build --quiet --locked --release -p ferrompi-sddp
-  (($#)) || set -- --plot "$ROOT/target/sddp-bounds.svg"
+  (($#)) || set -- --plot target/sddp-bounds.svg
   # shellcheck disable=SC2086 # MPIEXEC holds the launcher and its options
   exec $MPIEXEC -n "$ranks" "$CARGO_TARGET_DIR/release/sddp" "$@"
 fi

@@ -4,11 +4,23 @@
 //! Probe order (the first that is set or found wins; an override that fails is an error, not a
 //! fallback): `MPICC`, `MPI_PKG_CONFIG`, `MPI_INCLUDE_DIR` + `MPI_LIB_DIR` (+ `MPI_LIBS`), then
 //! `mpicc -show` / `mpicc --showme` from `PATH`, then pkg-config `ompi` and `mpich`.
+//!
+//! Bindings (`FERROMPI_BINDINGS`): `auto` (the default) runs bindgen and, when it cannot load
+//! libclang, falls back to the set kept in `build/bindings/` for the header's ABI family,
+//! verified against the installed `mpi.h` by static assertions the C compiler evaluates;
+//! `bindgen` never falls back; `pregenerated` never runs bindgen.
+//!
+//! `DOCS_RS` set (docs.rs, or `DOCS_RS=1 cargo doc` anywhere): no MPI is looked for and nothing
+//! is compiled or linked; the docs are built against the kept `mpich-4` set (MPI 4.0, the
+//! fullest API; the public API is the same on every MPI).
 
+#[path = "build/pregenerated.rs"]
+mod pregenerated;
 #[path = "build/probe.rs"]
 mod probe;
 
 use probe::{Capabilities, MpiFlags};
+use std::collections::BTreeMap;
 use std::env;
 use std::fmt::Write as _;
 use std::fs;
@@ -27,7 +39,12 @@ const ENV_VARS: &[&str] = &[
     "LIBCLANG_PATH",
     "CLANG_PATH",
     "BINDGEN_EXTRA_CLANG_ARGS",
+    "FERROMPI_BINDINGS",
+    "DOCS_RS",
 ];
+
+/// The kept set the docs are built against when `DOCS_RS` is set.
+const DOCS_SET: &str = "mpich-4";
 
 /// Handle constants that `mpi.h` defines as macros bindgen cannot evaluate (casts in MPICH,
 /// addresses of globals in Open MPI). The shim turns each into a linkable `const` object.
@@ -96,14 +113,27 @@ fn main() {
     }
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=build/probe.rs");
+    println!("cargo:rerun-if-changed=build/pregenerated.rs");
+    println!("cargo:rerun-if-changed=build/bindings");
 
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    if env::var_os("DOCS_RS").is_some() {
+        let bindings = read_set(DOCS_SET);
+        write_if_changed(&out_dir.join("bindings.rs"), &bindings);
+        let caps = probe::capabilities(&bindings).expect("the kept bindings are complete");
+        emit_cfgs(
+            &caps,
+            &format!("DOCS_RS: documentation only, against build/bindings/{DOCS_SET}.rs"),
+        );
+        return;
+    }
     let (flags, source) = match find_mpi() {
         Ok(found) => found,
         Err(tried) => fail_not_found(&tried),
     };
-    let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     write_shim(&out_dir);
-    let bindings = generate_bindings(&out_dir, &flags);
+    let macros = header_macros(&out_dir, &flags, &source);
+    let (bindings, origin) = bindings(&out_dir, &flags, &macros, &source);
     let caps = match probe::capabilities(&bindings) {
         Ok(caps) => caps,
         Err(why) => panic!("ferrompi: the MPI found via {source} is not usable: {why}"),
@@ -111,7 +141,186 @@ fn main() {
     compile_shim(&out_dir, &flags);
     compile_bench_reference(&out_dir, &flags, &source, &caps);
     emit_link(&flags);
-    emit_cfgs(&caps, &source);
+    emit_cfgs(&caps, &format!("{source}{origin}"));
+}
+
+/// How the build makes its bindings (`FERROMPI_BINDINGS`).
+#[derive(Clone, PartialEq, Eq)]
+enum BindingsMode {
+    Auto,
+    Bindgen,
+    Pregenerated,
+    /// One named kept set, whatever the header: how the tests show a mismatch is caught.
+    Set(String),
+}
+
+fn bindings_mode() -> BindingsMode {
+    match env::var("FERROMPI_BINDINGS").as_deref() {
+        Err(_) | Ok("" | "auto") => BindingsMode::Auto,
+        Ok("bindgen") => BindingsMode::Bindgen,
+        Ok("pregenerated") => BindingsMode::Pregenerated,
+        Ok(set) if pregenerated::SETS.contains(&set) => BindingsMode::Set(set.to_string()),
+        Ok(other) => panic!(
+            "ferrompi: FERROMPI_BINDINGS={other:?} is not one of auto, bindgen, pregenerated, {}",
+            pregenerated::SETS.join(", ")
+        ),
+    }
+}
+
+/// The bindings' text and, for the probe string, where they came from ("" for bindgen).
+fn bindings(
+    out_dir: &Path,
+    flags: &MpiFlags,
+    macros: &BTreeMap<String, String>,
+    source: &str,
+) -> (String, String) {
+    let selected = pregenerated::set_for(macros);
+    // Which set this header selects and whether bindgen made the bindings, for
+    // tools/regen-bindings.sh.
+    let record = |origin: &str| {
+        let name = selected.as_deref().unwrap_or("none");
+        write_if_changed(
+            &out_dir.join("ferrompi-bindings-set"),
+            &format!("{name} {origin}\n"),
+        );
+    };
+    let mode = bindings_mode();
+    let set = match mode {
+        BindingsMode::Set(ref named) => Ok(named.clone()),
+        _ => selected.clone(),
+    };
+    if matches!(mode, BindingsMode::Auto | BindingsMode::Bindgen) {
+        match generate_bindings(out_dir, flags) {
+            Ok(text) => {
+                record("bindgen");
+                return (text, String::new());
+            }
+            Err(why) if mode == BindingsMode::Bindgen => panic!(
+                "{why}\n(FERROMPI_BINDINGS=bindgen forbids falling back to the kept bindings; \
+                 unset it to allow that)"
+            ),
+            Err(why) => {
+                let why = why.lines().next().unwrap_or_default();
+                let set = set.as_deref().unwrap_or("(none fits)");
+                println!(
+                    "cargo:warning={why} Using the bindings kept in build/bindings/{set}.rs, \
+                     checked against mpi.h."
+                );
+            }
+        }
+    }
+    let set = set.unwrap_or_else(|why| {
+        panic!(
+            "ferrompi: bindgen cannot run and no kept bindings fit the MPI found via {source}: \
+             {why}.\n{LIBCLANG_FIX}"
+        )
+    });
+    record("kept");
+    let text = read_set(&set);
+    verify_set(out_dir, flags, &set, &text, source);
+    write_if_changed(&out_dir.join("bindings.rs"), &text);
+    (
+        text,
+        format!(" (bindings kept in build/bindings/{set}.rs, checked against mpi.h)"),
+    )
+}
+
+const LIBCLANG_FIX: &str = "Fix: install libclang so bindgen reads this mpi.h (Debian/Ubuntu: \
+     apt-get install libclang-dev; elsewhere set LIBCLANG_PATH to the directory holding \
+     libclang.so), or regenerate the kept bindings with tools/regen-bindings.sh on a machine \
+     that has it";
+
+/// The text of `build/bindings/<set>.rs`.
+fn read_set(set: &str) -> String {
+    let dir = Path::new(&env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"))
+        .join("build/bindings");
+    let path = dir.join(format!("{set}.rs"));
+    fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "ferrompi: no kept bindings for {set} ({}: {e}); kept sets: {}.\n{LIBCLANG_FIX}",
+            path.display(),
+            pregenerated::SETS.join(", ")
+        )
+    })
+}
+
+/// Compiles the static assertions that check a kept set against the installed `mpi.h`.
+fn verify_set(out_dir: &Path, flags: &MpiFlags, set: &str, text: &str, source: &str) {
+    let check = out_dir.join("ferrompi_check.c");
+    write_if_changed(
+        &check,
+        &format!(
+            "#include \"ferrompi_shim.h\"\n{}",
+            pregenerated::c_checks(text)
+        ),
+    );
+    let mut cmd = c_compiler(out_dir, flags).to_command();
+    cmd.args(["-std=c11", "-fsyntax-only"]).arg(&check);
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("ferrompi: cannot run the C compiler ({cmd:?}): {e}"));
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let mut failures = pregenerated::failures(&stderr, 12);
+        if failures.is_empty() {
+            failures = stderr.lines().take(12).map(str::to_string).collect();
+        }
+        panic!(
+            "ferrompi: the bindings kept in build/bindings/{set}.rs do not match the mpi.h found \
+             via {source}; using them would be a silently wrong binding. First mismatches:\n  - {}\n\
+             {LIBCLANG_FIX}",
+            failures.join("\n  - ")
+        );
+    }
+}
+
+/// A C compiler set up with the MPI's include directories and defines.
+fn c_compiler(out_dir: &Path, flags: &MpiFlags) -> cc::Tool {
+    let mut build = cc::Build::new();
+    build.include(out_dir).cargo_metadata(false);
+    for dir in &flags.include_dirs {
+        build.include(dir);
+    }
+    for define in &flags.defines {
+        build.flag(define);
+    }
+    build.get_compiler()
+}
+
+/// The macros `mpi.h` defines (`cc -E -dM`), which also proves the header is there and usable:
+/// a probe that found a wrapper or package but no header ends here with what to install.
+fn header_macros(out_dir: &Path, flags: &MpiFlags, source: &str) -> BTreeMap<String, String> {
+    // bindgen registers the headers it reads; without it (kept bindings) register mpi.h here.
+    for dir in &flags.include_dirs {
+        let header = dir.join("mpi.h");
+        if header.is_file() {
+            println!("cargo:rerun-if-changed={}", header.display());
+        }
+    }
+    let mut cmd = c_compiler(out_dir, flags).to_command();
+    cmd.args(["-E", "-dM", "-x", "c"])
+        .arg(out_dir.join("ferrompi_shim.h"));
+    match cmd.output() {
+        Ok(out) if out.status.success() => {
+            pregenerated::parse_macros(&String::from_utf8_lossy(&out.stdout))
+        }
+        Ok(out) => panic!(
+            "ferrompi: MPI was found via {source}, but the C compiler cannot include <mpi.h> \
+             with the include directories {:?}:\n{}\nFix: install the MPI's development files \
+             (Debian/Ubuntu: apt-get install libopenmpi-dev or libmpich-dev), or point the build \
+             at them with MPI_INCLUDE_DIR=<dir with mpi.h> MPI_LIB_DIR=<dir with libmpi>",
+            flags.include_dirs,
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .take(6)
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
+        Err(e) => panic!(
+            "ferrompi: cannot run the C compiler ({cmd:?}) to read mpi.h: {e}.\nFix: install a C \
+             compiler (Debian/Ubuntu: apt-get install gcc) or set CC"
+        ),
+    }
 }
 
 /// A probe result: flags plus a description of where they came from.
@@ -276,7 +485,8 @@ fn clang_args(flags: &MpiFlags) -> Vec<String> {
     args
 }
 
-fn generate_bindings(out_dir: &Path, flags: &MpiFlags) -> String {
+/// Runs bindgen over the shim header; `Err` says why it could not.
+fn generate_bindings(out_dir: &Path, flags: &MpiFlags) -> Result<String, String> {
     let header = out_dir.join("ferrompi_shim.h");
     let builder = bindgen::Builder::default()
         .header(header.to_string_lossy())
@@ -294,23 +504,29 @@ fn generate_bindings(out_dir: &Path, flags: &MpiFlags) -> String {
         .rust_edition(bindgen::RustEdition::Edition2024)
         .parse_callbacks(Box::new(bindgen::CargoCallbacks::new()));
     // bindgen panics (rather than erroring) when it cannot load libclang: turn that into advice.
+    // Silence the default hook meanwhile: the fallback's warning says what happened.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
     let generated =
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || builder.generate()));
+    std::panic::set_hook(hook);
     let bindings = match generated {
         Ok(Ok(bindings)) => bindings,
-        Ok(Err(e)) => panic!(
-            "ferrompi: bindgen could not parse mpi.h with flags {:?}: {e}",
-            clang_args(flags)
-        ),
-        Err(_) => panic!(
-            "ferrompi: bindgen could not load libclang (needed to read mpi.h).\n\
-             Debian/Ubuntu: apt-get install libclang-dev clang; elsewhere set LIBCLANG_PATH to the \
-             directory holding libclang.so"
-        ),
+        Ok(Err(e)) => {
+            return Err(format!(
+                "ferrompi: bindgen could not parse mpi.h with flags {:?}: {e}",
+                clang_args(flags)
+            ));
+        }
+        Err(_) => {
+            return Err(format!(
+                "ferrompi: bindgen could not load libclang (needed to read mpi.h).\n{LIBCLANG_FIX}"
+            ));
+        }
     };
     let text = probe::anonymous_enums_as_c_int(&bindings.to_string());
     write_if_changed(&out_dir.join("bindings.rs"), &text);
-    text
+    Ok(text)
 }
 
 fn compile_shim(out_dir: &Path, flags: &MpiFlags) {
@@ -351,6 +567,7 @@ fn emit_cfgs(caps: &Capabilities, source: &str) {
         "cargo:rustc-check-cfg=cfg(ferrompi_family, values(\"openmpi\", \"mpich\", \"abi\", \"other\"))"
     );
     for cfg in [
+        "docsrs",
         "ferrompi_mpi4",
         "ferrompi_persistent_coll",
         "ferrompi_mpix_persistent_coll",

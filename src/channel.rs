@@ -106,6 +106,7 @@ impl<'env> Channel<'env> {
     /// # Errors
     /// As [`Communicator::send_value`].
     #[cfg(feature = "serde")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
     pub fn send_value<T: serde::Serialize + ?Sized>(&self, value: &T) -> Result<()> {
         self.comm.send_value(value, self.peer, self.tag)
     }
@@ -115,6 +116,7 @@ impl<'env> Channel<'env> {
     /// # Errors
     /// As [`Communicator::recv_value`].
     #[cfg(feature = "serde")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
     pub fn recv_value<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
         let (value, _) = self.comm.recv_value(self.peer, self.tag)?;
         Ok(value.expect("a channel's peer is a rank, so a value arrives"))
@@ -125,6 +127,7 @@ impl<'env> Channel<'env> {
     /// # Errors
     /// As [`Communicator::isend_value`].
     #[cfg(feature = "serde")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
     pub fn isend_value<T: serde::Serialize + ?Sized>(
         &self,
         value: &T,
@@ -135,6 +138,7 @@ impl<'env> Channel<'env> {
     /// A future receiving a value from the peer (feature `serde`); the value is always `Some`,
     /// since the peer is a rank.
     #[cfg(feature = "serde")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
     pub fn recv_value_async<T: serde::de::DeserializeOwned>(
         &self,
     ) -> crate::comm::typed::RecvValue<'_, 'env, T> {

@@ -124,6 +124,8 @@ equivalence! { isize => ferrompi_MPI_INT32_T, usize => ferrompi_MPI_UINT32_T }
 // SAFETY: Rust's `bool` has the size and representation of C's `_Bool` (one byte, 0 or 1) on
 // every platform Rust supports with a C ABI, which is what MPI_C_BOOL describes. Not every byte
 // is a valid `bool`, so `repair_received` maps any non-zero byte a peer sent to `true`.
+/// `MPI_C_BOOL`; present where `mpi.h` defines it (every MPI ferrompi is tested on). A received
+/// byte other than 0 reads as `true`.
 #[cfg(ferrompi_c_bool)]
 unsafe impl Equivalence for bool {
     const ELEMENTS: usize = 1;

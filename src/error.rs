@@ -9,8 +9,8 @@
 //! `MPI_ERRORS_RETURN` is installed on `MPI_COMM_WORLD`, `MPI_COMM_SELF` and every communicator the
 //! crate creates, so MPI reports errors instead of aborting (MPI-4.0 §9.3).
 
-use crate::env::ThreadLevel;
 use crate::ffi;
+use crate::gate::{self, Refusal, ThreadLevel};
 use std::ffi::c_int;
 
 /// The crate's result type.
@@ -252,11 +252,14 @@ impl Error {
     #[cold]
     #[inline(never)]
     pub(crate) fn from_code(code: c_int, operation: &'static str) -> Error {
-        let (class, message) = match crate::env::enter("error_string") {
+        let (class, message) = match gate::enter("error_string") {
             Ok(_gate) => (error_class(code), error_string(code)),
             Err(refused) => (
                 code,
-                format!("MPI error code {code} (its message could not be asked for: {refused})"),
+                format!(
+                    "MPI error code {code} (its message could not be asked for: {})",
+                    Error::from(refused)
+                ),
             ),
         };
         Error::Mpi {
@@ -264,6 +267,23 @@ impl Error {
             class: ErrorClass::from_raw(class),
             code,
             message,
+        }
+    }
+}
+
+impl From<Refusal> for Error {
+    fn from(refused: Refusal) -> Error {
+        match refused {
+            Refusal::NotInitialized => Error::NotInitialized,
+            Refusal::AlreadyFinalized => Error::AlreadyFinalized,
+            Refusal::WrongThread {
+                operation,
+                provided,
+            } => Error::WrongThread {
+                operation,
+                provided,
+            },
+            Refusal::InCallback { operation } => Error::InCallback { operation },
         }
     }
 }
@@ -293,7 +313,15 @@ fn error_string(code: c_int) -> String {
     if rc != ffi::MPI_SUCCESS {
         return format!("unknown MPI error code {code}");
     }
-    crate::env::string_from_buffer(&buf, len)
+    string_from_buffer(&buf, len)
+}
+
+/// A string MPI wrote into `buf` with length `len`, stopping at the first NUL.
+pub(crate) fn string_from_buffer(buf: &[u8], len: c_int) -> String {
+    let len = usize::try_from(len).unwrap_or(0).min(buf.len());
+    let bytes = &buf[..len];
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
 /// Converts an MPI return code to a `Result`: the one path from return codes to [`Error`].

@@ -30,22 +30,51 @@
 //! | [`comm::probe`] | §3.8 | `probe`, `mprobe`, [`Message`], `recv_vec`, `recv_uninit` |
 //! | [`comm::nonblocking`] | §3.7, §3.10 | `isend`, `issend`, `ibsend`, `irsend`, `irecv` (scoped or owned), `isendrecv(_replace)` |
 //! | [`comm::persistent`] | §3.9 | `send_init`, `ssend_init`, `bsend_init`, `rsend_init`, `recv_init` → [`PersistentRequest`] |
-//! | [`comm::persistent_collective`] | §6.13 | `barrier_init`, `allreduce_init`, … → [`PersistentRequest`] (MPI-4, Open MPI's `MPIX_`, or emulated) |
+//! | [`comm::persistent_collective`] | §6.13 | `barrier_init`, `allreduce_init`, … ([`inits`](comm::persistent_collective::inits)) → [`PersistentRequest`] (MPI-4, Open MPI's `MPIX_`, or emulated) |
 //! | [`request`] | §3.7–§3.9 | [`scope`], [`Request`], [`OwnedRequest`], [`RequestSet`], [`OwnedSet`], futures, `get_status` |
 //! | [`channel`] | ch. 3, 7 | [`Channel`]: a private link to one peer |
 //! | `comm::typed` (feature `serde`) | — | `send_value`, `recv_value`, `recv_value_async` |
-//! | [`comm::collective`] | ch. 6 | every collective, blocking, in place and nonblocking |
-//! | [`comm::in_place`] | §6.12 | the nonblocking in-place collectives (`ireduce_in_place`, `igatherv_in_place`, …) |
+//! | [`comm::collective`] | ch. 6 | every collective, blocking, in place and nonblocking: [`barrier_bcast`](comm::collective::barrier_bcast), [`reduce`](comm::collective::reduce), [`gather_scatter`](comm::collective::gather_scatter), [`vector`](comm::collective::vector) (the v-variants) |
+//! | [`comm::collective::in_place`] | §6.12 | the nonblocking in-place collectives (`ireduce_in_place`, `igatherv_in_place`, …) |
 //! | [`op`] | §6.9 | predefined reduction ops, typed; [`UserOp`] from closures; `reduce_local`, `is_commutative` |
 //! | [`comm::agreement`] | ch. 6 | checked collectives: arguments verified across ranks |
 //! | [`comm::partition`] | ch. 6 | [`Partition`]: per-rank blocks for the v-collectives |
 //! | [`info`] | ch. 10 | [`Info`]: hints for windows and communicators |
 //! | [`window::shared`] | §12.2.3, §12.7 | [`SharedWindow`]: one copy per node, read and write epochs, atomics |
-//! | [`window::rma`] | ch. 12 | [`Window`]: put, get, accumulate, atomics, `rput`/`rget`; fence, PSCW, lock epochs |
+//! | [`window::rma`], [`window::epoch`] | ch. 12 | [`Window`]: put, get, accumulate, atomics, `rput`/`rget`; fence, PSCW, lock epochs |
 //! | [`topology`] | §7.4.2 | [`Hierarchy`](topology::Hierarchy): node, leaders, NUMA groups, hosts; [`Placement`](topology::Placement): NUMA binding from Linux; `split_numa` |
 //! | [`slurm`] | §11.5 | [`SlurmJob`](slurm::SlurmJob): the allocation from `SLURM_*`; hostlist and count parsers |
 //!
 //! Which MPI the crate was built against: [`IMPLEMENTATION`], [`MPI_VERSION`], [`BUILD_PROBE`].
+//!
+//! ## Layers
+//!
+//! Each module imports only from the layers below it (and a child from its parent); no two
+//! modules import each other, directly or in a circle (`tools/module-cycles.py` checks it in
+//! the test suite):
+//!
+//! ```text
+//!  channel   window (shared, rma, epoch)   topology   slurm      what programs build on
+//!     |            |                         |          |
+//!  comm: p2p, probe, nonblocking, persistent, bsend,             the operations of a
+//!        collective/ (barrier_bcast, reduce, gather_scatter,     communicator, each family
+//!        vector, in_place), persistent_collective/ (inits),      in its own module
+//!        group, typed
+//!     |
+//!  comm: large (large counts), partition, agreement, call        what they share: MPI calls
+//!     |                                                           named once, blocks, checks
+//!  comm (Communicator)   request (scopes, requests, persistent)   handles and their requests
+//!     |
+//!  status   op   info                                             values MPI fills or reads
+//!     |
+//!  env (Mpi, enter)   datatype                                    the environment, the types
+//!     |
+//!  error (Error, check)                                           return codes to errors
+//!     |
+//!  gate (thread gate, ThreadLevel, process state)                 may MPI be called now?
+//!     |
+//!  ffi (bindgen bindings, constants shim)                         the raw layer
+//! ```
 //!
 //! ## Thread safety
 //!
@@ -144,19 +173,19 @@ pub mod datatype;
 pub mod env;
 pub mod error;
 pub mod ffi;
+mod gate;
 pub mod info;
 pub mod op;
 pub mod request;
 pub mod slurm;
+mod status;
 pub mod topology;
 pub mod window;
 
 pub use channel::Channel;
 pub use comm::bsend::{AttachedBuffer, BSEND_OVERHEAD};
 pub use comm::group::Group;
-pub use comm::p2p::{
-    ANY_SOURCE, ANY_TAG, Destination, PROC_NULL, ProcNull, Source, Status, TagMatch,
-};
+pub use comm::p2p::{ANY_SOURCE, ANY_TAG, Destination, PROC_NULL, ProcNull, Source, TagMatch};
 pub use comm::partition::{Partition, TypedBlock, TypedPartition};
 pub use comm::persistent_collective::{
     PersistentCollectives, persistent_collectives, set_persistent_emulation,
@@ -170,6 +199,7 @@ pub use datatype::{Bytes, Datatype, Equivalence};
 pub use env::{InitOptions, Launcher, Mpi, Pmi, ThreadLevel};
 pub use error::{Error, ErrorClass, ParseError, Result, check};
 pub use info::Info;
+pub use status::Status;
 pub use window::{LockType, SharedWindow, Window};
 
 /// Initialises MPI with the defaults of [`Mpi::init`], runs `body`, and finalizes; an error
@@ -252,6 +282,24 @@ pub const LARGE_COUNT_CALLS: bool = cfg!(ferrompi_large_count);
 /// build/bindings/<set>.rs, checked against mpi.h)` when libclang was missing (see the README,
 /// "Building without libclang").
 pub const BUILD_PROBE: &str = env!("FERROMPI_BUILD_PROBE");
+
+/// Compile-time assertion of the thread-safety traits of the public types, the same whatever
+/// the MPI implementation's handle representation.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    const fn send<T: Send>() {}
+    const fn sync<T: Sync>() {}
+    send_sync::<crate::Communicator<'static>>();
+    send_sync::<crate::Group<'static>>();
+    send_sync::<crate::Datatype>();
+    send_sync::<crate::Status>();
+    send_sync::<crate::Channel<'static>>();
+    send_sync::<crate::AttachedBuffer<'static>>();
+    send_sync::<crate::OwnedRequest<'static, Vec<f64>>>();
+    send_sync::<crate::PersistentRequest<'static, Vec<f64>>>();
+    send::<crate::Message<'static>>();
+    sync::<crate::Mpi>();
+};
 
 #[cfg(test)]
 mod tests {

@@ -489,7 +489,7 @@ unsafe extern "C" fn trampoline<T: Equivalence>(
 ) {
     let outcome = std::panic::catch_unwind(|| {
         // MPI forbids MPI calls from here: the closure's calls through the crate are refused.
-        let _callback = crate::env::in_callback();
+        let _callback = crate::gate::in_callback();
         let mut state: *mut c_void = std::ptr::null_mut();
         let mut flag: c_int = 0;
         let keyval = *KEYVAL.get().expect("keyval exists once a UserOp exists");

@@ -2,8 +2,9 @@
 # The comparison with C, in one command: for Open MPI and MPICH in turn, runs
 # benches/comparison.rs under the launcher with 2 ranks (point-to-point and collectives) and
 # 4 ranks (collectives). Rank 0 drives criterion; the C reference runs in the same binary. Each
-# run writes target/bench/<impl>-n<ranks>.{md,csv}; then benches/report.rs combines them into
-# target/bench/report.md with the ratio table and a log-log plot per operation (plotters, SVG).
+# run writes target/bench/<impl>-n<ranks>.{md,csv}; then benches/report (a package of its own)
+# combines them into target/bench/report.md with the ratio table and a log-log plot per
+# operation (plotters; SVG and PNG).
 #
 #   tools/bench.sh                # everything (about 10 minutes on 2 cores)
 #   tools/bench.sh mpich          # one implementation
@@ -31,7 +32,7 @@ for impl in "${impls[@]}"; do
       || { echo "comparison failed on $impl with $ranks ranks:" >&2; tail -n 40 "$out.log" >&2; exit 1; }
   done
 done
-FERROMPI_BENCH_DIR="$out_dir" cargo bench --locked --bench report -- --bench > "$out_dir/report.log" 2>&1 \
+FERROMPI_BENCH_DIR="$out_dir" cargo run --locked --release -p ferrompi-bench-report > "$out_dir/report.log" 2>&1 \
   || { echo "report failed:" >&2; cat "$out_dir/report.log" >&2; exit 1; }
-echo "== report: $out_dir/report.md (plots: $out_dir/*.svg)"
+echo "== report: $out_dir/report.md (plots: $out_dir/*.svg, *.png)"
 cat "$out_dir/report.md"

@@ -6,7 +6,8 @@
 #     do not match the installed mpi.h, a bad FERROMPI_BINDINGS;
 #  2. the docs.rs build: DOCS_RS=1 cargo doc with every MPI and libclang hidden (and, where a
 #     nightly toolchain is installed, with docs.rs's --cfg docsrs);
-#  3. a second `cargo build` with nothing changed compiles nothing.
+#  3. a second `cargo build` with nothing changed compiles nothing;
+#  4. tools/module-cycles.py finds an import cycle (and src has none).
 # The kept bindings themselves are checked by tools/test.sh: Debian's MPIs run their whole
 # suite with libclang hidden, and tools/regen-bindings.sh --check compares every kept set with
 # what bindgen makes.
@@ -85,3 +86,16 @@ if grep -E 'Compiling|Running.*build-script' "$tmp/out"; then
   exit 1
 fi
 echo "   ok"
+
+echo "== the import-cycle check fails on a cycle"
+mkdir -p "$tmp/cycle/src"
+printf 'mod a;\nmod b;\n' > "$tmp/cycle/src/lib.rs"
+printf 'pub struct A;\nuse crate::b::B;\n' > "$tmp/cycle/src/a.rs"
+printf 'pub struct B;\nuse crate::a::A;\n' > "$tmp/cycle/src/b.rs"
+if python3 tools/module-cycles.py "$tmp/cycle/src" > "$tmp/out"; then
+  echo "build-tests: tools/module-cycles.py missed a -> b -> a" >&2
+  exit 1
+fi
+grep -q "import cycle: a, b" "$tmp/out" || { cat "$tmp/out" >&2; exit 1; }
+python3 tools/module-cycles.py src > /dev/null
+echo "   ok (and src has none)"

@@ -30,8 +30,9 @@ cd "$ROOT"
 impls=("$@")
 ((${#impls[@]})) || impls=(openmpi mpich openmpi5 mpich5 mpich5-abi)
 
-echo "== rustfmt"
+echo "== rustfmt; no import cycles between modules"
 cargo fmt --all -- --check
+python3 tools/module-cycles.py src
 
 # The newer MPIs: build, lint, unit tests and the harness (see the header for the subsets).
 newer() {
@@ -96,7 +97,7 @@ for impl in "${impls[@]}"; do
   echo "== $impl: tests"
   cargo test --all-features --locked
   echo "== $impl: the flagship (examples/sddp): clippy, the same cuts at 1-4 ranks, convergence, bad input"
-  cargo clippy -p ferrompi-sddp --all-targets --locked -- -D warnings
+  cargo clippy -p ferrompi-sddp -p ferrompi-bench-report --all-targets --locked -- -D warnings
   cargo test -p ferrompi-sddp --release --locked -- --test-threads=1
   if [[ $impl == mpich ]]; then
     echo "== $impl: user ops and requests under valgrind (memcheck, 2 ranks)"

@@ -32,19 +32,6 @@ use crate::env::enter;
 use crate::error::{Error, Result, check};
 use crate::ffi;
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicBool, Ordering};
-
-static CHECKED: AtomicBool = AtomicBool::new(false);
-
-/// Turns checked mode on or off for collectives started from now on (see the module docs).
-pub(crate) fn set_checked(on: bool) {
-    CHECKED.store(on, Ordering::Relaxed);
-}
-
-/// Whether checked mode is on.
-pub(crate) fn is_checked() -> bool {
-    CHECKED.load(Ordering::Relaxed)
-}
 
 /// What a collective's ranks must agree on.
 #[derive(Debug, Clone)]
@@ -92,7 +79,7 @@ impl Communicator<'_> {
         operation: &'static str,
         signature: impl FnOnce() -> Result<Signature>,
     ) -> Result<()> {
-        if is_checked() {
+        if crate::gate::is_checked() {
             self.agree_now(operation, signature()?)
         } else {
             Ok(())

@@ -3,8 +3,8 @@
 //! [`Communicator::create`](super::Communicator::create) or
 //! [`Communicator::create_from_group`](super::Communicator::create_from_group).
 
-use super::Comparison;
 use super::p2p::ProcNull;
+use super::{Communicator, Comparison};
 use crate::datatype::count_of;
 use crate::env::{Mpi, enter};
 use crate::error::{Error, Result, check};
@@ -15,7 +15,7 @@ use std::mem::ManuallyDrop;
 
 /// An MPI group, freed on drop (`MPI_Group_free`).
 ///
-/// `Send + Sync` for the same reasons as [`Communicator`](super::Communicator): every call passes
+/// `Send + Sync` for the same reasons as [`Communicator`]: every call passes
 /// the thread gate.
 #[derive(Debug)]
 pub struct Group<'env> {
@@ -325,5 +325,58 @@ impl Drop for Group<'_> {
     fn drop(&mut self) {
         // Errors cannot be reported from drop; `free` reports them.
         let _ = self.free_raw();
+    }
+}
+
+/// Communicators made from groups (MPI-4.0 §7.3.2, §7.4.2).
+impl<'env> Communicator<'env> {
+    /// The group of the communicator (`MPI_Comm_group`, MPI-4.0 §7.3.2).
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn group(&self) -> Result<Group<'env>> {
+        const OP: &str = "group";
+        let _gate = enter(OP)?;
+        let mut raw = group_null();
+        // SAFETY: valid communicator; MPI writes a new group handle that we then own.
+        check(unsafe { ffi::MPI_Comm_group(self.raw, &mut raw) }, OP)?;
+        // SAFETY: MPI just created the group for us.
+        Ok(unsafe { Group::adopt(raw) })
+    }
+
+    /// `MPI_Comm_create` (MPI-4.0 §7.4.2): a communicator of the processes in `group`, a subgroup
+    /// of this communicator's. Collective over all of this communicator; members get `Some`.
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`]; [`Error::Mpi`] (for instance if `group` is not a subgroup).
+    pub fn create(&self, group: &Group<'_>) -> Result<Option<Communicator<'env>>> {
+        const OP: &str = "create";
+        let _gate = enter(OP)?;
+        let mut raw = super::comm_null();
+        // SAFETY: valid communicator and group; MPI writes the new handle.
+        let rc = unsafe { ffi::MPI_Comm_create(self.raw, group.as_raw(), &mut raw) };
+        check(rc, OP)?;
+        Communicator::adopt(raw, OP)
+    }
+
+    /// `MPI_Comm_create_group` (MPI-4.0 §7.4.2): a communicator of the processes in `group`,
+    /// collective over the group's members only — the others do not take part. `tag`
+    /// distinguishes concurrent creations.
+    ///
+    /// # Errors
+    /// [`Error::NotInGroup`] if this process is not in `group` (calling would be erroneous);
+    /// [`Error::InvalidTag`]; [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn create_from_group(&self, group: &Group<'_>, tag: i32) -> Result<Communicator<'env>> {
+        const OP: &str = "create_from_group";
+        super::p2p::check_tag(tag, OP)?;
+        if group.rank()?.is_none() {
+            return Err(Error::NotInGroup { operation: OP });
+        }
+        let _gate = enter(OP)?;
+        let mut raw = super::comm_null();
+        // SAFETY: valid communicator and group containing this process; MPI writes the handle.
+        let rc = unsafe { ffi::MPI_Comm_create_group(self.raw, group.as_raw(), tag, &mut raw) };
+        check(rc, OP)?;
+        Communicator::adopt(raw, OP)?.ok_or_else(|| super::unexpected_null(OP))
     }
 }

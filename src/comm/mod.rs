@@ -7,9 +7,9 @@
 
 pub mod agreement;
 pub mod bsend;
+mod call;
 pub mod collective;
 pub mod group;
-pub mod in_place;
 mod large;
 pub mod nonblocking;
 pub mod p2p;
@@ -25,7 +25,6 @@ use crate::env::{self, Mpi, enter};
 use crate::error::{Error, Result, check};
 use crate::ffi;
 use crate::info::Info;
-use group::Group;
 use std::ffi::{CString, c_int};
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
@@ -479,56 +478,6 @@ impl<'env> Communicator<'env> {
         check(rc, OP)
     }
 
-    /// The group of the communicator (`MPI_Comm_group`, MPI-4.0 §7.3.2).
-    ///
-    /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
-    pub fn group(&self) -> Result<Group<'env>> {
-        const OP: &str = "group";
-        let _gate = enter(OP)?;
-        let mut raw = group::group_null();
-        // SAFETY: valid communicator; MPI writes a new group handle that we then own.
-        check(unsafe { ffi::MPI_Comm_group(self.raw, &mut raw) }, OP)?;
-        // SAFETY: MPI just created the group for us.
-        Ok(unsafe { Group::adopt(raw) })
-    }
-
-    /// `MPI_Comm_create` (MPI-4.0 §7.4.2): a communicator of the processes in `group`, a subgroup
-    /// of this communicator's. Collective over all of this communicator; members get `Some`.
-    ///
-    /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`] (for instance if `group` is not a subgroup).
-    pub fn create(&self, group: &Group<'_>) -> Result<Option<Communicator<'env>>> {
-        const OP: &str = "create";
-        let _gate = enter(OP)?;
-        let mut raw = comm_null();
-        // SAFETY: valid communicator and group; MPI writes the new handle.
-        let rc = unsafe { ffi::MPI_Comm_create(self.raw, group.as_raw(), &mut raw) };
-        check(rc, OP)?;
-        Communicator::adopt(raw, OP)
-    }
-
-    /// `MPI_Comm_create_group` (MPI-4.0 §7.4.2): a communicator of the processes in `group`,
-    /// collective over the group's members only — the others do not take part. `tag`
-    /// distinguishes concurrent creations.
-    ///
-    /// # Errors
-    /// [`Error::NotInGroup`] if this process is not in `group` (calling would be erroneous);
-    /// [`Error::InvalidTag`]; [`Error::WrongThread`]; [`Error::Mpi`].
-    pub fn create_from_group(&self, group: &Group<'_>, tag: i32) -> Result<Communicator<'env>> {
-        const OP: &str = "create_from_group";
-        p2p::check_tag(tag, OP)?;
-        if group.rank()?.is_none() {
-            return Err(Error::NotInGroup { operation: OP });
-        }
-        let _gate = enter(OP)?;
-        let mut raw = comm_null();
-        // SAFETY: valid communicator and group containing this process; MPI writes the handle.
-        let rc = unsafe { ffi::MPI_Comm_create_group(self.raw, group.as_raw(), tag, &mut raw) };
-        check(rc, OP)?;
-        Communicator::adopt(raw, OP)?.ok_or_else(|| unexpected_null(OP))
-    }
-
     /// Frees the communicator now (`MPI_Comm_free`, MPI-4.0 §7.4.3), reporting errors; dropping
     /// it does the same silently. Predefined communicators are not freed.
     ///
@@ -605,21 +554,3 @@ fn unexpected_null(operation: &'static str) -> Error {
         reason: "MPI returned MPI_COMM_NULL unexpectedly".into(),
     }
 }
-
-/// Compile-time assertion of the thread-safety traits of the public types, the same whatever
-/// the MPI implementation's handle representation.
-const _: () = {
-    const fn send_sync<T: Send + Sync>() {}
-    const fn send<T: Send>() {}
-    const fn sync<T: Sync>() {}
-    send_sync::<Communicator<'static>>();
-    send_sync::<Group<'static>>();
-    send_sync::<crate::Datatype>();
-    send_sync::<crate::Status>();
-    send_sync::<crate::Channel<'static>>();
-    send_sync::<crate::AttachedBuffer<'static>>();
-    send_sync::<crate::OwnedRequest<'static, Vec<f64>>>();
-    send_sync::<crate::PersistentRequest<'static, Vec<f64>>>();
-    send::<crate::Message<'static>>();
-    sync::<Mpi>();
-};

@@ -190,8 +190,8 @@ impl<T: Equivalence> Partition<T> {
     }
 
     /// Rank `r`'s block, in bytes and elements.
-    pub(crate) fn block(&self, r: usize) -> crate::comm::large::Block {
-        crate::comm::large::Block {
+    pub(crate) fn block(&self, r: usize) -> Block {
+        Block {
             bytes: self.offsets[r] * std::mem::size_of::<T>(),
             count: self.lengths[r] * T::ELEMENTS,
             datatype: T::datatype().as_raw(),
@@ -323,6 +323,30 @@ fn overflow(operation: &'static str) -> Error {
     }
 }
 
+/// `count` elements of the predefined `datatype`, starting `bytes` into a buffer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Block {
+    pub(crate) bytes: usize,
+    pub(crate) count: usize,
+    pub(crate) datatype: crate::ffi::MPI_Datatype,
+}
+
+impl Block {
+    /// `len` values of `T` at the start of a buffer.
+    pub(crate) fn whole<T: crate::datatype::Equivalence>(len: usize) -> Block {
+        Block {
+            bytes: 0,
+            count: len * T::ELEMENTS,
+            datatype: T::datatype().as_raw(),
+        }
+    }
+
+    /// The same place, with nothing in it.
+    pub(crate) fn nothing(self) -> Block {
+        Block { count: 0, ..self }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,7 +445,7 @@ pub struct TypedPartition {
     counts: Vec<c_int>,
     displs: Vec<c_int>,
     types: Vec<crate::ffi::MPI_Datatype>,
-    blocks: Vec<crate::comm::large::Block>,
+    blocks: Vec<Block>,
     /// Each block's size in bytes.
     sizes: Vec<usize>,
     large: bool,
@@ -456,7 +480,7 @@ impl TypedPartition {
                 displs.push(offset);
                 types.push(b.datatype.as_raw());
             }
-            placed.push(crate::comm::large::Block {
+            placed.push(Block {
                 bytes: b.offset,
                 count,
                 datatype: b.datatype.as_raw(),
@@ -523,7 +547,7 @@ impl TypedPartition {
     }
 
     /// Rank `r`'s block.
-    pub(crate) fn block(&self, r: usize) -> crate::comm::large::Block {
+    pub(crate) fn block(&self, r: usize) -> Block {
         self.blocks[r]
     }
 

@@ -54,40 +54,6 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// Operations of owned and persistent requests started and not yet completed, for the warning
-/// at finalize (a leaked request's operation may never complete; MPICH's `MPI_Finalize` then
-/// waits forever for a leaked pending send). Counted per thread without atomics (a request may
-/// complete on another thread than the one that started it, so one thread's count can go
-/// negative); a thread's count joins [`EXITED`] when the thread ends.
-struct Outstanding(Cell<isize>);
-
-impl Drop for Outstanding {
-    fn drop(&mut self) {
-        EXITED.fetch_add(self.0.get(), std::sync::atomic::Ordering::Relaxed);
-    }
-}
-
-thread_local! {
-    static OUTSTANDING: Outstanding = const { Outstanding(Cell::new(0)) };
-}
-
-/// The counts of threads that have ended.
-static EXITED: std::sync::atomic::AtomicIsize = std::sync::atomic::AtomicIsize::new(0);
-
-/// Counts an owned or persistent operation started (`+1`) or completed (`-1`).
-#[inline]
-pub(crate) fn count_outstanding(change: isize) {
-    // A thread being torn down has no counter left: its operations are then not counted.
-    let _ = OUTSTANDING.try_with(|n| n.0.set(n.0.get() + change));
-}
-
-/// Operations started by owned or persistent requests and not completed, as far as this thread
-/// and the threads that have ended know (threads still running keep their counts).
-pub(crate) fn outstanding() -> isize {
-    let here = OUTSTANDING.try_with(|n| n.0.get()).unwrap_or(0);
-    here + EXITED.load(std::sync::atomic::Ordering::Relaxed)
-}
-
 /// What a request does with its buffer, which decides how it is completed on drop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {

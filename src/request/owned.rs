@@ -72,7 +72,7 @@ impl<B: OwnedBuffer> std::fmt::Debug for OwnedRequest<'_, B> {
 
 impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
     pub(crate) fn started(raw: RawRequest, buffer: B) -> Self {
-        super::count_outstanding(1);
+        crate::gate::count_outstanding(1);
         OwnedRequest {
             raw,
             buffer: Some(buffer),
@@ -102,7 +102,7 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
 
     /// Repairs a completed receive's buffer and takes it out.
     fn take_buffer(&mut self) -> B {
-        super::count_outstanding(-1);
+        crate::gate::count_outstanding(-1);
         let mut buffer = self
             .buffer
             .take()
@@ -201,7 +201,7 @@ impl<B: OwnedBuffer> Drop for OwnedRequest<'_, B> {
                 self.raw.finish();
             }
             if self.raw.is_null() {
-                super::count_outstanding(-1);
+                crate::gate::count_outstanding(-1);
             } else {
                 // Still held by MPI: leak the buffer rather than free it.
                 std::mem::forget(self.buffer.take());

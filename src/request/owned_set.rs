@@ -97,7 +97,7 @@ impl<'comm, B: OwnedBuffer> OwnedSet<'comm, B> {
     /// The buffer of completed request `index`, repaired if it received.
     fn hand_back(&mut self, index: usize) -> B {
         debug_assert!(self.requests.is_complete(index));
-        super::count_outstanding(-1);
+        crate::gate::count_outstanding(-1);
         let mut buffer = self.buffers[index].take().expect("handed back once");
         if self.requests.kind(index) == Kind::Recv {
             repair(buffer.as_mut_slice());
@@ -210,7 +210,7 @@ impl<B: OwnedBuffer> Drop for OwnedSet<'_, B> {
         for (index, buffer) in self.buffers.iter_mut().enumerate() {
             if buffer.is_some() {
                 if self.requests.is_complete(index) {
-                    super::count_outstanding(-1);
+                    crate::gate::count_outstanding(-1);
                 } else {
                     // Still held by MPI: leak the buffer rather than free it.
                     std::mem::forget(buffer.take());

@@ -13,7 +13,6 @@
 
 use super::{Kind, OwnedBuffer, RawRequest, progress, request_null};
 use crate::Status;
-use crate::comm::persistent_collective::Emulated;
 use crate::datatype::repair;
 use crate::env::enter;
 use crate::error::{Error, Result, check};
@@ -68,6 +67,21 @@ impl Buffers for NoBuffer {
 /// What a persistent request keeps besides its buffers for as long as it exists.
 pub(crate) type Keep<'comm> = Option<Box<dyn Send + Sync + 'comm>>;
 
+/// The nonblocking call each start of an emulated persistent collective makes instead of
+/// `MPI_Start` (the persistent collectives, a layer above, implement it). Boxed once at init.
+pub(crate) trait Restart: Send + Sync {
+    /// Starts the call into `request`.
+    ///
+    /// # Safety
+    /// The caller holds the thread gate; `request` is null (no operation in flight); the call's
+    /// buffers and arrays are owned by the persistent request and unreachable until the
+    /// operation completes.
+    unsafe fn start(&self, request: &mut ffi::MPI_Request) -> std::ffi::c_int;
+}
+
+/// See [`Restart`].
+pub(crate) type Emulated<'comm> = Option<Box<dyn Restart + 'comm>>;
+
 /// A persistent request that owns its buffers: point-to-point (`MPI_Send_init`,
 /// `MPI_Recv_init`, …) or collective (`MPI_Allreduce_init`, …).
 pub struct PersistentRequest<'comm, B: Buffers> {
@@ -77,7 +91,7 @@ pub struct PersistentRequest<'comm, B: Buffers> {
     /// Partitions or an op MPI reads while the request exists; dropped after it is freed.
     keep: Keep<'comm>,
     /// Without persistent collectives in the MPI: the nonblocking call each start makes.
-    emulated: Option<Emulated<'comm>>,
+    emulated: Emulated<'comm>,
     /// The status `get_status` saw for the active operation: MPICH 5.0 completes a persistent
     /// request there and its `MPI_Wait` then reports the empty status (reproduced in C).
     peeked: Option<Status>,
@@ -103,7 +117,7 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
         raw: RawRequest,
         buffer: B,
         keep: Keep<'comm>,
-        emulated: Option<Emulated<'comm>>,
+        emulated: Emulated<'comm>,
     ) -> Self {
         PersistentRequest {
             raw,
@@ -141,7 +155,7 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
         check(rc, operation)?;
         self.active = true;
         self.peeked = None;
-        super::count_outstanding(1);
+        crate::gate::count_outstanding(1);
         Ok(())
     }
 
@@ -255,7 +269,7 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
         // The gate refusing means MPI was not called and the operation is still active.
         if !result.as_ref().is_err_and(Error::mpi_not_called) {
             self.active = false;
-            super::count_outstanding(-1);
+            crate::gate::count_outstanding(-1);
             if self.raw.kind != Kind::Send
                 && let Some(buffer) = self.buffer.as_mut()
             {

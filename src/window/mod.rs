@@ -28,11 +28,13 @@
 //! Targets, displacements and counts are checked against the target's window size (known from
 //! creation) before each call: [`Error::OutOfBounds`], never an access outside the window.
 
+pub mod epoch;
 pub mod rma;
 pub mod shared;
 mod target;
 
-pub use rma::{Exposure, Window, WindowEpoch};
+pub use epoch::{Exposure, WindowEpoch};
+pub use rma::Window;
 pub use shared::{AtomicEpoch, ReadEpoch, SharedWindow, WriteEpoch};
 
 use crate::env::{Mpi, enter};

@@ -16,34 +16,12 @@
 
 use super::{Made, Spanning};
 use crate::comm::Communicator;
+use crate::comm::partition::Block;
 use crate::comm::partition::Partition;
 use crate::error::{Error, Result, check};
 use crate::ffi;
 use crate::request::Scope;
 use std::ffi::{c_int, c_void};
-
-/// `count` elements of the predefined `datatype`, starting `bytes` into a buffer.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Block {
-    pub(crate) bytes: usize,
-    pub(crate) count: usize,
-    pub(crate) datatype: ffi::MPI_Datatype,
-}
-
-impl Block {
-    /// `len` values of `T` at the start of a buffer.
-    pub(crate) fn whole<T: crate::datatype::Equivalence>(len: usize) -> Block {
-        Block {
-            bytes: 0,
-            count: len * T::ELEMENTS,
-            datatype: T::datatype().as_raw(),
-        }
-    }
-
-    fn nothing(self) -> Block {
-        Block { count: 0, ..self }
-    }
-}
 
 /// The collective an `MPI_Alltoallw` stands in for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -41,8 +41,7 @@
 //! rank.
 
 use super::Communicator;
-use super::collective::{MoveFn, ReduceFn, Req};
-use super::p2p::SendMode;
+use super::call::{MoveFn, ReduceFn, Req, SendMode};
 use super::partition::Partition;
 use crate::datatype::Equivalence;
 use crate::error::{Error, Result, check};
@@ -54,7 +53,7 @@ use std::ffi::{c_int, c_void};
 mod blocks;
 mod span_op;
 
-pub(crate) use blocks::{Block, VMove};
+pub(crate) use blocks::VMove;
 pub(crate) use span_op::spanned;
 
 /// Elements per chunk of the fallback paths.
@@ -561,7 +560,7 @@ impl Communicator<'_> {
                 Err(code) => return code,
             };
             let count = usize::try_from(count).unwrap_or(0);
-            let in_place = s == crate::comm::collective::in_place().cast_const();
+            let in_place = s == crate::comm::call::in_place().cast_const();
             let at = |p: *const c_void, offset: usize| {
                 if in_place && p == s {
                     p
@@ -633,7 +632,7 @@ impl Communicator<'_> {
         o: Operand,
         extent: usize,
     ) -> c_int {
-        let in_place = s == crate::comm::collective::in_place().cast_const();
+        let in_place = s == crate::comm::call::in_place().cast_const();
         let (c, dt, op) = (self.raw, o.datatype, o.op);
         for owner in 0..self.size {
             let (first, count) = block(usize::try_from(owner).unwrap_or(0));

@@ -2,9 +2,14 @@
 //! `*.csv` in `$FERROMPI_BENCH_DIR` (default `target/bench`), and writes `report.md` there (one
 //! table of ferrompi / C ratios across implementations and rank counts, the rows over target,
 //! and each run's table) and plots of time against message size on log scales, ferrompi and C
-//! on the same axes for every implementation (`pingpong.svg`, `allreduce.svg`, …, drawn with
-//! plotters' SVG backend, which needs no font library). Makes no MPI calls; `tools/bench.sh`
-//! runs it last.
+//! on the same axes for every implementation (`pingpong.svg` and `pingpong.png`,
+//! `allreduce.svg`, …, drawn with plotters: SVG, and PNG with text from a font file through
+//! ab_glyph, neither needing a system library). Makes no MPI calls; `tools/bench.sh` runs it
+//! last (`cargo run -p ferrompi-bench-report --release`).
+//!
+//! The PNG text needs a TrueType font: `$FERROMPI_PLOT_FONT`, else DejaVu Sans where Debian,
+//! Fedora or Arch put it (`tools/setup.sh` installs `fonts-dejavu-core`). Without one the PNGs
+//! are left out with a note; the SVGs never need one.
 
 use plotters::prelude::*;
 use std::collections::BTreeMap;
@@ -74,17 +79,74 @@ fn machine() -> String {
     format!("{model}, {cores} cores, {os}")
 }
 
-/// A log-log plot of time per operation against message size, one line per series (ferrompi
-/// solid, C dashed, one colour per implementation), drawn with plotters' SVG backend.
+/// The size of every plot, in pixels (the SVG's user units).
+const SIZE: (u32, u32) = (760, 440);
+
+/// Writes `<stem>.svg` and, when a font was registered, `<stem>.png`: the same plot on both
+/// backends.
 fn plot(
-    path: &Path,
+    dir: &Path,
+    stem: &str,
     title: &str,
     series: &[(String, Vec<(f64, f64)>)],
+    png: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
+    let svg = dir.join(format!("{stem}.svg"));
+    draw(
+        SVGBackend::new(&svg, SIZE).into_drawing_area(),
+        title,
+        series,
+    )?;
+    if png {
+        let png = dir.join(format!("{stem}.png"));
+        draw(
+            BitMapBackend::new(&png, SIZE).into_drawing_area(),
+            title,
+            series,
+        )?;
+    }
+    Ok(())
+}
+
+/// Registers a TrueType font as plotters' `sans-serif` for the bitmap backend; false when none
+/// is found (see the module docs).
+fn register_font() -> bool {
+    let candidates = std::env::var_os("FERROMPI_PLOT_FONT")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(
+            [
+                "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+                "/usr/share/fonts/dejavu-sans-fonts/DejaVuSans.ttf",
+                "/usr/share/fonts/TTF/DejaVuSans.ttf",
+            ]
+            .map(PathBuf::from),
+        );
+    for path in candidates {
+        if let Ok(bytes) = std::fs::read(&path) {
+            // plotters keeps the font for the program's life.
+            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+            if plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok() {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// A log-log plot of time per operation against message size, one line per series (ferrompi
+/// solid, C dashed, one colour per implementation).
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    DB::ErrorType: 'static,
+{
     let points = || series.iter().flat_map(|s| s.1.iter().copied());
     let (x0, x1) = points().fold((f64::MAX, f64::MIN), |(a, b), (x, _)| (a.min(x), b.max(x)));
     let (y0, y1) = points().fold((f64::MAX, f64::MIN), |(a, b), (_, y)| (a.min(y), b.max(y)));
-    let root = SVGBackend::new(path, (760, 440)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 18))
@@ -133,6 +195,10 @@ fn plot(
 }
 
 fn main() {
+    let png = register_font();
+    if !png {
+        println!("note: no TrueType font found (set FERROMPI_PLOT_FONT); writing SVG plots only");
+    }
     let dir = PathBuf::from(std::env::var("FERROMPI_BENCH_DIR").unwrap_or("target/bench".into()));
     let rows: Vec<Row> = files(&dir, "csv")
         .iter()
@@ -257,9 +323,8 @@ fn main() {
             series.push((format!("{implementation} C"), pick(true)));
         }
         if series.iter().any(|s| !s.1.is_empty()) {
-            let file = format!("{group}.svg");
-            plot(&dir.join(&file), title, &series).expect("writing a plot");
-            let _ = write!(md, "\n![{title}]({file})\n");
+            plot(&dir, group, title, &series, png).expect("writing a plot");
+            let _ = write!(md, "\n![{title}]({group}.svg)\n");
         }
     }
     md += "\n## Each run\n\n";

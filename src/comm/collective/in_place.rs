@@ -1,19 +1,20 @@
 //! The nonblocking in-place collectives (`MPI_IN_PLACE` with `MPI_Ireduce`, `MPI_Iscan`,
 //! `MPI_Igather`, `MPI_Igatherv`, `MPI_Ialltoallw`, …, MPI-4.0 §6.12), and the one body each
 //! shares with its blocking form (`reduce_in_place`, `gather_in_place`, …, in
-//! [`collective`](super::collective)). Only the blocking v-forms have a large-count path; the
+//! [`collective`](super)). Only the blocking v-forms have a large-count path; the
 //! nonblocking ones return [`Error::CountOverflow`](crate::Error::CountOverflow) for a block or
 //! offset over `i32::MAX`.
 //!
 //! A body takes an `Issue`: blocking, or started in a [`scope`](crate::scope). Both forms
 //! check the same arguments on the calling rank; the nonblocking one also runs checked mode's
-//! agreement (see [`agreement`](super::agreement)) and returns the [`Request`].
+//! agreement (see [`agreement`](crate::comm::agreement)) and returns the [`Request`].
 
-use super::Communicator;
-use super::agreement::Signature;
-use super::collective::{MoveFn, ReduceFn, in_place, move_signature, reduction};
-use super::large::{VMove, large_count};
-use super::partition::{Partition, TypedPartition};
+use super::{Issue, Issued, move_signature, reduction, started};
+use crate::comm::Communicator;
+use crate::comm::agreement::Signature;
+use crate::comm::call::{MoveFn, ReduceFn, Req, in_place};
+use crate::comm::large::{VMove, large_count};
+use crate::comm::partition::{Partition, TypedPartition};
 use crate::datatype::{Equivalence, recv_ptr, repair, send_ptr};
 use crate::env::enter;
 use crate::error::Result;
@@ -21,38 +22,6 @@ use crate::ffi;
 use crate::op::Op;
 use crate::request::{Repair, Request, Scope};
 use std::ffi::c_int;
-
-/// How a collective is issued: run to completion, or started in a scope.
-#[derive(Clone, Copy)]
-pub(super) enum Issue<'s, 'env> {
-    /// The blocking call.
-    Blocking,
-    /// The nonblocking call, its request living in the scope.
-    In(&'s Scope<'s, 'env>),
-}
-
-/// What issuing returns: `None` from a blocking call, the request of a nonblocking one.
-pub(super) type Issued<'s> = Result<Option<Request<'s>>>;
-
-/// The request of a nonblocking issue.
-pub(super) fn started(request: Option<Request<'_>>) -> Request<'_> {
-    request.expect("a nonblocking issue returns its request")
-}
-
-impl Issue<'_, '_> {
-    fn nonblocking(self) -> bool {
-        matches!(self, Issue::In(_))
-    }
-
-    /// The operation's name in errors: the blocking or the nonblocking call's.
-    fn name(self, blocking: &'static str, nonblocking: &'static str) -> &'static str {
-        if self.nonblocking() {
-            nonblocking
-        } else {
-            blocking
-        }
-    }
-}
 
 impl<'env> Communicator<'env> {
     /// Issues `call` (its `Some` request variant when nonblocking) writing `out`; a nonblocking
@@ -63,7 +32,7 @@ impl<'env> Communicator<'env> {
         operation: &'static str,
         out: &'s mut [T],
         signature: impl FnOnce() -> Result<Signature>,
-        call: impl FnOnce(super::collective::Req<'_>) -> c_int,
+        call: impl FnOnce(Req<'_>) -> c_int,
     ) -> Issued<'s> {
         match how {
             Issue::Blocking => self.blocking(operation, out, call).map(|()| None),
@@ -91,7 +60,7 @@ impl<'env> Communicator<'env> {
     }
 
     /// `allreduce`, `scan`, `exscan` and `reduce_scatter_block` in place.
-    pub(super) fn reduce_like_in_place_on<'s, T: Equivalence, O: Op<T> + 's>(
+    pub(in crate::comm) fn reduce_like_in_place_on<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         how: Issue<'s, '_>,
         f: ReduceFn,
@@ -119,7 +88,7 @@ impl<'env> Communicator<'env> {
     }
 
     /// `reduce` in place: at the root `buf` is input and result, elsewhere only input.
-    pub(super) fn reduce_in_place_on<'s, T: Equivalence, O: Op<T> + 's>(
+    pub(in crate::comm) fn reduce_in_place_on<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         how: Issue<'s, '_>,
         buf: &'s mut [T],
@@ -156,7 +125,7 @@ impl<'env> Communicator<'env> {
     }
 
     /// `allgather` and `alltoall` in place: `buf` holds one block per rank.
-    pub(super) fn move_all_in_place_on<'s, T: Equivalence>(
+    pub(in crate::comm) fn move_all_in_place_on<'s, T: Equivalence>(
         &'s self,
         how: Issue<'s, '_>,
         f: MoveFn,
@@ -173,7 +142,7 @@ impl<'env> Communicator<'env> {
     }
 
     /// `gather` in place: at the root `buf` is the whole result, elsewhere what is sent.
-    pub(super) fn gather_in_place_on<'s, T: Equivalence>(
+    pub(in crate::comm) fn gather_in_place_on<'s, T: Equivalence>(
         &'s self,
         how: Issue<'s, '_>,
         buf: &'s mut [T],
@@ -194,7 +163,7 @@ impl<'env> Communicator<'env> {
     }
 
     /// `scatter` in place: at the root `buf` is the whole input, elsewhere it receives.
-    pub(super) fn scatter_in_place_on<'s, T: Equivalence>(
+    pub(in crate::comm) fn scatter_in_place_on<'s, T: Equivalence>(
         &'s self,
         how: Issue<'s, '_>,
         buf: &'s mut [T],
@@ -216,7 +185,7 @@ impl<'env> Communicator<'env> {
     }
 
     /// `allgatherv` in place: this rank's block of `buf` is filled.
-    pub(super) fn allgatherv_in_place_on<'s, T: Equivalence>(
+    pub(in crate::comm) fn allgatherv_in_place_on<'s, T: Equivalence>(
         &'s self,
         how: Issue<'s, '_>,
         buf: &'s mut [T],
@@ -251,7 +220,7 @@ impl<'env> Communicator<'env> {
 
     /// `gatherv` in place: at the root `buf` is the whole result (laid out by `blocks`) with
     /// its own block in place; elsewhere it is this rank's block.
-    pub(super) fn gatherv_in_place_on<'s, T: Equivalence>(
+    pub(in crate::comm) fn gatherv_in_place_on<'s, T: Equivalence>(
         &'s self,
         how: Issue<'s, '_>,
         buf: &'s mut [T],
@@ -291,7 +260,7 @@ impl<'env> Communicator<'env> {
 
     /// `scatterv` in place: at the root `buf` is the whole input and its own block stays;
     /// elsewhere `buf` receives this rank's block.
-    pub(super) fn scatterv_in_place_on<'s, T: Equivalence>(
+    pub(in crate::comm) fn scatterv_in_place_on<'s, T: Equivalence>(
         &'s self,
         how: Issue<'s, '_>,
         buf: &'s mut [T],
@@ -327,7 +296,7 @@ impl<'env> Communicator<'env> {
 
     /// `alltoallv` in place: `buf`, laid out by `blocks`, holds block `j` for rank `j` and
     /// receives block `i` from rank `i` in its place.
-    pub(super) fn alltoallv_in_place_on<'s, T: Equivalence>(
+    pub(in crate::comm) fn alltoallv_in_place_on<'s, T: Equivalence>(
         &'s self,
         how: Issue<'s, '_>,
         buf: &'s mut [T],
@@ -372,7 +341,7 @@ impl<'env> Communicator<'env> {
 
     /// `reduce_scatter` in place: `buf` holds the whole input, laid out by `blocks`; this
     /// rank's block of the result is left at its start.
-    pub(super) fn reduce_scatter_in_place_on<'s, T: Equivalence, O: Op<T> + 's>(
+    pub(in crate::comm) fn reduce_scatter_in_place_on<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         how: Issue<'s, '_>,
         buf: &'s mut [T],
@@ -406,7 +375,7 @@ impl<'env> Communicator<'env> {
 
     /// `alltoallw` in place: `buf`, laid out by `blocks`, holds what goes to each rank and
     /// receives what comes from it in the same place.
-    pub(super) fn alltoallw_in_place_on<'s>(
+    pub(in crate::comm) fn alltoallw_in_place_on<'s>(
         &'s self,
         how: Issue<'s, '_>,
         buf: &'s mut [u8],

@@ -1,0 +1,262 @@
+//! The data movements with equal blocks: `gather`, `scatter`, `allgather` and `alltoall`,
+//! blocking, in place and nonblocking (MPI-4.0 §6.5–§6.8).
+
+use super::{Issue, move_signature, same_len, same_product};
+use crate::comm::Communicator;
+use crate::comm::call::{MoveFn, Req};
+use crate::comm::large::large_count;
+use crate::datatype::{Equivalence, recv_ptr, send_ptr};
+#[cfg(doc)]
+use crate::error::Error;
+use crate::error::Result;
+use crate::ffi;
+use crate::request::{Repair, Request, Scope};
+use std::ffi::{c_int, c_void};
+
+impl<'env> Communicator<'env> {
+    /// # Safety
+    /// Buffers as MPI requires, valid until completion.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(in crate::comm) unsafe fn raw_move(
+        &self,
+        f: MoveFn,
+        s: *const c_void,
+        sn: ffi::MPI_Count,
+        d: *mut c_void,
+        dn: ffi::MPI_Count,
+        dt: ffi::MPI_Datatype,
+        root: c_int,
+        r: Req<'_>,
+    ) -> c_int {
+        let (Ok(sn), Ok(dn)) = (c_int::try_from(sn), c_int::try_from(dn)) else {
+            // SAFETY: per the contract.
+            return unsafe { self.move_large(f, (s, sn), (d, dn), dt, root, r) };
+        };
+        let c = self.raw;
+        // SAFETY: per the contract.
+        unsafe {
+            match (f, r) {
+                (MoveFn::Gather, None) => ffi::MPI_Gather(s, sn, dt, d, dn, dt, root, c),
+                (MoveFn::Gather, Some(r)) => ffi::MPI_Igather(s, sn, dt, d, dn, dt, root, c, r),
+                (MoveFn::Scatter, None) => ffi::MPI_Scatter(s, sn, dt, d, dn, dt, root, c),
+                (MoveFn::Scatter, Some(r)) => ffi::MPI_Iscatter(s, sn, dt, d, dn, dt, root, c, r),
+                (MoveFn::Allgather, None) => ffi::MPI_Allgather(s, sn, dt, d, dn, dt, c),
+                (MoveFn::Allgather, Some(r)) => ffi::MPI_Iallgather(s, sn, dt, d, dn, dt, c, r),
+                (MoveFn::Alltoall, None) => ffi::MPI_Alltoall(s, sn, dt, d, dn, dt, c),
+                (MoveFn::Alltoall, Some(r)) => ffi::MPI_Ialltoall(s, sn, dt, d, dn, dt, c, r),
+            }
+        }
+    }
+
+    /// Checks a gather/scatter/allgather/alltoall call; returns the per-rank counts.
+    pub(in crate::comm) fn move_args<T: Equivalence>(
+        &self,
+        f: MoveFn,
+        send_len: usize,
+        recv_len: usize,
+        root: i32,
+        operation: &'static str,
+    ) -> Result<(ffi::MPI_Count, ffi::MPI_Count)> {
+        let size = self.size_usize();
+        let at_root = match f {
+            MoveFn::Gather | MoveFn::Scatter => self.is_root(root, operation)?,
+            MoveFn::Allgather | MoveFn::Alltoall => true,
+        };
+        // (send per rank, recv per rank) in values.
+        let (per_send, per_recv) = match f {
+            MoveFn::Gather | MoveFn::Allgather => {
+                if at_root {
+                    same_product(send_len, size, recv_len, operation)?;
+                }
+                (send_len, send_len)
+            }
+            MoveFn::Scatter => {
+                if at_root {
+                    same_product(recv_len, size, send_len, operation)?;
+                }
+                (recv_len, recv_len)
+            }
+            MoveFn::Alltoall => {
+                same_len(send_len, recv_len, operation)?;
+                let share = self.share(send_len, operation)?;
+                (share, share)
+            }
+        };
+        Ok((
+            large_count::<T>(per_send, operation)?,
+            large_count::<T>(per_recv, operation)?,
+        ))
+    }
+
+    pub(in crate::comm) fn move_blocking<T: Equivalence>(
+        &self,
+        f: MoveFn,
+        send: &[T],
+        recv: &mut [T],
+        root: i32,
+    ) -> Result<()> {
+        let operation = f.name(false);
+        let (sn, dn) = self.move_args::<T>(f, send.len(), recv.len(), root, operation)?;
+        let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
+        // SAFETY: buffer lengths checked above; both borrowed for the blocking call.
+        self.blocking(operation, recv, |r| unsafe {
+            self.raw_move(f, s, sn, d, dn, dt, root, r)
+        })
+    }
+
+    pub(in crate::comm) fn move_nonblocking<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        f: MoveFn,
+        send: &'s [T],
+        recv: &'s mut [T],
+        root: i32,
+    ) -> Result<Request<'s>> {
+        let operation = f.name(true);
+        let (sn, dn) = self.move_args::<T>(f, send.len(), recv.len(), root, operation)?;
+        self.agree(operation, || Ok(move_signature(f, sn, dn, root)))?;
+        let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
+        // SAFETY: buffers borrowed for 's; the scope completes the operation first.
+        self.nonblocking(scope, operation, Repair::for_slice(recv), |r| unsafe {
+            self.raw_move(f, s, sn, d, dn, dt, root, r)
+        })
+    }
+
+    /// The in-place form of allgather and alltoall: `buf` holds one block per rank.
+    fn move_all_in_place<T: Equivalence>(&self, f: MoveFn, buf: &mut [T]) -> Result<()> {
+        self.move_all_in_place_on(Issue::Blocking, f, buf).map(drop)
+    }
+
+    /// Collects `send` from every process at `root`, in rank order (`MPI_Gather`, §6.5). At the
+    /// root `recv.len()` is `send.len() * size`; elsewhere `recv` is unused (pass `&mut []`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidRank`], [`Error::BufferSize`], [`Error::CountOverflow`] before any
+    /// communication; [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn gather<T: Equivalence>(&self, send: &[T], recv: &mut [T], root: i32) -> Result<()> {
+        self.move_blocking(MoveFn::Gather, send, recv, root)
+    }
+
+    /// [`gather`](Communicator::gather) in place: at the root `buf` is the whole result, with the
+    /// root's own contribution already at its block; elsewhere `buf` is what is sent.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the root's `buf` does not divide among the ranks; as
+    /// [`Communicator::gather`].
+    pub fn gather_in_place<T: Equivalence>(&self, buf: &mut [T], root: i32) -> Result<()> {
+        self.gather_in_place_on(Issue::Blocking, buf, root)
+            .map(drop)
+    }
+
+    /// Starts a gather (`MPI_Igather`, §6.12.3).
+    ///
+    /// # Errors
+    /// As [`Communicator::gather`].
+    pub fn igather<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+        root: i32,
+    ) -> Result<Request<'s>> {
+        self.move_nonblocking(scope, MoveFn::Gather, send, recv, root)
+    }
+
+    /// Sends block `i` of `send` from `root` to rank `i` (`MPI_Scatter`, §6.6). At the root
+    /// `send.len()` is `recv.len() * size`; elsewhere `send` is unused (pass `&[]`).
+    ///
+    /// # Errors
+    /// As [`Communicator::gather`].
+    pub fn scatter<T: Equivalence>(&self, send: &[T], recv: &mut [T], root: i32) -> Result<()> {
+        self.move_blocking(MoveFn::Scatter, send, recv, root)
+    }
+
+    /// [`scatter`](Communicator::scatter) in place: at the root `buf` is the whole input and its
+    /// own block stays where it is; elsewhere `buf` receives.
+    ///
+    /// # Errors
+    /// As [`Communicator::gather_in_place`].
+    pub fn scatter_in_place<T: Equivalence>(&self, buf: &mut [T], root: i32) -> Result<()> {
+        self.scatter_in_place_on(Issue::Blocking, buf, root)
+            .map(drop)
+    }
+
+    /// Starts a scatter (`MPI_Iscatter`, §6.12.4).
+    ///
+    /// # Errors
+    /// As [`Communicator::scatter`].
+    pub fn iscatter<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+        root: i32,
+    ) -> Result<Request<'s>> {
+        self.move_nonblocking(scope, MoveFn::Scatter, send, recv, root)
+    }
+
+    /// Every process gets every process's `send`, in rank order (`MPI_Allgather`, §6.7).
+    /// `recv.len()` is `send.len() * size`.
+    ///
+    /// # Errors
+    /// [`Error::BufferSize`], [`Error::CountOverflow`] before any communication;
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn allgather<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
+        self.move_blocking(MoveFn::Allgather, send, recv, 0)
+    }
+
+    /// [`allgather`](Communicator::allgather) in place: `buf` holds one block per rank, this
+    /// rank's already filled.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `buf` does not divide among the ranks; as
+    /// [`Communicator::allgather`].
+    pub fn allgather_in_place<T: Equivalence>(&self, buf: &mut [T]) -> Result<()> {
+        self.move_all_in_place(MoveFn::Allgather, buf)
+    }
+
+    /// Starts an allgather (`MPI_Iallgather`, §6.12.5).
+    ///
+    /// # Errors
+    /// As [`Communicator::allgather`].
+    pub fn iallgather<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+    ) -> Result<Request<'s>> {
+        self.move_nonblocking(scope, MoveFn::Allgather, send, recv, 0)
+    }
+
+    /// Rank `i` sends block `j` of `send` to rank `j`, which stores it as block `i` of `recv`
+    /// (`MPI_Alltoall`, §6.8). Both buffers hold `size` equal blocks.
+    ///
+    /// # Errors
+    /// [`Error::BufferSize`], [`Error::InvalidArgument`] (not divisible), [`Error::CountOverflow`]
+    /// before any communication; [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn alltoall<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
+        self.move_blocking(MoveFn::Alltoall, send, recv, 0)
+    }
+
+    /// [`alltoall`](Communicator::alltoall) in place.
+    ///
+    /// # Errors
+    /// As [`Communicator::alltoall`].
+    pub fn alltoall_in_place<T: Equivalence>(&self, buf: &mut [T]) -> Result<()> {
+        self.move_all_in_place(MoveFn::Alltoall, buf)
+    }
+
+    /// Starts an all-to-all (`MPI_Ialltoall`, §6.12.6).
+    ///
+    /// # Errors
+    /// As [`Communicator::alltoall`].
+    pub fn ialltoall<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+    ) -> Result<Request<'s>> {
+        self.move_nonblocking(scope, MoveFn::Alltoall, send, recv, 0)
+    }
+}

@@ -1,0 +1,314 @@
+//! The thread gate, and the process-wide state of MPI it reads: whether MPI runs, the thread
+//! level it provided, which thread initialised it, and which thread is inside a callback MPI
+//! is making. Every MPI call the crate makes passes [`enter`] first (see
+//! [`env`](crate::env#threads) for the rules per level). Also the process-wide counters and
+//! switches the environment sets and other layers read: operations leaked in flight (for the
+//! warning at finalize) and checked collectives.
+//!
+//! The lowest layer above [`ffi`](crate::ffi): it refuses with a [`Refusal`], which
+//! [`Error`](crate::Error) converts from, so that errors, the environment and every handle can
+//! use it without importing each other in a circle.
+
+use crate::ffi;
+use std::cell::Cell;
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU8, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// The level of thread support (MPI-4.0, "MPI and Threads"), ordered from least to most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ThreadLevel {
+    /// `MPI_THREAD_SINGLE`: only one thread will execute.
+    Single,
+    /// `MPI_THREAD_FUNNELED`: only the initialising thread makes MPI calls.
+    Funneled,
+    /// `MPI_THREAD_SERIALIZED`: any thread may call MPI, but never two at once.
+    Serialized,
+    /// `MPI_THREAD_MULTIPLE`: any thread may call MPI at any time.
+    Multiple,
+}
+
+impl ThreadLevel {
+    pub(crate) const ALL: [ThreadLevel; 4] = [
+        ThreadLevel::Single,
+        ThreadLevel::Funneled,
+        ThreadLevel::Serialized,
+        ThreadLevel::Multiple,
+    ];
+
+    /// The `MPI_THREAD_*` constant of the installed MPI.
+    pub fn raw(self) -> c_int {
+        match self {
+            ThreadLevel::Single => crate::c_int_const!(ffi::MPI_THREAD_SINGLE),
+            ThreadLevel::Funneled => crate::c_int_const!(ffi::MPI_THREAD_FUNNELED),
+            ThreadLevel::Serialized => crate::c_int_const!(ffi::MPI_THREAD_SERIALIZED),
+            ThreadLevel::Multiple => crate::c_int_const!(ffi::MPI_THREAD_MULTIPLE),
+        }
+    }
+
+    /// The level for an `MPI_THREAD_*` value, if it is one.
+    pub fn from_raw(raw: c_int) -> Option<ThreadLevel> {
+        ThreadLevel::ALL
+            .into_iter()
+            .find(|level| level.raw() == raw)
+    }
+
+    fn index(self) -> u8 {
+        self as u8
+    }
+}
+
+const STATE_UNINIT: u8 = 0;
+const STATE_BUSY: u8 = 1;
+const STATE_ACTIVE: u8 = 2;
+const STATE_FINALIZED: u8 = 3;
+/// No thread level: MPI is not active.
+const LEVEL_NONE: u8 = u8::MAX;
+
+static STATE: AtomicU8 = AtomicU8::new(STATE_UNINIT);
+static PROVIDED: AtomicU8 = AtomicU8::new(LEVEL_NONE);
+/// Serializes MPI calls when MPI provided `MPI_THREAD_SERIALIZED`.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// What the gate knows about the calling thread, one bit each.
+const INIT_THREAD: u8 = 1;
+/// The thread is inside a callback MPI made (a user-defined reduction), where MPI forbids MPI
+/// calls: every gated call is refused with [`Error::InCallback`](crate::Error::InCallback).
+const IN_CALLBACK: u8 = 2;
+/// The thread holds the `Serialized` lock; a nested gate (an error lookup) must not take it again.
+const HOLDS_SERIAL: u8 = 4;
+
+thread_local! {
+    static THREAD: Cell<u8> = const { Cell::new(0) };
+}
+
+fn set_thread_flag(flag: u8, on: bool) {
+    THREAD.with(|t| t.set(if on { t.get() | flag } else { t.get() & !flag }));
+}
+
+/// Permission to make an MPI call from this thread, held for the call's duration.
+#[must_use]
+pub(crate) enum ThreadGate {
+    /// The provided level allows this call as is.
+    Open,
+    /// `MPI_THREAD_SERIALIZED`: the process-wide lock, released on drop.
+    Serialized(#[allow(dead_code)] SerialGuard),
+}
+
+/// The `Serialized` lock, held by this thread until dropped (which also clears the thread's
+/// [`HOLDS_SERIAL`] mark, before the lock is released).
+pub(crate) struct SerialGuard(#[allow(dead_code)] MutexGuard<'static, ()>);
+
+impl Drop for SerialGuard {
+    fn drop(&mut self) {
+        set_thread_flag(HOLDS_SERIAL, false);
+    }
+}
+
+/// Passes the thread gate of the provided thread level (see the module docs).
+///
+/// Refuses, without calling MPI: before `MPI_Init_thread` returned and from `MPI_Finalize` on
+/// ([`Error::NotInitialized`](crate::Error::NotInitialized), [`Error::AlreadyFinalized`](crate::Error::AlreadyFinalized)); from a thread the level does not
+/// allow ([`Error::WrongThread`](crate::Error::WrongThread)); and inside a callback MPI is making ([`Error::InCallback`](crate::Error::InCallback)).
+/// At `Serialized`, a thread that already holds the lock (an error lookup inside a gated call)
+/// passes without taking it again.
+#[inline(always)]
+pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate, Refusal> {
+    const FUNNELED: u8 = ThreadLevel::Funneled as u8;
+    const MULTIPLE: u8 = ThreadLevel::Multiple as u8;
+    let level = PROVIDED.load(Ordering::Relaxed);
+    let thread = THREAD.with(Cell::get);
+    // The two fast paths, a load and a thread-local read each: `Multiple` outside callbacks,
+    // and the initialising thread below `Serialized` (exactly INIT_THREAD: not in a callback).
+    if (level == MULTIPLE && thread & IN_CALLBACK == 0)
+        || (level <= FUNNELED && thread == INIT_THREAD)
+    {
+        return Ok(ThreadGate::Open);
+    }
+    enter_slow(operation, level, thread)
+}
+
+/// Everything but the fast paths of [`enter`]: `Serialized`, refusals.
+#[cold]
+#[inline(never)]
+fn enter_slow(operation: &'static str, level: u8, thread: u8) -> Result<ThreadGate, Refusal> {
+    const MULTIPLE: u8 = ThreadLevel::Multiple as u8;
+    const SERIALIZED: u8 = ThreadLevel::Serialized as u8;
+    match level {
+        _ if thread & IN_CALLBACK != 0 => Err(Refusal::InCallback { operation }),
+        MULTIPLE => Ok(ThreadGate::Open),
+        SERIALIZED if thread & HOLDS_SERIAL != 0 => Ok(ThreadGate::Open),
+        SERIALIZED => {
+            let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+            set_thread_flag(HOLDS_SERIAL, true);
+            Ok(ThreadGate::Serialized(SerialGuard(guard)))
+        }
+        LEVEL_NONE => Err(not_active()),
+        _ if thread & INIT_THREAD != 0 => Ok(ThreadGate::Open),
+        level => Err(Refusal::WrongThread {
+            operation,
+            provided: ThreadLevel::ALL
+                .get(usize::from(level))
+                .copied()
+                .unwrap_or(ThreadLevel::Single),
+        }),
+    }
+}
+
+/// Why MPI may not be called although no thread rule forbids it: it is not running.
+#[cold]
+fn not_active() -> Refusal {
+    if STATE.load(Ordering::Acquire) == STATE_FINALIZED {
+        Refusal::AlreadyFinalized
+    } else {
+        Refusal::NotInitialized
+    }
+}
+
+/// Marks the calling thread as inside an MPI callback (a user-defined reduction) until the
+/// returned guard drops: every gated call made meanwhile returns [`Error::InCallback`](crate::Error::InCallback), since MPI
+/// forbids MPI calls from a reduction function (MPI-4.0 §6.9.5) and at `Serialized` the caller
+/// of the collective already holds the lock. Nests.
+pub(crate) fn in_callback() -> CallbackGuard {
+    let was = THREAD.with(Cell::get) & IN_CALLBACK != 0;
+    set_thread_flag(IN_CALLBACK, true);
+    CallbackGuard { was }
+}
+
+/// See [`in_callback`].
+pub(crate) struct CallbackGuard {
+    was: bool,
+}
+
+impl Drop for CallbackGuard {
+    fn drop(&mut self) {
+        set_thread_flag(IN_CALLBACK, self.was);
+    }
+}
+
+/// Why the gate refused a call; MPI was not called. Becomes the [`Error`](crate::Error)
+/// variant of the same name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// MPI is not initialised yet.
+    NotInitialized,
+    /// MPI was finalized.
+    AlreadyFinalized,
+    /// A thread the provided level does not allow.
+    WrongThread {
+        operation: &'static str,
+        provided: ThreadLevel,
+    },
+    /// Inside a callback MPI is making.
+    InCallback { operation: &'static str },
+}
+
+/// Whether [`claim_init`] found MPI initialised or finalized already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    Initialized,
+    Finalized,
+}
+
+/// Claims initialisation for this thread: fails if MPI was initialised or finalized, or another
+/// thread is initialising it.
+pub(crate) fn claim_init() -> Result<(), Stage> {
+    match STATE.compare_exchange(
+        STATE_UNINIT,
+        STATE_BUSY,
+        Ordering::AcqRel,
+        Ordering::Acquire,
+    ) {
+        Ok(_) => Ok(()),
+        Err(STATE_FINALIZED) => Err(Stage::Finalized),
+        Err(_) => Err(Stage::Initialized),
+    }
+}
+
+/// `MPI_Init_thread` returned `provided` on this thread: gated calls may reach MPI from now on
+/// (an error lookup of a failing call made while initialisation finishes).
+pub(crate) fn mpi_started(provided: ThreadLevel) {
+    set_thread_flag(INIT_THREAD, true);
+    PROVIDED.store(provided.index(), Ordering::Release);
+}
+
+/// Initialisation completed.
+pub(crate) fn init_completed() {
+    STATE.store(STATE_ACTIVE, Ordering::Release);
+}
+
+/// Initialisation failed; `mpi_initialized` says whether MPI is half-initialised anyway (it
+/// can then only be finalized, never initialised again).
+pub(crate) fn init_failed(mpi_initialized: bool) {
+    PROVIDED.store(LEVEL_NONE, Ordering::Release);
+    set_thread_flag(INIT_THREAD, false);
+    let state = if mpi_initialized {
+        STATE_FINALIZED
+    } else {
+        STATE_UNINIT
+    };
+    STATE.store(state, Ordering::Release);
+}
+
+/// Finalization starts: every gated call is refused from now on.
+pub(crate) fn finalize_started() {
+    STATE.store(STATE_BUSY, Ordering::Release);
+    PROVIDED.store(LEVEL_NONE, Ordering::Release);
+}
+
+/// `MPI_Finalize` returned.
+pub(crate) fn finalize_completed() {
+    set_thread_flag(INIT_THREAD, false);
+    STATE.store(STATE_FINALIZED, Ordering::Release);
+}
+
+/// Whether MPI is initialised and not being finalized.
+pub(crate) fn is_active() -> bool {
+    STATE.load(Ordering::Acquire) == STATE_ACTIVE
+}
+
+/// Operations of owned and persistent requests started and not yet completed, for the warning
+/// at finalize (a leaked request's operation may never complete; MPICH's `MPI_Finalize` then
+/// waits forever for a leaked pending send). Counted per thread without atomics (a request may
+/// complete on another thread than the one that started it, so one thread's count can go
+/// negative); a thread's count joins [`EXITED`] when the thread ends.
+struct Outstanding(Cell<isize>);
+
+impl Drop for Outstanding {
+    fn drop(&mut self) {
+        EXITED.fetch_add(self.0.get(), Ordering::Relaxed);
+    }
+}
+
+thread_local! {
+    static OUTSTANDING: Outstanding = const { Outstanding(Cell::new(0)) };
+}
+
+/// The counts of threads that have ended.
+static EXITED: AtomicIsize = AtomicIsize::new(0);
+
+/// Counts an owned or persistent operation started (`+1`) or completed (`-1`).
+#[inline]
+pub(crate) fn count_outstanding(change: isize) {
+    // A thread being torn down has no counter left: its operations are then not counted.
+    let _ = OUTSTANDING.try_with(|n| n.0.set(n.0.get() + change));
+}
+
+/// Operations started by owned or persistent requests and not completed, as far as this thread
+/// and the threads that have ended know (threads still running keep their counts).
+pub(crate) fn outstanding() -> isize {
+    let here = OUTSTANDING.try_with(|n| n.0.get()).unwrap_or(0);
+    here + EXITED.load(Ordering::Relaxed)
+}
+
+static CHECKED: AtomicBool = AtomicBool::new(false);
+
+/// Turns checked mode on or off for collectives started from now on (see [`comm::agreement`](crate::comm::agreement)).
+pub(crate) fn set_checked(on: bool) {
+    CHECKED.store(on, Ordering::Relaxed);
+}
+
+/// Whether checked mode is on.
+pub(crate) fn is_checked() -> bool {
+    CHECKED.load(Ordering::Relaxed)
+}

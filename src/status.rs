@@ -1,0 +1,123 @@
+//! [`Status`]: what a completed receive, probe or request learned about its message
+//! (`MPI_Status`, MPI-4.0 §3.2.5). Below the communicator and request layers, which both
+//! return it.
+
+use crate::datatype::Equivalence;
+use crate::env::enter;
+use crate::error::{Error, Result, check};
+use crate::ffi;
+use std::ffi::c_int;
+
+/// What a receive learned about its message (`MPI_Status`, MPI-4.0 §3.2.5).
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+pub struct Status {
+    raw: ffi::MPI_Status,
+}
+
+impl std::fmt::Debug for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Status")
+            .field("source", &self.source())
+            .field("tag", &self.tag())
+            .finish()
+    }
+}
+
+impl Status {
+    /// The *empty* status (MPI-4.0 §3.7.3): source `MPI_ANY_SOURCE`, tag `MPI_ANY_TAG`, count 0,
+    /// not cancelled. It is what a completed collective, or a persistent request completed
+    /// before, reports: no message, so it cannot be mistaken for one from rank 0 with tag 0.
+    pub fn empty() -> Status {
+        Status {
+            raw: ffi::MPI_Status {
+                MPI_SOURCE: ffi::MPI_ANY_SOURCE,
+                MPI_TAG: ffi::MPI_ANY_TAG,
+                ..Default::default()
+            },
+        }
+    }
+
+    /// Whether this is the [empty](Status::empty) status: no message was received.
+    pub fn is_empty(&self) -> bool {
+        self.raw.MPI_SOURCE == ffi::MPI_ANY_SOURCE && self.raw.MPI_TAG == ffi::MPI_ANY_TAG
+    }
+
+    pub(crate) fn as_raw_mut(&mut self) -> &mut ffi::MPI_Status {
+        &mut self.raw
+    }
+
+    /// The rank of the sender (`MPI_SOURCE`); `MPI_PROC_NULL`'s value for a receive from
+    /// [`Source::ProcNull`](crate::Source::ProcNull).
+    pub fn source(&self) -> i32 {
+        self.raw.MPI_SOURCE
+    }
+
+    /// Whether this is the empty status of a receive from [`Source::ProcNull`](crate::Source::ProcNull) (MPI-4.0 §3.11:
+    /// source `MPI_PROC_NULL`, tag `MPI_ANY_TAG`, count 0).
+    pub fn is_proc_null(&self) -> bool {
+        self.raw.MPI_SOURCE == ffi::MPI_PROC_NULL
+    }
+
+    /// The tag of the message (`MPI_TAG`).
+    pub fn tag(&self) -> i32 {
+        self.raw.MPI_TAG
+    }
+
+    /// The number of values of `T` received (`MPI_Get_count`, MPI-4.0 §3.2.5).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the message is not a whole number of values of `T`;
+    /// [`Error::WrongThread`]; [`Error::AlreadyFinalized`] after MPI was finalized (MPI is
+    /// needed to read the count); [`Error::InCallback`] inside a user-defined reduction;
+    /// [`Error::Mpi`].
+    pub fn count<T: Equivalence>(&self) -> Result<usize> {
+        const OP: &str = "status_count";
+        let mut count: c_int = 0;
+        let _gate = enter(OP)?;
+        // SAFETY: a status filled by MPI and a predefined datatype; writes one int.
+        let rc = unsafe { ffi::MPI_Get_count(&self.raw, T::datatype().as_raw(), &mut count) };
+        check(rc, OP)?;
+        let elements = if count == ffi::MPI_UNDEFINED {
+            // Either a partial element, or more elements than an int holds: ask for the
+            // element count in MPI_Count (MPI-4.0 §5.1.11), exact for single-type datatypes.
+            let mut big: ffi::MPI_Count = 0;
+            // SAFETY: as above; writes one MPI_Count.
+            let rc =
+                unsafe { ffi::MPI_Get_elements_x(&self.raw, T::datatype().as_raw(), &mut big) };
+            check(rc, OP)?;
+            usize::try_from(big).ok()
+        } else {
+            usize::try_from(count).ok()
+        };
+        match elements.filter(|n| T::ELEMENTS != 0 && n % T::ELEMENTS == 0) {
+            Some(n) => Ok(n / T::ELEMENTS),
+            None if T::ELEMENTS == 0 => Ok(0),
+            None => Err(Error::InvalidArgument {
+                operation: OP,
+                reason: format!(
+                    "the message is not a whole number of values of {}",
+                    std::any::type_name::<T>()
+                ),
+            }),
+        }
+    }
+
+    /// Whether the operation was cancelled (`MPI_Test_cancelled`, MPI-4.0 §3.8.4).
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn cancelled(&self) -> Result<bool> {
+        let mut flag = 0;
+        let _gate = enter("status_cancelled")?;
+        // SAFETY: a status filled by MPI; writes one int.
+        let rc = unsafe { ffi::MPI_Test_cancelled(&self.raw, &mut flag) };
+        check(rc, "status_cancelled")?;
+        Ok(flag != 0)
+    }
+
+    /// The raw status.
+    pub fn as_raw(&self) -> &ffi::MPI_Status {
+        &self.raw
+    }
+}

@@ -1,0 +1,701 @@
+//! The epochs of an RMA [`Window`] (MPI-4.0 §12.5): the methods that open them (fence,
+//! post/start/complete/wait, lock, lock_all), and [`WindowEpoch`], through which the one-sided
+//! calls are made while one is open; [`Exposure`], the target side of post/wait.
+
+use super::rma::{ACCESS, EXPOSED, FENCE_OPEN, Window, zeroed};
+use super::target::{Calls, Layout, RequestCall, operand, single_element};
+use super::{Assert, LockType};
+use crate::comm::group::Group;
+use crate::datatype::Equivalence;
+use crate::env::enter;
+use crate::error::{Error, Result, check};
+use crate::ffi;
+use crate::op::{AccumulateOp, Bitwise};
+use crate::request::{Request, Scope};
+use std::ffi::c_int;
+use std::marker::PhantomData;
+use std::sync::atomic::Ordering;
+
+impl<'c, T: Equivalence> Window<'c, T> {
+    /// Opens an access epoch of `kind` after checking none is open on this process.
+    fn begin(&self, kind: EpochKind, operation: &'static str) -> Result<()> {
+        let state = self.state.load(Ordering::Acquire);
+        let exposed = state & EXPOSED != 0;
+        let busy = state & ACCESS != 0 || (exposed && kind == EpochKind::Fence);
+        if busy
+            || self
+                .state
+                .compare_exchange(state, state | ACCESS, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+        {
+            return Err(Error::EpochMisuse {
+                operation,
+                reason: "another epoch is open on this window in this process".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Runs `body` in the epoch `kind`, then closes it with `close`, whatever `body` returns.
+    fn epoch<'buf, R>(
+        &self,
+        kind: EpochKind,
+        open: impl FnOnce() -> c_int,
+        close: impl FnOnce() -> c_int,
+        names: (&'static str, &'static str),
+        body: impl for<'e> FnOnce(&'e WindowEpoch<'e, 'buf, T>) -> R,
+    ) -> Result<R> {
+        self.begin(kind, names.0)?;
+        let opened = {
+            let gate = enter(names.0);
+            // SAFETY (of the call in `open`): a valid window; the caller's open call.
+            gate.and_then(|_gate| check(open(), names.0))
+        };
+        if let Err(e) = opened {
+            self.state.fetch_and(!ACCESS, Ordering::AcqRel);
+            return Err(e);
+        }
+        let epoch = WindowEpoch {
+            calls: Calls { win: self.win.raw },
+            layout: &self.layout,
+            kind,
+            _buf: PhantomData,
+        };
+        let abort_guard = super::AbortOnUnwind("an RMA epoch");
+        let result = body(&epoch);
+        let closed = enter(names.1).and_then(|_gate| check(close(), names.1));
+        std::mem::forget(abort_guard);
+        self.state.fetch_and(!ACCESS, Ordering::AcqRel);
+        match closed {
+            Ok(()) => Ok(result),
+            Err(e) => {
+                // The epoch may still be open and MPI may still use the buffers, which the
+                // caller would get back: end the job instead (MPI failing to close an epoch
+                // whose calls all passed the checks is not an input error).
+                eprintln!("ferrompi: closing an RMA epoch failed ({e}); aborting");
+                crate::env::abort_world(103)
+            }
+        }
+    }
+
+    /// A fence epoch (`MPI_Win_fence`, MPI-4.0 §12.5.1): every process calls it; `body`'s RMA
+    /// calls are complete everywhere when it returns. One fence per epoch, as in C: the fence
+    /// closing an epoch opens the next, and the first one opens with `MPI_MODE_NOPRECEDE`.
+    /// `assert` goes to the closing fence.
+    ///
+    /// # Errors
+    /// [`Error::EpochMisuse`] if another epoch is open on this process; [`Error::WrongThread`];
+    /// [`Error::Mpi`] from opening the epoch. The calls inside return their own errors to
+    /// `body`. If MPI fails to *close* the epoch the job is aborted with the error's message,
+    /// since MPI may still be using the buffers.
+    pub fn fence<'buf, R>(
+        &self,
+        assert: Assert,
+        body: impl for<'e> FnOnce(&'e WindowEpoch<'e, 'buf, T>) -> R,
+    ) -> Result<R> {
+        let win = self.win.raw;
+        let was_open = self.state.load(Ordering::Acquire) & FENCE_OPEN != 0;
+        let result = self.epoch(
+            EpochKind::Fence,
+            || {
+                if was_open {
+                    ffi::MPI_SUCCESS
+                } else {
+                    // SAFETY: a valid window; opens the fence epoch.
+                    unsafe { ffi::MPI_Win_fence(Assert::NOPRECEDE.bits(), win) }
+                }
+            },
+            // SAFETY: a valid window in a fence epoch.
+            || unsafe { ffi::MPI_Win_fence(assert.bits(), win) },
+            ("win_fence", "win_fence"),
+            body,
+        );
+        if result.is_ok() && !assert.contains(Assert::NOSUCCEED) {
+            self.state.fetch_or(FENCE_OPEN, Ordering::AcqRel);
+        } else {
+            self.state.fetch_and(!FENCE_OPEN, Ordering::AcqRel);
+        }
+        result
+    }
+
+    /// An access epoch to the processes of `group` (`MPI_Win_start` … `MPI_Win_complete`,
+    /// MPI-4.0 §12.5.2); they expose their windows with [`expose`](Window::expose).
+    ///
+    /// # Errors
+    /// As [`Window::fence`].
+    pub fn access<'buf, R>(
+        &self,
+        group: &Group<'_>,
+        assert: Assert,
+        body: impl for<'e> FnOnce(&'e WindowEpoch<'e, 'buf, T>) -> R,
+    ) -> Result<R> {
+        let win = self.win.raw;
+        self.state.fetch_and(!FENCE_OPEN, Ordering::AcqRel);
+        self.epoch(
+            EpochKind::Access,
+            // SAFETY: a valid window and group.
+            || unsafe { ffi::MPI_Win_start(group.as_raw(), assert.bits(), win) },
+            // SAFETY: a valid window in an access epoch.
+            || unsafe { ffi::MPI_Win_complete(win) },
+            ("win_start", "win_complete"),
+            body,
+        )
+    }
+
+    /// Exposes this window to the processes of `group` (`MPI_Win_post`, MPI-4.0 §12.5.2) until
+    /// the returned epoch is waited for or dropped (`MPI_Win_wait`).
+    ///
+    /// # Errors
+    /// [`Error::EpochMisuse`] if an exposure epoch is open already; [`Error::WrongThread`];
+    /// [`Error::Mpi`].
+    pub fn expose(&self, group: &Group<'_>, assert: Assert) -> Result<Exposure<'_, 'c, T>> {
+        const OP: &str = "win_post";
+        if self.state.fetch_or(EXPOSED, Ordering::AcqRel) & EXPOSED != 0 {
+            return Err(Error::EpochMisuse {
+                operation: OP,
+                reason: "the window is exposed already".into(),
+            });
+        }
+        self.state.fetch_and(!FENCE_OPEN, Ordering::AcqRel);
+        let posted = enter(OP).and_then(|_gate| {
+            // SAFETY: a valid window and group.
+            check(
+                unsafe { ffi::MPI_Win_post(group.as_raw(), assert.bits(), self.win.raw) },
+                OP,
+            )
+        });
+        match posted {
+            Ok(()) => Ok(Exposure {
+                window: self,
+                open: true,
+            }),
+            Err(e) => {
+                self.state.fetch_and(!EXPOSED, Ordering::AcqRel);
+                Err(e)
+            }
+        }
+    }
+
+    /// A passive-target epoch on `target` (`MPI_Win_lock` … `MPI_Win_unlock`, MPI-4.0
+    /// §12.5.3): the target takes no part.
+    ///
+    /// # Errors
+    /// [`Error::InvalidRank`]; as [`Window::fence`].
+    pub fn lock<'buf, R>(
+        &self,
+        lock: LockType,
+        target: i32,
+        assert: Assert,
+        body: impl for<'e> FnOnce(&'e WindowEpoch<'e, 'buf, T>) -> R,
+    ) -> Result<R> {
+        if self.len_of(target).is_none() {
+            return Err(Error::InvalidRank {
+                operation: "win_lock",
+                role: "target",
+                rank: target,
+                size: c_int::try_from(self.layout.lens.len()).unwrap_or(c_int::MAX),
+            });
+        }
+        let win = self.win.raw;
+        self.state.fetch_and(!FENCE_OPEN, Ordering::AcqRel);
+        self.epoch(
+            EpochKind::Lock(target),
+            // SAFETY: a valid window and rank.
+            || unsafe { ffi::MPI_Win_lock(lock.raw(), target, assert.bits(), win) },
+            // SAFETY: a valid window locked on `target`.
+            || unsafe { ffi::MPI_Win_unlock(target, win) },
+            ("win_lock", "win_unlock"),
+            body,
+        )
+    }
+
+    /// A passive-target epoch on every process (`MPI_Win_lock_all` … `MPI_Win_unlock_all`,
+    /// MPI-4.0 §12.5.3), shared locks.
+    ///
+    /// # Errors
+    /// As [`Window::fence`].
+    pub fn lock_all<'buf, R>(
+        &self,
+        assert: Assert,
+        body: impl for<'e> FnOnce(&'e WindowEpoch<'e, 'buf, T>) -> R,
+    ) -> Result<R> {
+        let win = self.win.raw;
+        self.state.fetch_and(!FENCE_OPEN, Ordering::AcqRel);
+        self.epoch(
+            EpochKind::LockAll,
+            // SAFETY: a valid window.
+            || unsafe { ffi::MPI_Win_lock_all(assert.bits(), win) },
+            // SAFETY: a valid window under lock_all.
+            || unsafe { ffi::MPI_Win_unlock_all(win) },
+            ("win_lock_all", "win_unlock_all"),
+            body,
+        )
+    }
+}
+
+/// [`Error::EpochMisuse`], built out of line so the checks on the hot path stay small.
+#[cold]
+#[inline(never)]
+fn misuse(operation: &'static str, reason: std::fmt::Arguments<'_>) -> Error {
+    Error::EpochMisuse {
+        operation,
+        reason: reason.to_string(),
+    }
+}
+
+/// Which synchronisation opened an epoch, and so which calls it allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EpochKind {
+    Fence,
+    Access,
+    Lock(i32),
+    LockAll,
+}
+
+/// An open access epoch of a [`Window`]: the one-sided calls. Made only by the window's
+/// epoch methods, for the duration of their closure.
+///
+/// Buffers are borrowed for `'buf`, which outlives the epoch: MPI may read (put, accumulate)
+/// or write (get) them until the epoch is complete, and they come back only then. They cannot
+/// be made inside the closure:
+///
+/// ```compile_fail
+/// # use ferrompi::{Mpi, window::{Assert, Window}};
+/// # let mpi = Mpi::init().unwrap();
+/// # let world = mpi.world();
+/// let win = Window::<f64>::allocate(&world, 4).unwrap();
+/// win.fence(Assert::empty(), |e| {
+///     let mut local = [0.0f64; 4];
+///     e.get(&mut local, 0, 0) // error[E0597]: `local` does not live long enough
+/// }).unwrap().unwrap();
+/// ```
+///
+/// nor used again before the epoch ends:
+///
+/// ```compile_fail
+/// # use ferrompi::{Mpi, window::{Assert, Window}};
+/// # let mpi = Mpi::init().unwrap();
+/// # let world = mpi.world();
+/// let win = Window::<f64>::allocate(&world, 4).unwrap();
+/// let mut buf = [0.0f64; 4];
+/// win.fence(Assert::empty(), |e| {
+///     e.get(&mut buf, 0, 0).unwrap();
+///     buf[0] // error[E0503]: cannot use `buf[_]` because it was mutably borrowed
+/// }).unwrap();
+/// ```
+pub struct WindowEpoch<'e, 'buf, T: Equivalence> {
+    calls: Calls,
+    layout: &'e Layout,
+    kind: EpochKind,
+    /// Invariant in `'buf`, so the closure cannot shorten it to its own lifetime.
+    _buf: PhantomData<&'buf mut &'buf [T]>,
+}
+
+impl<T: Equivalence> std::fmt::Debug for WindowEpoch<'_, '_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WindowEpoch")
+            .field("kind", &self.kind)
+            .finish()
+    }
+}
+
+impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
+    /// Checks the target for this epoch and the window.
+    #[inline]
+    fn target(
+        &self,
+        rank: i32,
+        index: usize,
+        len: usize,
+        operation: &'static str,
+    ) -> Result<super::target::Target> {
+        if let EpochKind::Lock(locked) = self.kind
+            && locked != rank
+        {
+            return Err(misuse(
+                operation,
+                format_args!("the epoch locks rank {locked}, not {rank}"),
+            ));
+        }
+        self.layout.locate::<T>(rank, index, len, operation)
+    }
+
+    #[inline]
+    fn passive(&self, operation: &'static str) -> Result<()> {
+        match self.kind {
+            EpochKind::Lock(_) | EpochKind::LockAll => Ok(()),
+            _ => Err(misuse(
+                operation,
+                format_args!("only passive-target (lock, lock_all) epochs allow this"),
+            )),
+        }
+    }
+
+    /// Writes `buf` into `target`'s window from element `index` (`MPI_Put`, MPI-4.0 §12.3.1).
+    ///
+    /// # Errors
+    /// [`Error::InvalidRank`], [`Error::OutOfBounds`], [`Error::EpochMisuse`] (another rank
+    /// than a `lock` epoch's); [`Error::CountOverflow`]; [`Error::WrongThread`]; [`Error::Mpi`].
+    #[inline]
+    pub fn put(&self, buf: &'buf [T], target: i32, index: usize) -> Result<()> {
+        let t = self.target(target, index, buf.len(), "put")?;
+        // SAFETY: `buf` is borrowed for 'buf, beyond the epoch's completion.
+        unsafe { self.calls.put(buf, t) }
+    }
+
+    /// Reads `buf.len()` values of `target`'s window from element `index` into `buf`
+    /// (`MPI_Get`, MPI-4.0 §12.3.2); they are there once the epoch is complete.
+    ///
+    /// # Errors
+    /// As [`WindowEpoch::put`].
+    #[inline]
+    pub fn get(&self, buf: &'buf mut [T], target: i32, index: usize) -> Result<()> {
+        let t = self.target(target, index, buf.len(), "get")?;
+        // SAFETY: `buf` is exclusively borrowed for 'buf, beyond the epoch's completion.
+        unsafe { self.calls.get(buf, t) }
+    }
+
+    /// Writes `buf` into `target`'s window and waits until it is there (`MPI_Put`, then
+    /// `MPI_Win_flush`): `buf` is borrowed for this call only, so one buffer can be reused
+    /// in a loop. Passive epochs only.
+    ///
+    /// # Errors
+    /// As [`WindowEpoch::put`]; [`Error::EpochMisuse`] outside `lock`/`lock_all`.
+    #[inline]
+    pub fn put_now(&self, buf: &[T], target: i32, index: usize) -> Result<()> {
+        const OP: &str = "put";
+        self.passive(OP)?;
+        let t = self.target(target, index, buf.len(), OP)?;
+        // SAFETY: `buf` is borrowed until the flush below has completed the put.
+        unsafe { self.calls.put(buf, t)? };
+        self.calls.flush(t.rank)
+    }
+
+    /// Reads from `target`'s window into `buf` and waits for the values (`MPI_Get`, then
+    /// `MPI_Win_flush_local`): `buf` is borrowed for this call only. Passive epochs only.
+    ///
+    /// # Errors
+    /// As [`WindowEpoch::put_now`].
+    #[inline]
+    pub fn get_now(&self, buf: &mut [T], target: i32, index: usize) -> Result<()> {
+        const OP: &str = "get";
+        self.passive(OP)?;
+        let t = self.target(target, index, buf.len(), OP)?;
+        // SAFETY: `buf` is exclusively borrowed until the local flush below has completed
+        // the get.
+        unsafe { self.calls.get(buf, t)? };
+        let _gate = enter("win_flush_local")?;
+        // SAFETY: a valid window in a passive epoch; a checked rank.
+        check(
+            unsafe { ffi::MPI_Win_flush_local(t.rank, self.calls.win) },
+            "win_flush_local",
+        )
+    }
+
+    /// Combines `buf` into `target`'s window with `op` (`MPI_Accumulate`, MPI-4.0 §12.3.4),
+    /// element-wise atomic with other accumulates.
+    ///
+    /// # Errors
+    /// As [`WindowEpoch::put`].
+    #[inline]
+    pub fn accumulate<O: AccumulateOp<T>>(
+        &self,
+        buf: &'buf [T],
+        target: i32,
+        index: usize,
+        op: O,
+    ) -> Result<()> {
+        let t = self.target(target, index, buf.len(), "accumulate")?;
+        // SAFETY: as in `put`.
+        unsafe { self.calls.accumulate(buf, t, operand(&op)) }
+    }
+
+    /// Fetches `target`'s values into `result`, then combines `origin` into them with `op`
+    /// (`MPI_Get_accumulate`, MPI-4.0 §12.3.5); with [`NoOp`](crate::NoOp) an atomic read.
+    ///
+    /// # Errors
+    /// [`Error::BufferSize`] if the lengths differ; as [`WindowEpoch::put`].
+    pub fn get_accumulate<O: AccumulateOp<T>>(
+        &self,
+        origin: &'buf [T],
+        result: &'buf mut [T],
+        target: i32,
+        index: usize,
+        op: O,
+    ) -> Result<()> {
+        const OP: &str = "get_accumulate";
+        if origin.len() != result.len() {
+            return Err(Error::BufferSize {
+                operation: OP,
+                expected: origin.len(),
+                actual: result.len(),
+            });
+        }
+        let t = self.target(target, index, origin.len(), OP)?;
+        // SAFETY: both borrowed for 'buf, beyond the epoch's completion.
+        unsafe { self.calls.get_accumulate(origin, result, t, operand(&op)) }
+    }
+
+    /// Atomically combines `value` into element `index` of `target` and returns the element's
+    /// previous value (`MPI_Fetch_and_op` then `MPI_Win_flush`, MPI-4.0 §12.3.5). Passive
+    /// epochs only, where the flush makes the result available at once.
+    ///
+    /// # Errors
+    /// [`Error::EpochMisuse`] outside `lock`/`lock_all`; [`Error::InvalidArgument`] if `T` is
+    /// several MPI elements; as [`WindowEpoch::put`].
+    pub fn fetch_and_op<O: AccumulateOp<T>>(
+        &self,
+        value: T,
+        target: i32,
+        index: usize,
+        op: O,
+    ) -> Result<T> {
+        const OP: &str = "fetch_and_op";
+        self.passive(OP)?;
+        single_element::<T>(OP)?;
+        let t = self.target(target, index, 1, OP)?;
+        let mut result = zeroed::<T>();
+        // SAFETY: `value` and `result` live until the flush below completes the call.
+        unsafe {
+            self.calls
+                .fetch_and_op(&value, &mut result, t, operand(&op))?
+        };
+        self.calls.flush(t.rank)?;
+        Ok(result)
+    }
+
+    /// Atomically replaces element `index` of `target` with `value` if it equals `compare`,
+    /// and returns the previous value (`MPI_Compare_and_swap` then `MPI_Win_flush`, MPI-4.0
+    /// §12.3.5). Integer types; passive epochs only.
+    ///
+    /// # Errors
+    /// As [`WindowEpoch::fetch_and_op`].
+    pub fn compare_and_swap(&self, value: T, compare: T, target: i32, index: usize) -> Result<T>
+    where
+        T: Bitwise,
+    {
+        const OP: &str = "compare_and_swap";
+        self.passive(OP)?;
+        single_element::<T>(OP)?;
+        let t = self.target(target, index, 1, OP)?;
+        let mut result = zeroed::<T>();
+        // SAFETY: the three values live until the flush below completes the call.
+        unsafe {
+            self.calls
+                .compare_and_swap(&value, &compare, &mut result, t)?
+        };
+        self.calls.flush(t.rank)?;
+        Ok(result)
+    }
+
+    /// Completes every call to `target` at origin and target (`MPI_Win_flush`, MPI-4.0
+    /// §12.5.4): `get` results from it are in their buffers. Passive epochs only.
+    ///
+    /// # Errors
+    /// [`Error::EpochMisuse`]; [`Error::InvalidRank`]; [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn flush(&self, target: i32) -> Result<()> {
+        self.passive("win_flush")?;
+        let t = self.target(target, 0, 0, "win_flush")?;
+        self.calls.flush(t.rank)
+    }
+
+    /// Completes every call of the epoch (`MPI_Win_flush_all`). Passive epochs only.
+    ///
+    /// # Errors
+    /// As [`WindowEpoch::flush`].
+    pub fn flush_all(&self) -> Result<()> {
+        self.sync_call("win_flush_all", |win| {
+            // SAFETY: a valid window in a passive epoch.
+            unsafe { ffi::MPI_Win_flush_all(win) }
+        })
+    }
+
+    /// Completes every call to `target` at the origin only (`MPI_Win_flush_local`). Passive
+    /// epochs only.
+    ///
+    /// # Errors
+    /// As [`WindowEpoch::flush`].
+    pub fn flush_local(&self, target: i32) -> Result<()> {
+        let t = self.target(target, 0, 0, "win_flush_local")?;
+        self.sync_call("win_flush_local", |win| {
+            // SAFETY: a valid window in a passive epoch; a checked rank.
+            unsafe { ffi::MPI_Win_flush_local(t.rank, win) }
+        })
+    }
+
+    /// Completes every call of the epoch at the origin (`MPI_Win_flush_local_all`).
+    ///
+    /// # Errors
+    /// As [`WindowEpoch::flush`].
+    pub fn flush_local_all(&self) -> Result<()> {
+        self.sync_call("win_flush_local_all", |win| {
+            // SAFETY: a valid window in a passive epoch.
+            unsafe { ffi::MPI_Win_flush_local_all(win) }
+        })
+    }
+
+    /// Synchronises the private and public copies of the local window (`MPI_Win_sync`,
+    /// MPI-4.0 §12.5.4). Passive epochs only.
+    ///
+    /// # Errors
+    /// As [`WindowEpoch::flush`].
+    pub fn sync(&self) -> Result<()> {
+        self.sync_call("win_sync", |win| {
+            // SAFETY: a valid window in a passive epoch.
+            unsafe { ffi::MPI_Win_sync(win) }
+        })
+    }
+
+    fn sync_call(
+        &self,
+        operation: &'static str,
+        call: impl FnOnce(ffi::MPI_Win) -> c_int,
+    ) -> Result<()> {
+        self.passive(operation)?;
+        let _gate = enter(operation)?;
+        check(call(self.calls.win), operation)
+    }
+
+    /// Request-based put (`MPI_Rput`, MPI-4.0 §12.3.1): the request completes when `buf` may
+    /// be reused, and follows the [`scope`](crate::scope) discipline. Passive epochs only.
+    ///
+    /// # Errors
+    /// As [`WindowEpoch::fetch_and_op`].
+    pub fn rput<'s>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [T],
+        target: i32,
+        index: usize,
+    ) -> Result<Request<'s>> {
+        self.request(
+            scope,
+            RequestCall::Put(buf),
+            target,
+            index,
+            buf.len(),
+            "rput",
+        )
+    }
+
+    /// Request-based get (`MPI_Rget`): the values are in `buf` once the request completes.
+    /// Passive epochs only.
+    ///
+    /// # Errors
+    /// As [`WindowEpoch::fetch_and_op`].
+    pub fn rget<'s>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [T],
+        target: i32,
+        index: usize,
+    ) -> Result<Request<'s>> {
+        let len = buf.len();
+        self.request(scope, RequestCall::Get(buf), target, index, len, "rget")
+    }
+
+    /// Request-based accumulate (`MPI_Raccumulate`). Passive epochs only.
+    ///
+    /// # Errors
+    /// As [`WindowEpoch::fetch_and_op`].
+    pub fn raccumulate<'s, O: AccumulateOp<T>>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [T],
+        target: i32,
+        index: usize,
+        op: O,
+    ) -> Result<Request<'s>> {
+        let call = RequestCall::Accumulate(buf, operand(&op));
+        self.request(scope, call, target, index, buf.len(), "raccumulate")
+    }
+
+    fn request<'s>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        call: RequestCall<'s, T>,
+        target: i32,
+        index: usize,
+        len: usize,
+        operation: &'static str,
+    ) -> Result<Request<'s>> {
+        self.passive(operation)?;
+        let t = self.target(target, index, len, operation)?;
+        // SAFETY: the buffer is borrowed for 's; the scope completes or aborts before 's ends.
+        let raw = unsafe { self.calls.request(call, t)? };
+        Ok(Request::started(raw, None, &scope.in_flight))
+    }
+}
+
+/// An exposure epoch (`MPI_Win_post`): the window is the target of the group's access epochs
+/// until [`wait`](Exposure::wait) or drop (`MPI_Win_wait`, MPI-4.0 §12.5.2).
+#[must_use = "dropping the exposure waits for the access epochs to complete"]
+pub struct Exposure<'w, 'c, T: Equivalence> {
+    window: &'w Window<'c, T>,
+    open: bool,
+}
+
+impl<T: Equivalence> std::fmt::Debug for Exposure<'_, '_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Exposure")
+            .field("open", &self.open)
+            .finish()
+    }
+}
+
+impl<T: Equivalence> Exposure<'_, '_, T> {
+    /// Waits until every process of the group has completed its access epoch (`MPI_Win_wait`).
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn wait(mut self) -> Result<()> {
+        self.close()
+    }
+
+    /// Whether every access epoch has completed, without blocking (`MPI_Win_test`); once
+    /// `true`, the exposure is over.
+    ///
+    /// # Errors
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn test(&mut self) -> Result<bool> {
+        const OP: &str = "win_test";
+        if !self.open {
+            return Ok(true);
+        }
+        let _gate = enter(OP)?;
+        let mut flag: c_int = 0;
+        // SAFETY: a valid window with an exposure epoch open; writes one int.
+        let rc = unsafe { ffi::MPI_Win_test(self.window.win.raw, &mut flag) };
+        check(rc, OP)?;
+        if flag != 0 {
+            self.open = false;
+            self.window.state.fetch_and(!EXPOSED, Ordering::AcqRel);
+        }
+        Ok(flag != 0)
+    }
+
+    fn close(&mut self) -> Result<()> {
+        const OP: &str = "win_wait";
+        if !self.open {
+            return Ok(());
+        }
+        let _gate = enter(OP)?;
+        self.open = false;
+        // SAFETY: a valid window with an exposure epoch open.
+        let rc = unsafe { ffi::MPI_Win_wait(self.window.win.raw) };
+        self.window.state.fetch_and(!EXPOSED, Ordering::AcqRel);
+        check(rc, OP)
+    }
+}
+
+impl<T: Equivalence> Drop for Exposure<'_, '_, T> {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+// SAFETY: the handle and layout are read-only; epochs are serialised per process by `state`
+// (atomic), every call passes the thread gate, and local memory is never referenced by Rust.
+unsafe impl<T: Equivalence + Send> Send for Window<'_, T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Equivalence + Sync> Sync for Window<'_, T> {}

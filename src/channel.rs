@@ -21,6 +21,20 @@ pub struct Channel<'env> {
     tag: i32,
 }
 
+/// Channels: a private link to one peer.
+///
+/// ```
+/// # let mpi = ferrompi::Mpi::init()?;
+/// let world = mpi.world();
+/// let me = world.rank();
+/// let link = world.channel(me, 0)?; // a channel to ourselves, on a communicator of its own
+/// let pending = link.irecv(vec![0u32; 2])?;
+/// link.send_slice(&[6u32, 7])?;
+/// let (numbers, status) = pending.wait();
+/// status?;
+/// assert_eq!(numbers, [6, 7]);
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 impl<'env> Communicator<'env> {
     /// Opens a channel to `peer` (a rank of this communicator). Both ranks call it with each
     /// other's rank and the same `tag`; it blocks until both have.

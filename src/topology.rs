@@ -340,6 +340,18 @@ fn numa_groups<'env>(
     Ok((node.split(color, node.rank())?, NumaSource::OperatingSystem))
 }
 
+/// The node and NUMA hierarchy of a communicator's processes.
+///
+/// ```
+/// # let mpi = ferrompi::Mpi::init()?;
+/// let world = mpi.world();
+/// let h = world.hierarchy()?; // collective
+/// assert!(h.node.size() >= 1);
+/// // One rank per node leads; the others get None.
+/// assert_eq!(h.node_leaders.is_some(), h.node.rank() == 0);
+/// println!("{h}");
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 impl<'env> Communicator<'env> {
     /// The processes of this communicator in the same NUMA domain as this one, within its
     /// node: `None` for a process not bound within one NUMA domain (see the

@@ -99,3 +99,22 @@ fi
 grep -q "import cycle: a, b" "$tmp/out" || { cat "$tmp/out" >&2; exit 1; }
 python3 tools/module-cycles.py src > /dev/null
 echo "   ok (and src has none)"
+
+echo "== the README's dependency section works as written (a new crate, built and run)"
+mpi_env openmpi
+export CARGO_TARGET_DIR="$ROOT/target/build-errors"
+user="$tmp/user-crate"
+cargo new -q --bin --vcs none "$user"
+# The section's toml block, its path pointing at this checkout.
+sed -n '/^## Depending on ferrompi/,/^## /p' README.md | sed -n '/^```toml/,/^```/p' \
+  | grep -v '^```\|^\[dependencies\]' | sed "s|\"\.\./ferrompi\"|\"$ROOT\"|" >> "$user/Cargo.toml"
+grep -q "^ferrompi = { path = \"$ROOT\" }" "$user/Cargo.toml" \
+  || { echo "build-tests: the README's toml block has no path dependency line" >&2; cat "$user/Cargo.toml" >&2; exit 1; }
+# The crate page's first example, as main.
+awk '/^\/\/! ```no_run/ && !n {f=1; n=1; next} f && /^\/\/! ```$/ {f=0} f' src/lib.rs \
+  | sed 's|^//! \{0,1\}||' | grep -v '^# Ok::' > "$tmp/body.rs"
+{ echo 'fn main() -> Result<(), ferrompi::Error> {'; cat "$tmp/body.rs"; echo '    Ok(())'; echo '}'; } > "$user/src/main.rs"
+(cd "$user" && cargo build --offline --quiet)
+# shellcheck disable=SC2086 # MPIEXEC holds the launcher and its options
+timeout 120 $MPIEXEC -n 2 "$CARGO_TARGET_DIR/debug/user-crate"
+echo "   ok: built from the README's instructions and ran at 2 ranks"

@@ -329,6 +329,16 @@ impl Drop for Group<'_> {
 }
 
 /// Communicators made from groups (MPI-4.0 §7.3.2, §7.4.2).
+///
+/// ```
+/// # let mpi = ferrompi::Mpi::init()?;
+/// let world = mpi.world();
+/// let group = world.group()?;
+/// let first = group.incl(&[0])?; // a group of rank 0 alone
+/// let solo = world.create(&first)?; // collective: `Some` on rank 0 only
+/// assert_eq!(solo.is_some(), world.rank() == 0);
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 impl<'env> Communicator<'env> {
     /// The group of the communicator (`MPI_Comm_group`, MPI-4.0 §7.3.2).
     ///

@@ -216,6 +216,25 @@ impl SplitType {
     }
 }
 
+/// The communicator itself: rank and size, names, duplicating and splitting (MPI-4.0 §7.4),
+/// comparing (§7.4.1). The other families follow: point-to-point, probes, nonblocking and
+/// persistent point-to-point, the collectives (blocking, in place, nonblocking, persistent),
+/// communicators from groups, channels, checked agreement, the node and NUMA hierarchy.
+///
+/// ```
+/// # let mpi = ferrompi::Mpi::init()?;
+/// let world = mpi.world();
+/// assert!(world.rank() < world.size());
+/// let copy = world.dup()?; // same processes, separate messages
+/// copy.set_name("solver")?;
+/// assert_eq!(copy.name()?, "solver");
+/// // Even and odd ranks in two communicators, ordered by rank.
+/// let half = world.split(Some(world.rank() % 2), world.rank())?.expect("every rank has a colour");
+/// assert_eq!(half.rank(), world.rank() / 2);
+/// let node = world.split_shared(0)?; // the processes sharing this one's memory
+/// assert!(node.size() >= 1);
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 impl<'env> Communicator<'env> {
     /// Takes ownership of a communicator MPI just created: installs `MPI_ERRORS_RETURN` and
     /// caches rank and size. `MPI_COMM_NULL` (the process is not in the new communicator) is `None`.

@@ -122,6 +122,31 @@ fn sendrecv(raw: ffi::MPI_Request) -> RawRequest {
     }
 }
 
+/// Point-to-point, nonblocking: `isend` in the four modes, `irecv`, `isendrecv`, scoped or
+/// owning their buffers (MPI-4.0 §3.7, §3.10).
+///
+/// ```
+/// # let mpi = ferrompi::Mpi::init()?;
+/// let world = mpi.world();
+/// let (rank, size) = (world.rank(), world.size());
+/// let mut left = [0u64; 4];
+/// let mine = [rank as u64; 4];
+/// ferrompi::scope(|s| {
+///     // Borrowed buffers: the scope completes every operation before they come back.
+///     let recv = world.irecv(s, &mut left, (rank + size - 1) % size, 1)?;
+///     let send = world.isend(s, &mine, (rank + 1) % size, 1)?;
+///     send.wait()?;
+///     recv.wait()?;
+///     Ok::<_, ferrompi::Error>(())
+/// })?;
+/// assert_eq!(left, [((rank + size - 1) % size) as u64; 4]);
+/// // Owned buffers: the request holds the vector until it completes.
+/// let request = world.irecv_owned(vec![0u8; 2], rank, 2)?;
+/// world.send(&[4u8, 2], rank, 2)?;
+/// let (bytes, status) = request.wait();
+/// assert_eq!((bytes, status?.count::<u8>()?), (vec![4, 2], 2));
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 impl<'env> Communicator<'env> {
     /// Starts a send or a send-like `*_init`; the buffer must stay valid until it completes.
     ///

@@ -125,6 +125,28 @@ pub(crate) struct RecvArgs {
     pub(crate) tag: c_int,
 }
 
+/// Point-to-point, blocking: `send` in the four modes, `recv`, `sendrecv` (MPI-4.0 §3.2–§3.4,
+/// §3.10).
+///
+/// ```
+/// # let mpi = ferrompi::Mpi::init()?;
+/// let world = mpi.world();
+/// let (rank, size) = (world.rank(), world.size());
+/// // A ring: send to the right, receive from the left, in one call that cannot deadlock.
+/// let mut from_left = [0i32];
+/// world.sendrecv(&[rank], (rank + 1) % size, 7, &mut from_left, (rank + size - 1) % size, 7)?;
+/// assert_eq!(from_left[0], (rank + size - 1) % size);
+/// if size > 1 {
+///     if rank == 0 {
+///         world.send(&[1.5f64, 2.5], 1, 0)?;
+///     } else if rank == 1 {
+///         let mut got = [0.0f64; 2];
+///         let status = world.recv(&mut got, 0, 0)?;
+///         assert_eq!((got, status.source()), ([1.5, 2.5], 0));
+///     }
+/// }
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 impl Communicator<'_> {
     /// Checks a send's arguments before any MPI call.
     #[inline]

@@ -9,6 +9,24 @@ use super::p2p::{Destination, Source, TagMatch};
 use crate::error::Result;
 use crate::request::{OwnedBuffer, PersistentRequest};
 
+/// Point-to-point, persistent: `send_init` in the four modes and `recv_init` (MPI-4.0 §3.9).
+///
+/// ```
+/// # let mpi = ferrompi::Mpi::init()?;
+/// let world = mpi.world();
+/// let me = world.rank();
+/// // Set up once, start many times: the requests own their buffers.
+/// let mut outgoing = world.send_init(vec![0.0f64; 3], me, 4)?;
+/// let mut incoming = world.recv_init(vec![0.0f64; 3], me, 4)?;
+/// for step in 0..3 {
+///     outgoing.buffer_mut().fill(step as f64);
+///     let receiving = incoming.start()?;
+///     outgoing.start()?.wait()?;
+///     receiving.wait()?;
+///     assert_eq!(incoming.buffer(), &[step as f64; 3]);
+/// }
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 impl Communicator<'_> {
     /// Sets up a persistent standard-mode send of `buf` (`MPI_Send_init`, MPI-4.0 §3.9).
     ///

@@ -17,6 +17,25 @@ use std::ffi::c_int;
 use std::marker::PhantomData;
 use std::mem::{ManuallyDrop, MaybeUninit};
 
+/// Probes and matched receives: `probe`, `iprobe`, `mprobe`, `improbe`, and receives of
+/// unknown length (MPI-4.0 §3.8).
+///
+/// ```
+/// # let mpi = ferrompi::Mpi::init()?;
+/// use ferrompi::{ANY_SOURCE, ANY_TAG};
+/// let world = mpi.world();
+/// let me = world.rank();
+/// ferrompi::scope(|s| {
+///     let sent = world.isend(s, &[1u8, 2, 3], me, 5)?; // to ourselves
+///     let status = world.probe(ANY_SOURCE, ANY_TAG)?; // how long is it?
+///     assert_eq!(status.count::<u8>()?, 3);
+///     let (bytes, _) = world.recv_vec::<u8>(me, 5)?; // sized from a matched probe
+///     assert_eq!(bytes, [1, 2, 3]);
+///     sent.wait()?;
+///     Ok::<_, ferrompi::Error>(())
+/// })?;
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 impl<'env> Communicator<'env> {
     /// Blocks until a matching message can be received, and describes it without receiving it
     /// (`MPI_Probe`, MPI-4.0 §3.8.1).

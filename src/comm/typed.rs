@@ -37,6 +37,18 @@ fn decode_from<T: DeserializeOwned>(
         })
 }
 
+/// Typed messages: any `Serialize` value, sent and received as bytes (feature `serde`).
+///
+/// ```
+/// # let mpi = ferrompi::Mpi::init()?;
+/// let world = mpi.world();
+/// let me = world.rank();
+/// let pending = world.isend_value(&("cuts", vec![1.0f64, 2.0]), me, 3)?;
+/// let (value, _status) = world.recv_value::<(String, Vec<f64>)>(me, 3)?;
+/// assert_eq!(value, Some(("cuts".to_string(), vec![1.0, 2.0])));
+/// pending.wait().1?;
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 impl<'env> Communicator<'env> {
     /// Sends any serializable value (encoded with postcard) to `dest`.
     ///

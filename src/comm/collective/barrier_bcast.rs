@@ -13,6 +13,25 @@ use crate::ffi;
 use crate::request::{Repair, Request, Scope};
 use std::ffi::{c_int, c_void};
 
+/// Collectives: `barrier` and `bcast`, blocking and nonblocking (MPI-4.0 §6.3, §6.4, §6.12).
+///
+/// ```
+/// # let mpi = ferrompi::Mpi::init()?;
+/// let world = mpi.world();
+/// world.barrier()?;
+/// let mut table = [0u32; 3];
+/// if world.rank() == 0 {
+///     table = [1, 2, 3];
+/// }
+/// world.bcast(&mut table, 0)?;
+/// assert_eq!(table, [1, 2, 3]);
+/// ferrompi::scope(|s| {
+///     let request = world.ibcast(s, &mut table, 0)?;
+///     request.wait()?;
+///     Ok::<_, ferrompi::Error>(())
+/// })?;
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 impl<'env> Communicator<'env> {
     /// Blocks until every process of the communicator has called it (`MPI_Barrier`, §6.3).
     ///

@@ -13,6 +13,26 @@ use crate::ffi;
 use crate::request::{Repair, Request, Scope};
 use std::ffi::{c_int, c_void};
 
+/// Collectives: `gather`, `scatter`, `allgather`, `alltoall` with equal blocks, blocking, in
+/// place and nonblocking (MPI-4.0 §6.5–§6.8, §6.12).
+///
+/// ```
+/// # let mpi = ferrompi::Mpi::init()?;
+/// let world = mpi.world();
+/// let (rank, size) = (world.rank(), world.size() as usize);
+/// let mut all = vec![0i32; size];
+/// world.allgather(&[rank], &mut all)?; // every rank's rank, in rank order
+/// assert_eq!(all, (0..size as i32).collect::<Vec<_>>());
+/// let mut at_root = vec![0i32; if rank == 0 { size } else { 0 }];
+/// world.gather(&[rank * 10], &mut at_root, 0)?;
+/// let mut mine = [0i32];
+/// world.scatter(&at_root, &mut mine, 0)?; // the root hands each rank its block back
+/// assert_eq!(mine[0], rank * 10);
+/// let mut swapped = vec![0i32; size];
+/// world.alltoall(&vec![rank; size], &mut swapped)?; // block r goes to rank r
+/// assert_eq!(swapped, (0..size as i32).collect::<Vec<_>>());
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 impl<'env> Communicator<'env> {
     /// # Safety
     /// Buffers as MPI requires, valid until completion.

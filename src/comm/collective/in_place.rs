@@ -23,6 +23,23 @@ use crate::op::Op;
 use crate::request::{Repair, Request, Scope};
 use std::ffi::c_int;
 
+/// Collectives: the nonblocking in-place forms, `ireduce_in_place`, `igatherv_in_place`, …
+/// (MPI-4.0 §6.12).
+///
+/// ```
+/// # let mpi = ferrompi::Mpi::init()?;
+/// use ferrompi::op::Max;
+/// let world = mpi.world();
+/// let mut best = [world.rank()];
+/// ferrompi::scope(|s| {
+///     let request = world.iallreduce_in_place(s, &mut best, Max)?;
+///     // … work that does not touch `best` …
+///     request.wait()?;
+///     Ok::<_, ferrompi::Error>(())
+/// })?;
+/// assert_eq!(best[0], world.size() - 1);
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 impl<'env> Communicator<'env> {
     /// Issues `call` (its `Some` request variant when nonblocking) writing `out`; a nonblocking
     /// issue first runs checked mode's agreement on `signature`.

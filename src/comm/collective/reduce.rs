@@ -14,6 +14,22 @@ use crate::op::{Op, Operand};
 use crate::request::{Repair, Request, Scope};
 use std::ffi::{c_int, c_void};
 
+/// Collectives: the reductions, `reduce`, `allreduce`, `scan`, `exscan`,
+/// `reduce_scatter_block`, blocking, in place and nonblocking (MPI-4.0 §6.9–§6.12).
+///
+/// ```
+/// use ferrompi::op::Sum;
+/// # let mpi = ferrompi::Mpi::init()?;
+/// let world = mpi.world();
+/// let n = f64::from(world.size());
+/// let mut total = [0.0; 2];
+/// world.allreduce(&[1.0, 2.0], &mut total, Sum)?;
+/// assert_eq!(total, [n, 2.0 * n]);
+/// let mut prefix = [1u64];
+/// world.scan_in_place(&mut prefix, Sum)?; // rank r holds r + 1
+/// assert_eq!(prefix[0], world.rank() as u64 + 1);
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 impl<'env> Communicator<'env> {
     /// # Safety
     /// Buffers as MPI requires for `count` elements, valid until completion.

@@ -18,6 +18,24 @@ use crate::op::{Op, Operand};
 use crate::request::{Kind, RawRequest, Repair, Request, Scope, request_null};
 use std::ffi::{c_int, c_void};
 
+/// Collectives with per-rank blocks from a [`Partition`]: `gatherv`,
+/// `scatterv`, `allgatherv`, `alltoallv`, `alltoallw`, `reduce_scatter` (MPI-4.0 §6.5–§6.8,
+/// §6.10).
+///
+/// ```
+/// # let mpi = ferrompi::Mpi::init()?;
+/// use ferrompi::Partition;
+/// let world = mpi.world();
+/// let (rank, size) = (world.rank() as usize, world.size() as usize);
+/// // Rank r contributes r + 1 values; every rank passes the same partition.
+/// let blocks = Partition::<u64>::from_counts(&(1..=size).collect::<Vec<_>>())?;
+/// let mine = vec![rank as u64; rank + 1];
+/// let mut all = vec![0u64; size * (size + 1) / 2];
+/// world.allgatherv(&mine, &mut all, &blocks)?;
+/// assert_eq!(all[0], 0);
+/// assert_eq!(*all.last().unwrap(), size as u64 - 1);
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 impl<'env> Communicator<'env> {
     /// Checks `own` (this rank's block length) and the partition, returning `own`'s count.
     pub(in crate::comm) fn own_block<T: Equivalence>(

@@ -14,6 +14,23 @@ use crate::op::OwnedOp;
 use crate::request::{Buffers, NoBuffer, OwnedBuffer, Pair, PersistentRequest};
 use std::ffi::{c_int, c_void};
 
+/// Persistent collectives: `barrier_init` and `bcast_init`; the reductions and data movements
+/// follow (MPI-4.0 §6.13). Set up once, then `start` and `wait` many times.
+///
+/// ```
+/// # let mpi = ferrompi::Mpi::init()?;
+/// use ferrompi::op::Max;
+/// let world = mpi.world();
+/// let sync = world.barrier_init()?;
+/// let mut bound = world.allreduce_init_in_place(vec![0.0f64], Max)?;
+/// for iteration in 0..3 {
+///     bound.buffer_mut()[0] = f64::from(world.rank() + iteration);
+///     bound.start()?.wait()?;
+///     assert_eq!(bound.buffer()[0], f64::from(world.size() - 1 + iteration));
+/// }
+/// drop(sync);
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 impl<'env> Communicator<'env> {
     /// Sets up a persistent barrier (`MPI_Barrier_init`, MPI-4.0 §6.13).
     ///
@@ -145,6 +162,8 @@ macro_rules! move_inits {
     )*};
 }
 
+/// Persistent collectives: the reductions and the data movements, with equal and with per-rank
+/// blocks (MPI-4.0 §6.13).
 impl<'env> Communicator<'env> {
     reduction_inits! {
         ReduceFn::All => allreduce_init, allreduce_init_in_place, "MPI_Allreduce_init", "allreduce";

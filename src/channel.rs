@@ -39,6 +39,16 @@ impl<'env> Communicator<'env> {
     /// Opens a channel to `peer` (a rank of this communicator). Both ranks call it with each
     /// other's rank and the same `tag`; it blocks until both have.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// // Both ends call it, naming each other; here both ends are this rank.
+    /// let link = world.channel(me, 0)?;
+    /// assert_eq!(link.communicator().size(), 1); // the pair's own communicator
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidRank`](crate::Error::InvalidRank),
     /// [`Error::InvalidTag`](crate::Error::InvalidTag) before any communication;
@@ -62,11 +72,29 @@ impl<'env> Communicator<'env> {
 
 impl<'env> Channel<'env> {
     /// The channel's private communicator (this rank and the peer).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let link = world.channel(world.rank(), 0)?;
+    /// let _private: &ferrompi::Communicator<'_> = link.communicator();
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn communicator(&self) -> &Communicator<'env> {
         &self.comm
     }
 
     /// Sends bytes to the peer.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let link = world.channel(world.rank(), 0)?;
+    /// let pending = link.irecv(vec![0u8; 3])?;
+    /// link.send(b"abc")?;
+    /// assert_eq!(pending.wait().0, b"abc");
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::send`].
@@ -75,6 +103,18 @@ impl<'env> Channel<'env> {
     }
 
     /// Receives bytes from the peer into `buf`; returns how many arrived.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let link = world.channel(world.rank(), 0)?;
+    /// let pending = link.isend(b"hello".to_vec())?;
+    /// let mut buf = [0u8; 16];
+    /// let n = link.recv(&mut buf)?; // how many bytes arrived
+    /// assert_eq!(&buf[..n], b"hello");
+    /// pending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::recv`] (class `Truncate` if the message is longer than `buf`).
@@ -85,6 +125,16 @@ impl<'env> Channel<'env> {
     /// Sends a slice of any [`Equivalence`] type (`bytemuck::Pod` structs via
     /// [`Bytes`](crate::Bytes)).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let link = world.channel(world.rank(), 0)?;
+    /// let pending = link.irecv(vec![0.0f64; 2])?;
+    /// link.send_slice(&[0.5f64, 1.5])?;
+    /// assert_eq!(pending.wait().0, [0.5, 1.5]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::send`].
     pub fn send_slice<T: Equivalence>(&self, values: &[T]) -> Result<()> {
@@ -92,6 +142,16 @@ impl<'env> Channel<'env> {
     }
 
     /// Receives a message of any length from the peer into a new `Vec`.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let link = world.channel(world.rank(), 0)?;
+    /// let pending = link.isend(vec![1u16, 2, 3])?;
+    /// assert_eq!(link.recv_vec::<u16>()?, [1, 2, 3]); // sized by the message
+    /// pending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::recv_vec`].
@@ -101,6 +161,18 @@ impl<'env> Channel<'env> {
 
     /// Starts sending an owned buffer; `.await` or `wait` the request to get it back.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let link = world.channel(world.rank(), 0)?;
+    /// let pending = link.isend(vec![7i32])?; // the request owns the vector
+    /// assert_eq!(link.recv_vec::<i32>()?, [7]);
+    /// let (sent, status) = pending.wait();
+    /// status?;
+    /// assert_eq!(sent, [7]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::isend_owned`].
     pub fn isend<B: OwnedBuffer>(&self, buf: B) -> Result<OwnedRequest<'_, B>> {
@@ -109,6 +181,17 @@ impl<'env> Channel<'env> {
 
     /// Starts receiving into an owned buffer; `.await` or `wait` the request to get it back.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let link = world.channel(world.rank(), 0)?;
+    /// let pending = link.irecv(vec![0u8; 1])?;
+    /// link.send(&[1])?;
+    /// let (got, status) = pending.wait();
+    /// assert_eq!((got, status?.count::<u8>()?), (vec![1], 1));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::irecv_owned`].
     pub fn irecv<B: OwnedBuffer>(&self, buf: B) -> Result<OwnedRequest<'_, B>> {
@@ -116,6 +199,17 @@ impl<'env> Channel<'env> {
     }
 
     /// Sends any serializable value (feature `serde`).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let link = world.channel(world.rank(), 0)?;
+    /// let pending = link.isend_value(&"bounds")?;
+    /// let text: String = link.recv_value()?;
+    /// pending.wait().1?;
+    /// assert_eq!(text, "bounds");
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::send_value`].
@@ -127,6 +221,17 @@ impl<'env> Channel<'env> {
 
     /// Receives a value sent with [`Channel::send_value`] (feature `serde`).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let link = world.channel(world.rank(), 0)?;
+    /// let pending = link.isend_value(&(1u8, 2.5f64))?;
+    /// let pair: (u8, f64) = link.recv_value()?;
+    /// pending.wait().1?;
+    /// assert_eq!(pair, (1, 2.5));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::recv_value`].
     #[cfg(feature = "serde")]
@@ -137,6 +242,16 @@ impl<'env> Channel<'env> {
     }
 
     /// Starts sending a serializable value (feature `serde`).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let link = world.channel(world.rank(), 0)?;
+    /// let pending = link.isend_value(&vec![3u32; 2])?; // encoded now, sent in the background
+    /// assert_eq!(link.recv_value::<Vec<u32>>()?, [3, 3]);
+    /// pending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::isend_value`].
@@ -160,6 +275,14 @@ impl<'env> Channel<'env> {
     }
 
     /// Closes the channel, freeing its communicator.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let link = world.channel(world.rank(), 0)?;
+    /// link.close()?; // frees its communicator now
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::free`].

@@ -52,6 +52,14 @@ impl<'env> Group<'env> {
     }
 
     /// The raw handle, for calling `ffi` directly. It stays owned by `self`.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let group = world.group()?;
+    /// let _raw: ferrompi::ffi::MPI_Group = group.as_raw();
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn as_raw(&self) -> ffi::MPI_Group {
         self.raw
     }
@@ -69,6 +77,13 @@ impl<'env> Group<'env> {
 
     /// The number of processes in the group (`MPI_Group_size`, MPI-4.0 §7.3.1).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// assert_eq!(world.group()?.size()?, world.size());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn size(&self) -> Result<i32> {
@@ -79,6 +94,14 @@ impl<'env> Group<'env> {
     }
 
     /// This process's rank in the group, or `None` if it is not a member (`MPI_Group_rank`).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let first = world.group()?.incl(&[0])?;
+    /// assert_eq!(first.rank()?, (world.rank() == 0).then_some(0)); // None outside the group
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
@@ -128,6 +151,14 @@ impl<'env> Group<'env> {
 
     /// The processes at `ranks` of this group, in that order (`MPI_Group_incl`, MPI-4.0 §7.3.2).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let first = world.group()?.incl(&[0])?;
+    /// assert_eq!(first.size()?, 1);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidRank`] for a rank outside the group, [`Error::InvalidArgument`] for a
     /// repeated rank; [`Error::WrongThread`]; [`Error::Mpi`].
@@ -141,6 +172,14 @@ impl<'env> Group<'env> {
     }
 
     /// This group without the processes at `ranks` (`MPI_Group_excl`, MPI-4.0 §7.3.2).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let others = world.group()?.excl(&[0])?; // everyone but rank 0
+    /// assert_eq!(others.size()?, world.size() - 1);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Group::incl`].
@@ -157,6 +196,15 @@ impl<'env> Group<'env> {
     /// §7.3.2). Each range `(first, last, stride)` names `first, first + stride, …` up to `last`
     /// (inclusive); the stride may be negative, not zero. `[(0, n - 1, 2)]` is the even ranks.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let n = world.size();
+    /// let evens = world.group()?.range_incl(&[(0, n - 1, 2)])?; // first, last, stride
+    /// assert_eq!(evens.size()?, (n + 1) / 2);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a zero stride, a range that runs away from its `last`, or a
     /// rank named twice; [`Error::InvalidRank`] for a rank outside the group;
@@ -172,6 +220,15 @@ impl<'env> Group<'env> {
 
     /// This group without the processes at the ranks of `ranges` (`MPI_Group_range_excl`,
     /// MPI-4.0 §7.3.2); ranges as in [`Group::range_incl`].
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let n = world.size();
+    /// let odds = world.group()?.range_excl(&[(0, n - 1, 2)])?;
+    /// assert_eq!(odds.size()?, n / 2);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Group::range_incl`].
@@ -223,6 +280,15 @@ impl<'env> Group<'env> {
 
     /// All processes of `self`, then those of `other` not in `self` (`MPI_Group_union`).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let all = world.group()?;
+    /// let first = all.incl(&[0])?;
+    /// assert_eq!(first.union(&all)?.size()?, world.size());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn union(&self, other: &Group<'_>) -> Result<Group<'env>> {
@@ -234,6 +300,15 @@ impl<'env> Group<'env> {
 
     /// The processes of `self` that are also in `other` (`MPI_Group_intersection`).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let all = world.group()?;
+    /// let first = all.incl(&[0])?;
+    /// assert_eq!(all.intersection(&first)?.size()?, 1);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn intersection(&self, other: &Group<'_>) -> Result<Group<'env>> {
@@ -244,6 +319,15 @@ impl<'env> Group<'env> {
     }
 
     /// The processes of `self` that are not in `other` (`MPI_Group_difference`).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let all = world.group()?;
+    /// let first = all.incl(&[0])?;
+    /// assert_eq!(all.difference(&first)?.size()?, world.size() - 1);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
@@ -257,6 +341,16 @@ impl<'env> Group<'env> {
     /// The ranks in `other` of the processes at `ranks` in `self`; `None` where a process is not
     /// in `other` (`MPI_Group_translate_ranks`, MPI-4.0 §7.3.1). [`ProcNull::RANK`]
     /// (`MPI_PROC_NULL`) translates to itself, as MPI defines.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let all = world.group()?;
+    /// let last = all.incl(&[world.size() - 1])?;
+    /// // Rank 0 of `last` is world rank size - 1; world rank 0 is in `last` only on one rank.
+    /// assert_eq!(last.translate_ranks(&[0], &all)?, [Some(world.size() - 1)]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::InvalidRank`] for a rank outside `self`; [`Error::WrongThread`]; [`Error::Mpi`].
@@ -291,6 +385,15 @@ impl<'env> Group<'env> {
     /// `MPI_Group_compare` (MPI-4.0 §7.3.1): [`Comparison::Identical`] for the same members in the
     /// same order, [`Comparison::Similar`] for the same members, else [`Comparison::Unequal`].
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Comparison;
+    /// let all = world.group()?;
+    /// assert_eq!(all.compare(&world.group()?)?, Comparison::Identical);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn compare(&self, other: &Group<'_>) -> Result<Comparison> {
@@ -303,6 +406,14 @@ impl<'env> Group<'env> {
     }
 
     /// Frees the group now, reporting errors (`MPI_Group_free`, MPI-4.0 §7.3.3).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let group = world.group()?;
+    /// group.free()?; // or let it drop
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::WrongThread`] (the handle is then leaked); [`Error::Mpi`].
@@ -342,6 +453,14 @@ impl Drop for Group<'_> {
 impl<'env> Communicator<'env> {
     /// The group of the communicator (`MPI_Comm_group`, MPI-4.0 §7.3.2).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let group = world.group()?; // MPI_Comm_group
+    /// assert_eq!(group.size()?, world.size());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn group(&self) -> Result<Group<'env>> {
@@ -356,6 +475,15 @@ impl<'env> Communicator<'env> {
 
     /// `MPI_Comm_create` (MPI-4.0 §7.4.2): a communicator of the processes in `group`, a subgroup
     /// of this communicator's. Collective over all of this communicator; members get `Some`.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let first = world.group()?.incl(&[0])?;
+    /// let leader = world.create(&first)?; // collective over `world`
+    /// assert_eq!(leader.is_some(), world.rank() == 0);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`] (for instance if `group` is not a subgroup).
@@ -372,6 +500,16 @@ impl<'env> Communicator<'env> {
     /// `MPI_Comm_create_group` (MPI-4.0 §7.4.2): a communicator of the processes in `group`,
     /// collective over the group's members only — the others do not take part. `tag`
     /// distinguishes concurrent creations.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.group()?.incl(&[world.rank()])?;
+    /// // Collective over the group only: here each rank makes a communicator of itself.
+    /// let alone = world.create_from_group(&me, 0)?;
+    /// assert_eq!(alone.size(), 1);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::NotInGroup`] if this process is not in `group` (calling would be erroneous);

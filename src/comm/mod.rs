@@ -134,6 +134,13 @@ pub enum HwResource {
 
 impl HwResource {
     /// The value of the `mpi_hw_resource_type` info key.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// assert_eq!(world.name()?, "MPI_COMM_WORLD");
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             HwResource::SharedMemory => "mpi_shared_memory",
@@ -279,6 +286,14 @@ impl<'env> Communicator<'env> {
     }
 
     /// The raw handle, for calling `ffi` directly. It stays owned by `self`.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let raw: ferrompi::ffi::MPI_Comm = world.as_raw(); // still owned by `world`
+    /// let _ = raw;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn as_raw(&self) -> ffi::MPI_Comm {
         self.raw
     }
@@ -286,12 +301,28 @@ impl<'env> Communicator<'env> {
     /// Whether this communicator's processes share memory, known without asking MPI: it was
     /// made by [`split_shared`](Communicator::split_shared) (or is a dup of one), or is
     /// `MPI_COMM_SELF`. `false` means "not known", not "not shared".
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let node = world.split_shared(0)?;
+    /// assert!(node.is_known_node_local()); // made by a shared-memory split
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn is_known_node_local(&self) -> bool {
         self.node_local
     }
 
     /// Whether this communicator's processes share memory: known ones at once, otherwise by
     /// splitting by node (collective) and comparing sizes. Returns the node's process count.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let on_this_node = world.node_process_count()?;
+    /// assert!(on_this_node >= 1 && on_this_node <= world.size());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::split_type`].
@@ -303,12 +334,27 @@ impl<'env> Communicator<'env> {
     }
 
     /// This process's rank in the communicator (`MPI_Comm_rank`, MPI-4.0 §7.4.1).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let rank = world.rank();
+    /// assert!((0..world.size()).contains(&rank));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     #[inline]
     pub fn rank(&self) -> i32 {
         self.rank
     }
 
     /// The number of processes in the communicator (`MPI_Comm_size`, MPI-4.0 §7.4.1).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// assert!(world.size() >= 1);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     #[inline]
     pub fn size(&self) -> i32 {
         self.size
@@ -337,6 +383,14 @@ impl<'env> Communicator<'env> {
     /// `MPI_Comm_dup` (MPI-4.0 §7.4.2): a new communicator with the same group and a new context,
     /// so its messages never match the original's. Collective.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let library = world.dup()?; // a library's own messages never match the program's
+    /// assert_eq!((library.rank(), library.size()), (world.rank(), world.size()));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::WrongThread`] from a thread the thread level does not allow; [`Error::Mpi`].
     pub fn dup(&self) -> Result<Communicator<'env>> {
@@ -353,6 +407,15 @@ impl<'env> Communicator<'env> {
     /// `MPI_Comm_split` (MPI-4.0 §7.4.2): partitions the processes by `color`, ordering each part
     /// by `key` (ties by rank). Collective. `None` as color leaves this process out and it gets
     /// `None` back.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// // Rows of a grid of 2 columns: ranks 0-1, 2-3, …; `None` would leave the split.
+    /// let row = world.split(Some(world.rank() / 2), world.rank())?.expect("every rank has a row");
+    /// assert_eq!(row.rank(), world.rank() % 2);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a negative color; [`Error::WrongThread`]; [`Error::Mpi`].
@@ -438,6 +501,14 @@ impl<'env> Communicator<'env> {
 
     /// The ranks of this node: `split_type(Some(SplitType::Shared), key)`.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let node = world.split_shared(world.rank())?; // MPI_COMM_TYPE_SHARED
+    /// assert!(node.size() <= world.size());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::split_type`].
     pub fn split_shared(&self, key: i32) -> Result<Communicator<'env>> {
@@ -447,6 +518,15 @@ impl<'env> Communicator<'env> {
     }
 
     /// `MPI_Comm_compare` (MPI-4.0 §7.4.1).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Comparison;
+    /// let copy = world.dup()?;
+    /// assert_eq!(world.compare(&copy)?, Comparison::Congruent); // same group, another context
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
@@ -474,6 +554,15 @@ impl<'env> Communicator<'env> {
     }
 
     /// Names the communicator (`MPI_Comm_set_name`, MPI-4.0 §7.8); local to this process.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let solver = world.dup()?;
+    /// solver.set_name("solver")?; // shown by MPI's error messages and tools
+    /// assert_eq!(solver.name()?, "solver");
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if `name` has a NUL byte or is longer than
@@ -536,6 +625,14 @@ impl Drop for Communicator<'_> {
 
 impl Mpi {
     /// `MPI_COMM_WORLD`: all processes of the job. Makes no MPI call.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let world = mpi.world(); // MPI_COMM_WORLD, borrowed from `mpi`
+    /// assert!(world.size() >= 1);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn world(&self) -> Communicator<'_> {
         let (rank, size) = self.world_rank_size();
         Communicator {
@@ -549,6 +646,14 @@ impl Mpi {
     }
 
     /// `MPI_COMM_SELF`: this process alone. Makes no MPI call.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let alone = mpi.self_comm(); // MPI_COMM_SELF
+    /// assert_eq!(alone.size(), 1);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn self_comm(&self) -> Communicator<'_> {
         Communicator {
             raw: env::self_raw(),

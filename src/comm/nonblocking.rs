@@ -334,6 +334,22 @@ impl<'env> Communicator<'env> {
 
     /// Starts a standard-mode send of `buf`, borrowed for `scope` (`MPI_Isend`, MPI-4.0 §3.7.2).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let out = [1u64, 2];
+    /// let mut got = [0u64; 2];
+    /// ferrompi::scope(|s| {
+    ///     let sending = world.isend(s, &out, me, 0)?; // `out` stays borrowed until the scope ends
+    ///     let receiving = world.irecv(s, &mut got, me, 0)?;
+    ///     sending.wait()?;
+    ///     receiving.wait().map(drop)
+    /// })?;
+    /// assert_eq!(got, [1, 2]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidRank`], [`Error::InvalidTag`],
     /// [`Error::CountOverflow`] before any communication;
@@ -353,6 +369,20 @@ impl<'env> Communicator<'env> {
 
     /// Starts a synchronous-mode send (`MPI_Issend`): completes once the receive has started.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let out = [7u8];
+    /// let mut got = [0u8];
+    /// ferrompi::scope(|s| {
+    ///     let sending = world.issend(s, &out, me, 0)?; // completes once the receive has matched
+    ///     world.recv(&mut got, me, 0)?;
+    ///     sending.wait().map(drop)
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::isend`].
     #[inline]
@@ -371,6 +401,21 @@ impl<'env> Communicator<'env> {
     /// Starts a buffered-mode send (`MPI_Ibsend`, MPI-4.0 §3.7.2): the message is copied into
     /// the buffer attached with [`Mpi::attach_buffer`](crate::Mpi::attach_buffer), so it
     /// completes without the receiver.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let attached = mpi.attach_buffer(64 + ferrompi::BSEND_OVERHEAD)?;
+    /// let me = world.rank();
+    /// let out = [1.0f64; 8];
+    /// let mut got = [0.0f64; 8];
+    /// ferrompi::scope(|s| {
+    ///     world.ibsend(s, &out, me, 0)?.wait()?; // copied into the attached buffer
+    ///     world.recv(&mut got, me, 0).map(drop)
+    /// })?;
+    /// drop(attached);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::bsend`].
@@ -393,6 +438,22 @@ impl<'env> Communicator<'env> {
     /// # Safety
     /// As [`Communicator::rsend`]: the matching receive must already be posted at `dest`.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let out = [2i32];
+    /// let mut got = [0i32];
+    /// ferrompi::scope(|s| {
+    ///     let posted = world.irecv(s, &mut got, me, 3)?; // ready mode: the receive comes first
+    ///     // SAFETY: the matching receive is posted above.
+    ///     unsafe { world.irsend(s, &out, me, 3)? }.wait()?;
+    ///     posted.wait().map(drop)
+    /// })?;
+    /// assert_eq!(got, [2]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::isend`].
     #[inline]
@@ -410,6 +471,24 @@ impl<'env> Communicator<'env> {
 
     /// Starts a send to `dest` and a receive from `source` as one operation (`MPI_Isendrecv`,
     /// MPI-4.0 §3.10), both buffers borrowed for `scope`.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let (rank, size) = (world.rank(), world.size());
+    /// let out = [rank];
+    /// let mut from_left = [0i32];
+    /// ferrompi::scope(|s| {
+    ///     let left = (rank + size - 1) % size;
+    ///     match world.isendrecv(s, &out, (rank + 1) % size, 0, &mut from_left, left, 0) {
+    ///         Ok(shift) => shift.wait().map(drop),
+    ///         // Open MPI 4.1 has no MPI_Isendrecv (MPI-4): post an irecv and an isend there.
+    ///         Err(e) if e.class() == Some(ferrompi::ErrorClass::UnsupportedOperation) => Ok(()),
+    ///         Err(e) => Err(e),
+    ///     }
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::sendrecv`], but a count over `i32::MAX` is an
@@ -461,6 +540,23 @@ impl<'env> Communicator<'env> {
     /// Starts sending `buf` to `dest` and receiving into it from `source`
     /// (`MPI_Isendrecv_replace`, MPI-4.0 §3.10).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let (rank, size) = (world.rank(), world.size());
+    /// let mut token = [rank];
+    /// ferrompi::scope(|s| {
+    ///     let (right, left) = ((rank + 1) % size, (rank + size - 1) % size);
+    ///     match world.isendrecv_replace(s, &mut token, right, 0, left, 0) {
+    ///         Ok(shift) => shift.wait().map(drop),
+    ///         // Open MPI 4.1 has no MPI_Isendrecv_replace (MPI-4).
+    ///         Err(e) if e.class() == Some(ferrompi::ErrorClass::UnsupportedOperation) => Ok(()),
+    ///         Err(e) => Err(e),
+    ///     }
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::isendrecv`].
     pub fn isendrecv_replace<'s, T: Equivalence>(
@@ -503,6 +599,22 @@ impl<'env> Communicator<'env> {
 
     /// Starts a receive into `buf`, borrowed for `scope` (`MPI_Irecv`, MPI-4.0 §3.7.2).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{ANY_SOURCE, ANY_TAG};
+    /// let me = world.rank();
+    /// let mut got = [0.0f32; 3];
+    /// ferrompi::scope(|s| {
+    ///     let receiving = world.irecv(s, &mut got, ANY_SOURCE, ANY_TAG)?;
+    ///     world.send(&[1.0f32, 2.0, 3.0], me, 4)?;
+    ///     let status = receiving.wait()?;
+    ///     assert_eq!(status.tag(), 4);
+    ///     Ok::<_, ferrompi::Error>(())
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::isend`].
     #[inline]
@@ -521,6 +633,20 @@ impl<'env> Communicator<'env> {
 
     /// Starts a send of a buffer the request owns and hands back on completion.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// // The request owns the vector: no scope needed, and it can move to another thread.
+    /// let sending = world.isend_owned(vec![1u32, 2, 3], me, 0)?;
+    /// let mut got = [0u32; 3];
+    /// world.recv(&mut got, me, 0)?;
+    /// let (buffer, status) = sending.wait(); // the vector comes back with the result
+    /// status?;
+    /// assert_eq!(buffer, got);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::isend`]; the buffer is dropped.
     #[inline]
@@ -538,6 +664,17 @@ impl<'env> Communicator<'env> {
 
     /// Starts a synchronous-mode send of an owned buffer (`MPI_Issend`).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let sending = world.issend_owned(vec![9u8], me, 0)?;
+    /// let (got, _) = world.recv_vec::<u8>(me, 0)?;
+    /// sending.wait().1?;
+    /// assert_eq!(got, [9]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::isend`].
     #[inline]
@@ -554,6 +691,17 @@ impl<'env> Communicator<'env> {
     }
 
     /// Starts a receive into a buffer the request owns and hands back on completion.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let receiving = world.irecv_owned(vec![0i64; 2], me, 5)?;
+    /// world.send(&[-1i64, 1], me, 5)?;
+    /// let (values, status) = receiving.wait();
+    /// assert_eq!((values, status?.count::<i64>()?), (vec![-1, 1], 2));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::isend`].

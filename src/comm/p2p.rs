@@ -261,6 +261,20 @@ impl Communicator<'_> {
     /// Sends `buf` to `dest` with `tag`, blocking until the buffer can be reused (`MPI_Send`,
     /// MPI-4.0 §3.2.1). `dest` is a rank or [`PROC_NULL`].
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let (rank, size) = (world.rank(), world.size());
+    /// if size > 1 && rank == 0 {
+    ///     world.send(&[1.0f64, 2.0, 3.0], 1, 0)?; // to rank 1, tag 0
+    /// } else if size > 1 && rank == 1 {
+    ///     let mut got = [0.0f64; 3];
+    ///     world.recv(&mut got, 0, 0)?;
+    ///     assert_eq!(got, [1.0, 2.0, 3.0]);
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidRank`], [`Error::InvalidTag`], [`Error::CountOverflow`] before any
     /// communication; [`Error::WrongThread`]; [`Error::Mpi`].
@@ -306,6 +320,18 @@ impl Communicator<'_> {
     /// Synchronous send (`MPI_Ssend`, MPI-4.0 §3.4): returns only once the receiver has started
     /// receiving, so it never relies on buffering.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// if world.size() > 1 && world.rank() == 0 {
+    ///     world.ssend(&[42u8], 1, 0)?; // returns once rank 1 has started receiving
+    /// } else if world.size() > 1 && world.rank() == 1 {
+    ///     let mut got = [0u8];
+    ///     world.recv(&mut got, 0, 0)?;
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::send`].
     #[inline]
@@ -320,6 +346,19 @@ impl Communicator<'_> {
 
     /// Buffered send (`MPI_Bsend`, MPI-4.0 §3.4, §3.6): copies the message into the buffer
     /// attached with [`Mpi::attach_buffer`](crate::Mpi::attach_buffer) and returns at once.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// // Room for one message of 8 values and the per-message overhead.
+    /// let attached = mpi.attach_buffer(8 * 8 + ferrompi::BSEND_OVERHEAD)?;
+    /// let me = world.rank();
+    /// world.bsend(&[1.0f64; 8], me, 0)?; // copied out: returns at once, even to ourselves
+    /// let mut got = [0.0f64; 8];
+    /// world.recv(&mut got, me, 0)?;
+    /// drop(attached); // detaches, waiting for buffered messages to leave
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::send`]; [`Error::InvalidArgument`] when no buffer is attached (checked
@@ -345,6 +384,21 @@ impl Communicator<'_> {
     /// guarded. A receive posted before a barrier or a message that both ranks order on is
     /// the usual way to establish it.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let mut got = [0i32];
+    /// ferrompi::scope(|s| {
+    ///     let posted = world.irecv(s, &mut got, me, 9)?; // the receive must be posted first
+    ///     // SAFETY: the matching receive is posted above.
+    ///     unsafe { world.rsend(&[5], me, 9)? };
+    ///     posted.wait().map(drop)
+    /// })?;
+    /// assert_eq!(got, [5]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::send`].
     #[inline]
@@ -359,6 +413,22 @@ impl Communicator<'_> {
 
     /// Receives a message into `buf` (`MPI_Recv`, MPI-4.0 §3.2.4). The message may be shorter
     /// than `buf`; [`Status::count`] says how many values arrived.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{ANY_SOURCE, ANY_TAG};
+    /// let me = world.rank();
+    /// let out = [3u16, 4];
+    /// let mut got = [0u16; 2];
+    /// ferrompi::scope(|s| {
+    ///     let sending = world.isend(s, &out, me, 1)?;
+    ///     let status = world.recv(&mut got, ANY_SOURCE, ANY_TAG)?; // from anyone, any tag
+    ///     assert_eq!((status.source(), status.tag(), status.count::<u16>()?), (me, 1, 2));
+    ///     sending.wait().map(drop)
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::InvalidRank`], [`Error::InvalidTag`], [`Error::CountOverflow`] before any
@@ -425,6 +495,17 @@ impl Communicator<'_> {
 
     /// Sends `send` to `dest` and receives into `recv` in one call (`MPI_Sendrecv`,
     /// MPI-4.0 §3.10): the safe way to exchange in a ring, or with oneself, without deadlock.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let (rank, size) = (world.rank(), world.size());
+    /// let (right, left) = ((rank + 1) % size, (rank + size - 1) % size);
+    /// let mut from_left = [0i32];
+    /// world.sendrecv(&[rank], right, 0, &mut from_left, left, 0)?; // a ring shift, deadlock-free
+    /// assert_eq!(from_left[0], left);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::send`] and [`Communicator::recv`], checked before any communication.
@@ -528,6 +609,16 @@ impl Communicator<'_> {
 
     /// Sends `buf` to `dest`, then replaces its contents with a message from `source`
     /// (`MPI_Sendrecv_replace`, MPI-4.0 §3.10). The message received must fit `buf`.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let (rank, size) = (world.rank(), world.size());
+    /// let mut token = [rank];
+    /// world.sendrecv_replace(&mut token, (rank + 1) % size, 0, (rank + size - 1) % size, 0)?;
+    /// assert_eq!(token[0], (rank + size - 1) % size);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::sendrecv`].

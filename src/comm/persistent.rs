@@ -30,6 +30,22 @@ use crate::request::{OwnedBuffer, PersistentRequest};
 impl Communicator<'_> {
     /// Sets up a persistent standard-mode send of `buf` (`MPI_Send_init`, MPI-4.0 §3.9).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let mut out = world.send_init(vec![0u32; 4], me, 0)?; // set up once
+    /// let mut got = [0u32; 4];
+    /// for round in 0..3u32 {
+    ///     out.buffer_mut().fill(round);
+    ///     let sending = out.start()?; // `out`'s buffer is out of reach until this completes
+    ///     world.recv(&mut got, me, 0)?;
+    ///     sending.wait()?;
+    ///     assert_eq!(got, [round; 4]);
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidRank`](crate::Error::InvalidRank), [`Error::InvalidTag`](crate::Error::InvalidTag),
     /// [`Error::CountOverflow`](crate::Error::CountOverflow) before any MPI call;
@@ -49,6 +65,18 @@ impl Communicator<'_> {
     }
 
     /// Sets up a persistent synchronous-mode send (`MPI_Ssend_init`).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let mut out = world.ssend_init(vec![1u8], me, 0)?;
+    /// let sending = out.start()?;
+    /// let (got, _) = world.recv_vec::<u8>(me, 0)?;
+    /// sending.wait()?;
+    /// assert_eq!(got, [1]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::send_init`].
@@ -74,6 +102,20 @@ impl Communicator<'_> {
     /// Sets up a persistent buffered-mode send (`MPI_Bsend_init`): each start copies the
     /// message into the buffer attached with [`Mpi::attach_buffer`](crate::Mpi::attach_buffer).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let attached = mpi.attach_buffer(8 + ferrompi::BSEND_OVERHEAD)?;
+    /// let me = world.rank();
+    /// let mut out = world.bsend_init(vec![3u64], me, 0)?;
+    /// out.start()?.wait()?; // copied into the attached buffer
+    /// let (got, _) = world.recv_vec::<u64>(me, 0)?;
+    /// assert_eq!(got, [3]);
+    /// drop(out);
+    /// drop(attached);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::send_init`]; [`Error::InvalidArgument`](crate::Error::InvalidArgument)
     /// when no buffer is attached.
@@ -96,6 +138,20 @@ impl Communicator<'_> {
     /// As [`Communicator::rsend`], at every start: the matching receive must already be posted
     /// at `dest` when the request is started.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// // SAFETY: every start of `out` below follows a start of the matching receive.
+    /// let mut out = unsafe { world.rsend_init(vec![4i16], me, 0)? };
+    /// let mut incoming = world.recv_init(vec![0i16], me, 0)?;
+    /// let receiving = incoming.start()?; // ready mode: the receive is posted first
+    /// out.start()?.wait()?;
+    /// receiving.wait()?;
+    /// assert_eq!(incoming.buffer(), &[4]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::send_init`].
     pub unsafe fn rsend_init<B: OwnedBuffer>(
@@ -111,6 +167,20 @@ impl Communicator<'_> {
     }
 
     /// Sets up a persistent receive into `buf` (`MPI_Recv_init`, MPI-4.0 §3.9).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let mut incoming = world.recv_init(vec![0.0f64; 2], me, 1)?;
+    /// for step in 0..3 {
+    ///     let receiving = incoming.start()?;
+    ///     world.send(&[f64::from(step); 2], me, 1)?;
+    ///     receiving.wait()?;
+    ///     assert_eq!(incoming.buffer(), &[f64::from(step); 2]);
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::send_init`].

@@ -40,6 +40,19 @@ impl<'env> Communicator<'env> {
     /// Blocks until a matching message can be received, and describes it without receiving it
     /// (`MPI_Probe`, MPI-4.0 §3.8.1).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{ANY_SOURCE, ANY_TAG};
+    /// let me = world.rank();
+    /// let sending = world.isend_owned(vec![0u8; 5], me, 2)?;
+    /// let status = world.probe(ANY_SOURCE, ANY_TAG)?; // waits for a message, receives nothing
+    /// let mut buf = vec![0u8; status.count::<u8>()?];
+    /// world.recv(&mut buf, status.source(), status.tag())?;
+    /// sending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidRank`](crate::Error::InvalidRank),
     /// [`Error::InvalidTag`](crate::Error::InvalidTag); [`Error::WrongThread`](crate::Error::WrongThread);
@@ -57,6 +70,23 @@ impl<'env> Communicator<'env> {
 
     /// Like [`probe`](Communicator::probe) without blocking (`MPI_Iprobe`): `None` when no
     /// matching message is there yet.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// assert!(world.iprobe(me, 77)?.is_none()); // nothing sent with tag 77 yet
+    /// let sending = world.isend_owned(vec![1u8], me, 77)?;
+    /// let status = loop {
+    ///     if let Some(status) = world.iprobe(me, 77)? {
+    ///         break status;
+    ///     }
+    /// };
+    /// assert_eq!(status.count::<u8>()?, 1);
+    /// world.recv(&mut [0u8], me, 77)?;
+    /// sending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::probe`].
@@ -87,6 +117,20 @@ impl<'env> Communicator<'env> {
     /// Blocks until a matching message arrives and takes it out of the matching queue
     /// (`MPI_Mprobe`, MPI-4.0 §3.8.2): only the returned [`Message`] can receive it.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::ANY_SOURCE;
+    /// let me = world.rank();
+    /// let sending = world.isend_owned(vec![1.0f32; 3], me, 0)?;
+    /// // Matched: no other receive in this process can take the message meanwhile.
+    /// let message = world.mprobe(ANY_SOURCE, 0)?;
+    /// let (values, _) = message.recv_vec::<f32>()?;
+    /// assert_eq!(values, [1.0; 3]);
+    /// sending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::probe`].
     pub fn mprobe(
@@ -113,6 +157,22 @@ impl<'env> Communicator<'env> {
     }
 
     /// Like [`mprobe`](Communicator::mprobe) without blocking (`MPI_Improbe`).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let sending = world.isend_owned(vec![2u32], me, 4)?;
+    /// let message = loop {
+    ///     if let Some(message) = world.improbe(me, 4)? {
+    ///         break message;
+    ///     }
+    /// };
+    /// let (values, _) = message.recv_vec::<u32>()?;
+    /// assert_eq!(values, [2]);
+    /// sending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::probe`].
@@ -144,6 +204,17 @@ impl<'env> Communicator<'env> {
     /// Receives a message of any length into a new `Vec` sized to fit it, using a matched probe
     /// so it is correct with several threads receiving on the communicator.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let sending = world.isend_owned(vec![1i32, 2, 3], me, 0)?;
+    /// let (values, status) = world.recv_vec::<i32>(me, 0)?; // sized by the message itself
+    /// assert_eq!((values, status.source()), (vec![1, 2, 3], me));
+    /// sending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::probe`]; [`Error::InvalidArgument`](crate::Error::InvalidArgument) if
     /// the message is not a whole number of values of `T`.
@@ -157,6 +228,19 @@ impl<'env> Communicator<'env> {
 
     /// Receives into storage that need not be initialised, returning the part the message
     /// filled, now initialised (`MPI_Recv`). Saves zeroing a large buffer before every receive.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use std::mem::MaybeUninit;
+    /// let me = world.rank();
+    /// let sending = world.isend_owned(vec![8u64; 2], me, 0)?;
+    /// let mut storage = [MaybeUninit::<u64>::uninit(); 4]; // no zeroing
+    /// let (received, _) = world.recv_uninit(&mut storage, me, 0)?; // the initialised prefix
+    /// assert_eq!(received, [8, 8]);
+    /// sending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::recv`]; [`Error::InvalidArgument`](crate::Error::InvalidArgument) if

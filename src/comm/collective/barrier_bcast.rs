@@ -35,6 +35,13 @@ use std::ffi::{c_int, c_void};
 impl<'env> Communicator<'env> {
     /// Blocks until every process of the communicator has called it (`MPI_Barrier`, §6.3).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// world.barrier()?; // every rank is here before any goes on
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     #[inline]
@@ -46,6 +53,17 @@ impl<'env> Communicator<'env> {
     }
 
     /// Starts a barrier (`MPI_Ibarrier`, §6.12.1).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// ferrompi::scope(|s| {
+    ///     let arrived = world.ibarrier(s)?;
+    ///     // … work while the others arrive …
+    ///     arrived.wait().map(drop)
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::barrier`].
@@ -85,6 +103,18 @@ impl<'env> Communicator<'env> {
     /// Broadcasts `buf` from `root` to every process (`MPI_Bcast`, §6.4). Every process passes
     /// a buffer of the same length; non-roots receive into theirs.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut settings = [0u32; 2];
+    /// if world.rank() == 0 {
+    ///     settings = [16, 1000];
+    /// }
+    /// world.bcast(&mut settings, 0)?;
+    /// assert_eq!(settings, [16, 1000]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidRank`] for a bad root and [`Error::CountOverflow`], before any
     /// communication; [`Error::WrongThread`]; [`Error::Mpi`] (e.g. class `Truncate` when the
@@ -102,6 +132,18 @@ impl<'env> Communicator<'env> {
     }
 
     /// Starts a broadcast (`MPI_Ibcast`, §6.12.2).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut table = vec![0.0f64; 4];
+    /// if world.rank() == 0 {
+    ///     table.fill(2.5);
+    /// }
+    /// ferrompi::scope(|s| world.ibcast(s, &mut table, 0)?.wait().map(drop))?;
+    /// assert_eq!(table, [2.5; 4]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::bcast`].

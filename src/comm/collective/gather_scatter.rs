@@ -151,6 +151,18 @@ impl<'env> Communicator<'env> {
     /// Collects `send` from every process at `root`, in rank order (`MPI_Gather`, §6.5). At the
     /// root `recv.len()` is `send.len() * size`; elsewhere `recv` is unused (pass `&mut []`).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let n = world.size() as usize;
+    /// let mut all = vec![0i32; if world.rank() == 0 { n } else { 0 }]; // only the root receives
+    /// world.gather(&[world.rank()], &mut all, 0)?;
+    /// if world.rank() == 0 {
+    ///     assert_eq!(all, (0..n as i32).collect::<Vec<_>>());
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidRank`], [`Error::BufferSize`], [`Error::CountOverflow`] before any
     /// communication; [`Error::WrongThread`]; [`Error::Mpi`].
@@ -161,6 +173,19 @@ impl<'env> Communicator<'env> {
     /// [`gather`](Communicator::gather) in place: at the root `buf` is the whole result, with the
     /// root's own contribution already at its block; elsewhere `buf` is what is sent.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let n = world.size() as usize;
+    /// // At the root the buffer holds every block, its own already in place; elsewhere one block.
+    /// let mut buf = if world.rank() == 0 { vec![0i32; n] } else { vec![world.rank()] };
+    /// world.gather_in_place(&mut buf, 0)?;
+    /// if world.rank() == 0 {
+    ///     assert_eq!(buf, (0..n as i32).collect::<Vec<_>>());
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidArgument`] if the root's `buf` does not divide among the ranks; as
     /// [`Communicator::gather`].
@@ -170,6 +195,16 @@ impl<'env> Communicator<'env> {
     }
 
     /// Starts a gather (`MPI_Igather`, §6.12.3).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let n = world.size() as usize;
+    /// let mine = [world.rank()];
+    /// let mut all = vec![0i32; if world.rank() == 0 { n } else { 0 }];
+    /// ferrompi::scope(|s| world.igather(s, &mine, &mut all, 0)?.wait().map(drop))?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::gather`].
@@ -186,6 +221,17 @@ impl<'env> Communicator<'env> {
     /// Sends block `i` of `send` from `root` to rank `i` (`MPI_Scatter`, §6.6). At the root
     /// `send.len()` is `recv.len() * size`; elsewhere `send` is unused (pass `&[]`).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let n = world.size() as usize;
+    /// let work: Vec<u32> = if world.rank() == 0 { (0..n as u32).collect() } else { Vec::new() };
+    /// let mut mine = [0u32];
+    /// world.scatter(&work, &mut mine, 0)?; // block r to rank r
+    /// assert_eq!(mine[0], world.rank() as u32);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::gather`].
     pub fn scatter<T: Equivalence>(&self, send: &[T], recv: &mut [T], root: i32) -> Result<()> {
@@ -195,6 +241,17 @@ impl<'env> Communicator<'env> {
     /// [`scatter`](Communicator::scatter) in place: at the root `buf` is the whole input and its
     /// own block stays where it is; elsewhere `buf` receives.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let n = world.size() as usize;
+    /// // The root keeps its own block where it is; the others receive theirs.
+    /// let mut buf = if world.rank() == 0 { (0..n as u32).collect() } else { vec![0u32] };
+    /// world.scatter_in_place(&mut buf, 0)?;
+    /// assert_eq!(buf[0], world.rank() as u32);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::gather_in_place`].
     pub fn scatter_in_place<T: Equivalence>(&self, buf: &mut [T], root: i32) -> Result<()> {
@@ -203,6 +260,17 @@ impl<'env> Communicator<'env> {
     }
 
     /// Starts a scatter (`MPI_Iscatter`, §6.12.4).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let n = world.size() as usize;
+    /// let work = vec![7u8; if world.rank() == 0 { n } else { 0 }];
+    /// let mut mine = [0u8];
+    /// ferrompi::scope(|s| world.iscatter(s, &work, &mut mine, 0)?.wait().map(drop))?;
+    /// assert_eq!(mine[0], 7);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::scatter`].
@@ -219,6 +287,15 @@ impl<'env> Communicator<'env> {
     /// Every process gets every process's `send`, in rank order (`MPI_Allgather`, §6.7).
     /// `recv.len()` is `send.len() * size`.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut ranks = vec![0i32; world.size() as usize];
+    /// world.allgather(&[world.rank()], &mut ranks)?;
+    /// assert_eq!(ranks[world.rank() as usize], world.rank());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::BufferSize`], [`Error::CountOverflow`] before any communication;
     /// [`Error::WrongThread`]; [`Error::Mpi`].
@@ -229,6 +306,16 @@ impl<'env> Communicator<'env> {
     /// [`allgather`](Communicator::allgather) in place: `buf` holds one block per rank, this
     /// rank's already filled.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut ranks = vec![0i32; world.size() as usize];
+    /// ranks[world.rank() as usize] = world.rank(); // each rank fills its own slot
+    /// world.allgather_in_place(&mut ranks)?;
+    /// assert_eq!(ranks, (0..world.size()).collect::<Vec<_>>());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidArgument`] if `buf` does not divide among the ranks; as
     /// [`Communicator::allgather`].
@@ -237,6 +324,16 @@ impl<'env> Communicator<'env> {
     }
 
     /// Starts an allgather (`MPI_Iallgather`, §6.12.5).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mine = [world.rank()];
+    /// let mut ranks = vec![0i32; world.size() as usize];
+    /// ferrompi::scope(|s| world.iallgather(s, &mine, &mut ranks)?.wait().map(drop))?;
+    /// assert_eq!(ranks, (0..world.size()).collect::<Vec<_>>());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::allgather`].
@@ -252,6 +349,17 @@ impl<'env> Communicator<'env> {
     /// Rank `i` sends block `j` of `send` to rank `j`, which stores it as block `i` of `recv`
     /// (`MPI_Alltoall`, §6.8). Both buffers hold `size` equal blocks.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let n = world.size() as usize;
+    /// let to_each: Vec<i32> = (0..n as i32).map(|r| 100 * world.rank() + r).collect();
+    /// let mut from_each = vec![0i32; n];
+    /// world.alltoall(&to_each, &mut from_each)?; // block r goes to rank r
+    /// assert_eq!(from_each[0], world.rank()); // what rank 0 sent here
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::BufferSize`], [`Error::InvalidArgument`] (not divisible), [`Error::CountOverflow`]
     /// before any communication; [`Error::WrongThread`]; [`Error::Mpi`].
@@ -261,6 +369,16 @@ impl<'env> Communicator<'env> {
 
     /// [`alltoall`](Communicator::alltoall) in place.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let n = world.size() as usize;
+    /// let mut buf: Vec<i32> = (0..n as i32).map(|r| 100 * world.rank() + r).collect();
+    /// world.alltoall_in_place(&mut buf)?;
+    /// assert_eq!(buf[0], world.rank());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::alltoall`].
     pub fn alltoall_in_place<T: Equivalence>(&self, buf: &mut [T]) -> Result<()> {
@@ -268,6 +386,17 @@ impl<'env> Communicator<'env> {
     }
 
     /// Starts an all-to-all (`MPI_Ialltoall`, §6.12.6).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let n = world.size() as usize;
+    /// let send = vec![world.rank(); n];
+    /// let mut recv = vec![0i32; n];
+    /// ferrompi::scope(|s| world.ialltoall(s, &send, &mut recv)?.wait().map(drop))?;
+    /// assert_eq!(recv, (0..n as i32).collect::<Vec<_>>());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::alltoall`].

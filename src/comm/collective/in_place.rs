@@ -432,6 +432,22 @@ impl<'env> Communicator<'env> {
     /// Starts an in-place allgatherv (`MPI_Iallgatherv` with `MPI_IN_PLACE`, §6.12.5), laid
     /// out as [`allgatherv_in_place`](Communicator::allgatherv_in_place) says.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// // Rank r owns r + 1 values; every rank passes the same partition.
+    /// let blocks = Partition::<u32>::from_counts(&(1..=size).collect::<Vec<_>>())?;
+    /// let total = size * (size + 1) / 2;
+    /// let mut all = vec![0u32; total];
+    /// let at = rank * (rank + 1) / 2;
+    /// all[at..at + rank + 1].fill(rank as u32);
+    /// ferrompi::scope(|s| world.iallgatherv_in_place(s, &mut all, &blocks)?.wait().map(drop))?;
+    /// assert_eq!(all[total - 1], size as u32 - 1);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::gatherv`]; [`Error::CountOverflow`](crate::Error::CountOverflow) for a
     /// block or offset over `i32::MAX` (only the blocking form has a large-count path).
@@ -447,6 +463,19 @@ impl<'env> Communicator<'env> {
 
     /// Starts an in-place gatherv (`MPI_Igatherv` with `MPI_IN_PLACE` at the root, §6.12.3),
     /// laid out as [`gatherv_in_place`](Communicator::gatherv_in_place) says.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// // Rank r owns r + 1 values; every rank passes the same partition.
+    /// let blocks = Partition::<u32>::from_counts(&(1..=size).collect::<Vec<_>>())?;
+    /// let total = size * (size + 1) / 2;
+    /// let mut buf = if rank == 0 { vec![0u32; total] } else { vec![rank as u32; rank + 1] };
+    /// ferrompi::scope(|s| world.igatherv_in_place(s, &mut buf, &blocks, 0)?.wait().map(drop))?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::iallgatherv_in_place`].
@@ -464,6 +493,20 @@ impl<'env> Communicator<'env> {
     /// Starts an in-place scatterv (`MPI_Iscatterv` with `MPI_IN_PLACE` at the root,
     /// §6.12.4), laid out as [`scatterv_in_place`](Communicator::scatterv_in_place) says.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// // Rank r owns r + 1 values; every rank passes the same partition.
+    /// let blocks = Partition::<u32>::from_counts(&(1..=size).collect::<Vec<_>>())?;
+    /// let total = size * (size + 1) / 2;
+    /// let mut buf = if rank == 0 { vec![9u32; total] } else { vec![0u32; rank + 1] };
+    /// ferrompi::scope(|s| world.iscatterv_in_place(s, &mut buf, &blocks, 0)?.wait().map(drop))?;
+    /// assert_eq!(buf[0], 9);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::iallgatherv_in_place`].
     pub fn iscatterv_in_place<'s, T: Equivalence>(
@@ -479,6 +522,18 @@ impl<'env> Communicator<'env> {
 
     /// Starts an in-place alltoallv (`MPI_Ialltoallv` with `MPI_IN_PLACE`, §6.12.6), laid out
     /// as [`alltoallv_in_place`](Communicator::alltoallv_in_place) says.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let size = world.size() as usize;
+    /// let blocks = Partition::<i32>::uniform(size, 1)?;
+    /// let mut buf = vec![world.rank(); size];
+    /// ferrompi::scope(|s| world.ialltoallv_in_place(s, &mut buf, &blocks)?.wait().map(drop))?;
+    /// assert_eq!(buf, (0..size as i32).collect::<Vec<_>>());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::alltoallv`]; [`Error::CountOverflow`](crate::Error::CountOverflow)
@@ -497,6 +552,18 @@ impl<'env> Communicator<'env> {
     /// §6.12.10), laid out as [`reduce_scatter_in_place`](Communicator::reduce_scatter_in_place)
     /// says.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Partition, op::Sum};
+    /// let size = world.size() as usize;
+    /// let blocks = Partition::<u32>::uniform(size, 1)?;
+    /// let mut buf = vec![2u32; size];
+    /// ferrompi::scope(|s| world.ireduce_scatter_in_place(s, &mut buf, &blocks, Sum)?.wait().map(drop))?;
+    /// assert_eq!(buf[0], 2 * size as u32);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::reduce_scatter`]; [`Error::CountOverflow`](crate::Error::CountOverflow)
     /// for a block over `i32::MAX`.
@@ -514,6 +581,18 @@ impl<'env> Communicator<'env> {
     /// Starts an in-place alltoallw (`MPI_Ialltoallw` with `MPI_IN_PLACE`, §6.12.6), laid out
     /// as [`alltoallw_in_place`](Communicator::alltoallw_in_place) says.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{TypedBlock, TypedPartition};
+    /// let size = world.size() as usize;
+    /// let blocks = TypedPartition::new(&(0..size).map(|r| TypedBlock::of::<u8>(1, r)).collect::<Vec<_>>())?;
+    /// let mut buf = vec![world.rank() as u8; size];
+    /// ferrompi::scope(|s| world.ialltoallw_in_place(s, &mut buf, &blocks)?.wait().map(drop))?;
+    /// assert_eq!(buf[0], 0);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::alltoallw`]; [`Error::CountOverflow`](crate::Error::CountOverflow)
     /// for a block or offset over `i32::MAX`.
@@ -529,6 +608,18 @@ impl<'env> Communicator<'env> {
 
     /// Starts an in-place reduction (`MPI_Ireduce` with `MPI_IN_PLACE` at the root, MPI-4.0
     /// §6.12.4): at the root `buf` is input and result, elsewhere only input.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut total = [1u64];
+    /// ferrompi::scope(|s| world.ireduce_in_place(s, &mut total, Sum, 0)?.wait().map(drop))?;
+    /// if world.rank() == 0 {
+    ///     assert_eq!(total[0], world.size() as u64);
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::reduce`].
@@ -546,6 +637,16 @@ impl<'env> Communicator<'env> {
     /// Starts an in-place inclusive prefix reduction (`MPI_Iscan` with `MPI_IN_PLACE`,
     /// §6.12.11).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut upto = [1u32];
+    /// ferrompi::scope(|s| world.iscan_in_place(s, &mut upto, Sum)?.wait().map(drop))?;
+    /// assert_eq!(upto[0], world.rank() as u32 + 1);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::allreduce`].
     pub fn iscan_in_place<'s, T: Equivalence, O: Op<T> + 's>(
@@ -559,6 +660,18 @@ impl<'env> Communicator<'env> {
 
     /// Starts an in-place exclusive prefix reduction (`MPI_Iexscan` with `MPI_IN_PLACE`,
     /// §6.12.12); rank 0's `buf` is left as it was.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut before = [1u32];
+    /// ferrompi::scope(|s| world.iexscan_in_place(s, &mut before, Sum)?.wait().map(drop))?;
+    /// if world.rank() > 0 {
+    ///     assert_eq!(before[0], world.rank() as u32);
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::allreduce`].
@@ -575,6 +688,17 @@ impl<'env> Communicator<'env> {
     /// `MPI_IN_PLACE`, §6.12.9): `buf` holds one block per rank; this rank's result is left in
     /// its first block.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let size = world.size() as usize;
+    /// let mut buf = vec![1u32; size];
+    /// ferrompi::scope(|s| world.ireduce_scatter_block_in_place(s, &mut buf, Sum)?.wait().map(drop))?;
+    /// assert_eq!(buf[0], size as u32);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::reduce_scatter_block_in_place`].
     pub fn ireduce_scatter_block_in_place<'s, T: Equivalence, O: Op<T> + 's>(
@@ -588,6 +712,15 @@ impl<'env> Communicator<'env> {
 
     /// Starts an in-place gather (`MPI_Igather` with `MPI_IN_PLACE` at the root, §6.12.3), laid
     /// out as [`gather_in_place`](Communicator::gather_in_place) says.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let size = world.size() as usize;
+    /// let mut buf = if world.rank() == 0 { vec![0i32; size] } else { vec![world.rank()] };
+    /// ferrompi::scope(|s| world.igather_in_place(s, &mut buf, 0)?.wait().map(drop))?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::gather_in_place`].
@@ -604,6 +737,16 @@ impl<'env> Communicator<'env> {
     /// Starts an in-place scatter (`MPI_Iscatter` with `MPI_IN_PLACE` at the root, §6.12.4),
     /// laid out as [`scatter_in_place`](Communicator::scatter_in_place) says.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let size = world.size() as usize;
+    /// let mut buf = if world.rank() == 0 { (0..size as i32).collect() } else { vec![0i32] };
+    /// ferrompi::scope(|s| world.iscatter_in_place(s, &mut buf, 0)?.wait().map(drop))?;
+    /// assert_eq!(buf[0], world.rank());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::gather_in_place`].
     pub fn iscatter_in_place<'s, T: Equivalence>(
@@ -619,6 +762,16 @@ impl<'env> Communicator<'env> {
     /// Starts an in-place allgather (`MPI_Iallgather` with `MPI_IN_PLACE`, §6.12.5): `buf`
     /// holds one block per rank, this rank's already filled.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut ranks = vec![0i32; world.size() as usize];
+    /// ranks[world.rank() as usize] = world.rank();
+    /// ferrompi::scope(|s| world.iallgather_in_place(s, &mut ranks)?.wait().map(drop))?;
+    /// assert_eq!(ranks, (0..world.size()).collect::<Vec<_>>());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::allgather_in_place`].
     pub fn iallgather_in_place<'s, T: Equivalence>(
@@ -632,6 +785,16 @@ impl<'env> Communicator<'env> {
 
     /// Starts an in-place all-to-all (`MPI_Ialltoall` with `MPI_IN_PLACE`, §6.12.6): `buf`
     /// holds block `j` for rank `j` and receives block `i` from rank `i` in its place.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let size = world.size() as usize;
+    /// let mut buf = vec![world.rank(); size];
+    /// ferrompi::scope(|s| world.ialltoall_in_place(s, &mut buf)?.wait().map(drop))?;
+    /// assert_eq!(buf, (0..size as i32).collect::<Vec<_>>());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::alltoall`].

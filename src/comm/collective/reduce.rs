@@ -60,6 +60,19 @@ impl<'env> Communicator<'env> {
     /// §6.9.1). `recv` must be as long as `send` at the root and is not used elsewhere (pass
     /// `&mut []`).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut total = [0u64; 2];
+    /// world.reduce(&[1, 2], &mut total, Sum, 0)?; // `total` is written at rank 0 only
+    /// if world.rank() == 0 {
+    ///     let n = world.size() as u64;
+    ///     assert_eq!(total, [n, 2 * n]);
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidRank`], [`Error::BufferSize`], [`Error::CountOverflow`] before any
     /// communication; [`Error::WrongThread`]; [`Error::Mpi`].
@@ -86,6 +99,18 @@ impl<'env> Communicator<'env> {
     /// [`reduce`](Communicator::reduce) with `MPI_IN_PLACE`: at the root `buf` is input and
     /// result, elsewhere it is only input.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Max;
+    /// let mut best = [world.rank()];
+    /// world.reduce_in_place(&mut best, Max, 0)?; // the root's buffer is input and result
+    /// if world.rank() == 0 {
+    ///     assert_eq!(best[0], world.size() - 1);
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::reduce`].
     pub fn reduce_in_place<T: Equivalence, O: Op<T>>(
@@ -99,6 +124,19 @@ impl<'env> Communicator<'env> {
     }
 
     /// Starts a reduction (`MPI_Ireduce`, §6.12.4).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut total = [0i64];
+    /// ferrompi::scope(|s| {
+    ///     let request = world.ireduce(s, &[1i64], &mut total, Sum, 0)?;
+    ///     request.wait()?;
+    ///     Ok::<_, ferrompi::Error>(())
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::reduce`].
@@ -230,6 +268,16 @@ impl<'env> Communicator<'env> {
     /// Combines `send` from every process with `op`; every process gets the result in `recv`
     /// (`MPI_Allreduce`, §6.9.6). `send` and `recv` have the same length.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut total = [0.0f64];
+    /// world.allreduce(&[0.5], &mut total, Sum)?;
+    /// assert_eq!(total[0], 0.5 * f64::from(world.size()));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::BufferSize`], [`Error::CountOverflow`] before any communication;
     /// [`Error::WrongThread`]; [`Error::Mpi`].
@@ -245,6 +293,16 @@ impl<'env> Communicator<'env> {
 
     /// [`allreduce`](Communicator::allreduce) with `MPI_IN_PLACE`: `buf` is input and result.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Min;
+    /// let mut lowest = [world.rank()];
+    /// world.allreduce_in_place(&mut lowest, Min)?;
+    /// assert_eq!(lowest[0], 0);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::allreduce`].
     #[inline]
@@ -253,6 +311,21 @@ impl<'env> Communicator<'env> {
     }
 
     /// Starts an allreduce (`MPI_Iallreduce`, §6.12.5).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut total = [0u32];
+    /// ferrompi::scope(|s| {
+    ///     let request = world.iallreduce(s, &[1u32], &mut total, Sum)?;
+    ///     // … overlap work that does not touch the buffers …
+    ///     request.wait()?;
+    ///     Ok::<_, ferrompi::Error>(())
+    /// })?;
+    /// assert_eq!(total[0], world.size() as u32);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::allreduce`].
@@ -268,6 +341,16 @@ impl<'env> Communicator<'env> {
 
     /// Starts an in-place allreduce (`MPI_Iallreduce` with `MPI_IN_PLACE`).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut counts = [1u32, 2];
+    /// ferrompi::scope(|s| world.iallreduce_in_place(s, &mut counts, Sum)?.wait().map(drop))?;
+    /// assert_eq!(counts, [world.size() as u32, 2 * world.size() as u32]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::allreduce`].
     pub fn iallreduce_in_place<'s, T: Equivalence, O: Op<T> + 's>(
@@ -281,6 +364,16 @@ impl<'env> Communicator<'env> {
 
     /// Inclusive prefix reduction: rank `i` gets `send₀ ∘ … ∘ sendᵢ` (`MPI_Scan`, §6.11.1).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut upto = [0u32];
+    /// world.scan(&[1], &mut upto, Sum)?; // rank r gets r + 1
+    /// assert_eq!(upto[0], world.rank() as u32 + 1);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::allreduce`].
     pub fn scan<T: Equivalence, O: Op<T>>(&self, send: &[T], recv: &mut [T], op: O) -> Result<()> {
@@ -289,6 +382,16 @@ impl<'env> Communicator<'env> {
 
     /// [`scan`](Communicator::scan) with `MPI_IN_PLACE`.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut offset = [10u64];
+    /// world.scan_in_place(&mut offset, Sum)?;
+    /// assert_eq!(offset[0], 10 * (world.rank() as u64 + 1));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::allreduce`].
     pub fn scan_in_place<T: Equivalence, O: Op<T>>(&self, buf: &mut [T], op: O) -> Result<()> {
@@ -296,6 +399,16 @@ impl<'env> Communicator<'env> {
     }
 
     /// Starts an inclusive scan (`MPI_Iscan`, §6.12.11).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut upto = [0u32];
+    /// ferrompi::scope(|s| world.iscan(s, &[1], &mut upto, Sum)?.wait().map(drop))?;
+    /// assert_eq!(upto[0], world.rank() as u32 + 1);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::allreduce`].
@@ -312,6 +425,18 @@ impl<'env> Communicator<'env> {
     /// Exclusive prefix reduction: rank `i > 0` gets `send₀ ∘ … ∘ sendᵢ₋₁`; rank 0's `recv` is
     /// left as MPI leaves it (undefined by the standard) (`MPI_Exscan`, §6.11.2).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// // Where each rank's 3 values start in a global array: the sum over the ranks before it.
+    /// let mut start = [0usize];
+    /// world.exscan(&[3usize], &mut start, Sum)?; // rank 0's result is undefined: not written
+    /// let start = if world.rank() == 0 { 0 } else { start[0] };
+    /// assert_eq!(start, 3 * world.rank() as usize);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::allreduce`].
     pub fn exscan<T: Equivalence, O: Op<T>>(
@@ -325,6 +450,18 @@ impl<'env> Communicator<'env> {
 
     /// [`exscan`](Communicator::exscan) with `MPI_IN_PLACE`.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut start = [3usize];
+    /// world.exscan_in_place(&mut start, Sum)?; // rank 0 keeps its input
+    /// if world.rank() > 0 {
+    ///     assert_eq!(start[0], 3 * world.rank() as usize);
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::allreduce`].
     pub fn exscan_in_place<T: Equivalence, O: Op<T>>(&self, buf: &mut [T], op: O) -> Result<()> {
@@ -332,6 +469,18 @@ impl<'env> Communicator<'env> {
     }
 
     /// Starts an exclusive scan (`MPI_Iexscan`, §6.12.12).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut before = [0u32];
+    /// ferrompi::scope(|s| world.iexscan(s, &[1], &mut before, Sum)?.wait().map(drop))?;
+    /// if world.rank() > 0 {
+    ///     assert_eq!(before[0], world.rank() as u32);
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::allreduce`].
@@ -348,6 +497,17 @@ impl<'env> Communicator<'env> {
     /// Reduces `send` (one block of `recv.len()` values per rank) and scatters the blocks: rank
     /// `i` gets block `i` of the result (`MPI_Reduce_scatter_block`, §6.10.1).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let n = world.size() as usize;
+    /// let mut mine = [0u32; 2];
+    /// world.reduce_scatter_block(&vec![1u32; 2 * n], &mut mine, Sum)?; // block r of the sum to rank r
+    /// assert_eq!(mine, [n as u32; 2]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::BufferSize`] unless `send.len() == recv.len() * size`; as
     /// [`Communicator::allreduce`].
@@ -363,6 +523,17 @@ impl<'env> Communicator<'env> {
     /// [`reduce_scatter_block`](Communicator::reduce_scatter_block) in place: `buf` holds one
     /// block per rank; this rank's result is left in its first block.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let n = world.size() as usize;
+    /// let mut buf = vec![1u32; n]; // one value per rank; rank r's result lands in buf[0]
+    /// world.reduce_scatter_block_in_place(&mut buf, Sum)?;
+    /// assert_eq!(buf[0], n as u32);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidArgument`] if `buf` does not divide among the ranks; as
     /// [`Communicator::allreduce`].
@@ -375,6 +546,18 @@ impl<'env> Communicator<'env> {
     }
 
     /// Starts a reduce-scatter with equal blocks (`MPI_Ireduce_scatter_block`, §6.12.9).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let n = world.size() as usize;
+    /// let send = vec![2u32; n];
+    /// let mut mine = [0u32];
+    /// ferrompi::scope(|s| world.ireduce_scatter_block(s, &send, &mut mine, Sum)?.wait().map(drop))?;
+    /// assert_eq!(mine[0], 2 * n as u32);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::reduce_scatter_block`].
@@ -390,6 +573,18 @@ impl<'env> Communicator<'env> {
 
     /// Reduces `send` (laid out as `blocks`, packed in rank order) and scatters the blocks:
     /// rank `i` gets block `i` of the result in `recv` (`MPI_Reduce_scatter`, §6.10.2).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Partition, op::Sum};
+    /// let n = world.size() as usize;
+    /// let blocks = Partition::<u32>::uniform(n, 1)?; // one value to each rank
+    /// let mut mine = [0u32];
+    /// world.reduce_scatter(&vec![1u32; n], &mut mine, &blocks, Sum)?;
+    /// assert_eq!(mine[0], n as u32);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a partition that is not packed or not of this size;

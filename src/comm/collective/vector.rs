@@ -123,6 +123,23 @@ impl<'env> Communicator<'env> {
     /// the same `blocks`; rank `i` sends `blocks.len_of(i)` values; at the root they land in
     /// `recv` as `blocks` says. `recv` is unused elsewhere.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// // Rank r owns r + 1 values; every rank passes the same partition.
+    /// let blocks = Partition::<u32>::from_counts(&(1..=size).collect::<Vec<_>>())?;
+    /// let total = size * (size + 1) / 2;
+    /// let mine = vec![rank as u32; rank + 1];
+    /// let mut all = vec![0u32; if rank == 0 { total } else { 0 }];
+    /// world.gatherv(&mine, &mut all, &blocks, 0)?;
+    /// if rank == 0 {
+    ///     assert_eq!(all.last(), Some(&(size as u32 - 1)));
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidArgument`] (partition size), [`Error::BufferSize`], [`Error::InvalidRank`]
     /// before any communication; [`Error::WrongThread`]; [`Error::Mpi`].
@@ -169,6 +186,21 @@ impl<'env> Communicator<'env> {
     /// Every rank passes the same `blocks`; `recv.len()` is this rank's block length. Arguments
     /// in the order of [`gatherv`](Communicator::gatherv)'s: buffers, partition, root.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// // Rank r owns r + 1 values; every rank passes the same partition.
+    /// let blocks = Partition::<u32>::from_counts(&(1..=size).collect::<Vec<_>>())?;
+    /// let total = size * (size + 1) / 2;
+    /// let all: Vec<u32> = if rank == 0 { (0..total as u32).collect() } else { Vec::new() };
+    /// let mut mine = vec![0u32; rank + 1];
+    /// world.scatterv(&all, &mut mine, &blocks, 0)?;
+    /// assert_eq!(mine[0] as usize, rank * (rank + 1) / 2); // where block `rank` starts
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::gatherv`].
     pub fn scatterv<T: Equivalence>(
@@ -213,6 +245,20 @@ impl<'env> Communicator<'env> {
     /// Every process gets every process's block, placed as `blocks` says (`MPI_Allgatherv`,
     /// §6.7). Rank `i` sends `blocks.len_of(i)` values.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// // Rank r owns r + 1 values; every rank passes the same partition.
+    /// let blocks = Partition::<u32>::from_counts(&(1..=size).collect::<Vec<_>>())?;
+    /// let total = size * (size + 1) / 2;
+    /// let mut all = vec![0u32; total];
+    /// world.allgatherv(&vec![rank as u32; rank + 1], &mut all, &blocks)?;
+    /// assert_eq!(all[total - 1], size as u32 - 1);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::gatherv`].
     pub fn allgatherv<T: Equivalence>(
@@ -241,6 +287,22 @@ impl<'env> Communicator<'env> {
 
     /// [`allgatherv`](Communicator::allgatherv) in place: this rank's block of `buf` is filled.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// // Rank r owns r + 1 values; every rank passes the same partition.
+    /// let blocks = Partition::<u32>::from_counts(&(1..=size).collect::<Vec<_>>())?;
+    /// let total = size * (size + 1) / 2;
+    /// let mut all = vec![0u32; total];
+    /// let (at, len) = (rank * (rank + 1) / 2, rank + 1);
+    /// all[at..at + len].fill(rank as u32); // each rank fills its own block
+    /// world.allgatherv_in_place(&mut all, &blocks)?;
+    /// assert_eq!(all[total - 1], size as u32 - 1);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::gatherv`].
     pub fn allgatherv_in_place<T: Equivalence>(
@@ -256,6 +318,20 @@ impl<'env> Communicator<'env> {
     /// (laid out by `blocks`), with the root's own block already in place; elsewhere `buf` is
     /// this rank's block.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// // Rank r owns r + 1 values; every rank passes the same partition.
+    /// let blocks = Partition::<u32>::from_counts(&(1..=size).collect::<Vec<_>>())?;
+    /// let total = size * (size + 1) / 2;
+    /// // The root's buffer holds every block (its own already placed); elsewhere the rank's block.
+    /// let mut buf = if rank == 0 { vec![0u32; total] } else { vec![rank as u32; rank + 1] };
+    /// world.gatherv_in_place(&mut buf, &blocks, 0)?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::gatherv`].
     pub fn gatherv_in_place<T: Equivalence>(
@@ -270,6 +346,20 @@ impl<'env> Communicator<'env> {
 
     /// [`scatterv`](Communicator::scatterv) in place: at the root `buf` is the whole input and
     /// its own block stays where it is; elsewhere `buf` receives this rank's block.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// // Rank r owns r + 1 values; every rank passes the same partition.
+    /// let blocks = Partition::<u32>::from_counts(&(1..=size).collect::<Vec<_>>())?;
+    /// let total = size * (size + 1) / 2;
+    /// let mut buf = if rank == 0 { (0..total as u32).collect() } else { vec![0u32; rank + 1] };
+    /// world.scatterv_in_place(&mut buf, &blocks, 0)?; // the root's own block stays where it is
+    /// assert_eq!(buf[0] as usize, if rank == 0 { 0 } else { rank * (rank + 1) / 2 });
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::scatterv`].
@@ -287,6 +377,18 @@ impl<'env> Communicator<'env> {
     /// block `j` for rank `j` and receives block `i` from rank `i` in the same place; block
     /// lengths must match pairwise across ranks.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let size = world.size() as usize;
+    /// let blocks = Partition::<i32>::uniform(size, 2)?; // two values to and from every rank
+    /// let mut buf = vec![world.rank(); 2 * size];
+    /// world.alltoallv_in_place(&mut buf, &blocks)?;
+    /// assert_eq!(buf[0], 0); // what rank 0 sent here
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::alltoallv`].
     pub fn alltoallv_in_place<T: Equivalence>(
@@ -301,6 +403,18 @@ impl<'env> Communicator<'env> {
     /// [`reduce_scatter`](Communicator::reduce_scatter) in place: `buf` holds the whole input,
     /// laid out by `blocks`; this rank's block of the result is left at its start.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Partition, op::Sum};
+    /// let size = world.size() as usize;
+    /// let blocks = Partition::<u64>::uniform(size, 1)?;
+    /// let mut buf = vec![1u64; size]; // the result for this rank is left at its start
+    /// world.reduce_scatter_in_place(&mut buf, &blocks, Sum)?;
+    /// assert_eq!(buf[0], size as u64);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::reduce_scatter`].
     pub fn reduce_scatter_in_place<T: Equivalence, O: Op<T>>(
@@ -314,6 +428,21 @@ impl<'env> Communicator<'env> {
     }
 
     /// Starts an allgatherv (`MPI_Iallgatherv`, §6.12.5).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// // Rank r owns r + 1 values; every rank passes the same partition.
+    /// let blocks = Partition::<u32>::from_counts(&(1..=size).collect::<Vec<_>>())?;
+    /// let total = size * (size + 1) / 2;
+    /// let mine = vec![rank as u32; rank + 1];
+    /// let mut all = vec![0u32; total];
+    /// ferrompi::scope(|s| world.iallgatherv(s, &mine, &mut all, &blocks)?.wait().map(drop))?;
+    /// assert_eq!(all[0], 0);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::allgatherv`].
@@ -347,6 +476,20 @@ impl<'env> Communicator<'env> {
 
     /// Rank `i` sends block `j` of `send` (per `send_blocks`) to rank `j`, which stores it as
     /// block `i` of `recv` (per `recv_blocks`) (`MPI_Alltoallv`, §6.8).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank(), world.size() as usize);
+    /// // One value to and one from every rank.
+    /// let send_blocks = Partition::<i32>::uniform(size, 1)?;
+    /// let recv_blocks = Partition::<i32>::uniform(size, 1)?;
+    /// let mut recv = vec![0i32; size];
+    /// world.alltoallv(&vec![rank; size], &send_blocks, &mut recv, &recv_blocks)?;
+    /// assert_eq!(recv, (0..size as i32).collect::<Vec<_>>());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] (partition size), [`Error::BufferSize`] before any
@@ -387,6 +530,19 @@ impl<'env> Communicator<'env> {
     }
 
     /// Starts an alltoallv (`MPI_Ialltoallv`, §6.12.6).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let size = world.size() as usize;
+    /// let blocks = Partition::<u8>::uniform(size, 3)?;
+    /// let send = vec![world.rank() as u8; 3 * size];
+    /// let mut recv = vec![0u8; 3 * size];
+    /// ferrompi::scope(|s| world.ialltoallv(s, &send, &blocks, &mut recv, &blocks)?.wait().map(drop))?;
+    /// assert_eq!(recv[0], 0);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::alltoallv`].
@@ -437,6 +593,20 @@ impl<'env> Communicator<'env> {
     /// `send_blocks` describes it, goes to rank `j`, which stores it as block `i` of `recv`.
     /// Buffers are bytes (use `bytemuck` to view typed data); offsets are in bytes.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{TypedBlock, TypedPartition};
+    /// let size = world.size() as usize;
+    /// // To every rank one i32 and back one i32, each block its own type and byte offset.
+    /// let blocks = TypedPartition::new(&(0..size).map(|r| TypedBlock::of::<i32>(1, 4 * r)).collect::<Vec<_>>())?;
+    /// let send: Vec<u8> = (0..size).flat_map(|_| world.rank().to_ne_bytes()).collect();
+    /// let mut recv = vec![0u8; 4 * size];
+    /// world.alltoallw(&send, &blocks, &mut recv, &blocks)?;
+    /// assert_eq!(i32::from_ne_bytes(recv[..4].try_into().unwrap()), 0);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidArgument`] (partition size), [`Error::BufferSize`] before any
     /// communication; [`Error::WrongThread`]; [`Error::Mpi`].
@@ -466,6 +636,18 @@ impl<'env> Communicator<'env> {
     /// [`alltoallw`](Communicator::alltoallw) in place: `buf`, laid out by `blocks`, holds what
     /// goes to each rank and receives what comes from it in the same place.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{TypedBlock, TypedPartition};
+    /// let size = world.size() as usize;
+    /// let blocks = TypedPartition::new(&(0..size).map(|r| TypedBlock::of::<f64>(1, 8 * r)).collect::<Vec<_>>())?;
+    /// let mut buf: Vec<u8> = (0..size).flat_map(|_| f64::from(world.rank()).to_ne_bytes()).collect();
+    /// world.alltoallw_in_place(&mut buf, &blocks)?;
+    /// assert_eq!(f64::from_ne_bytes(buf[..8].try_into().unwrap()), 0.0);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::alltoallw`].
     pub fn alltoallw_in_place(&self, buf: &mut [u8], blocks: &TypedPartition) -> Result<()> {
@@ -474,6 +656,19 @@ impl<'env> Communicator<'env> {
     }
 
     /// Starts an all-to-all with a datatype per block (`MPI_Ialltoallw`, §6.12.6).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{TypedBlock, TypedPartition};
+    /// let size = world.size() as usize;
+    /// let blocks = TypedPartition::new(&(0..size).map(|r| TypedBlock::of::<u16>(1, 2 * r)).collect::<Vec<_>>())?;
+    /// let send = vec![1u8; 2 * size];
+    /// let mut recv = vec![0u8; 2 * size];
+    /// ferrompi::scope(|s| world.ialltoallw(s, &send, &blocks, &mut recv, &blocks)?.wait().map(drop))?;
+    /// assert_eq!(recv, send);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::alltoallw`].
@@ -519,6 +714,20 @@ impl<'env> Communicator<'env> {
     }
 
     /// Starts a gatherv (`MPI_Igatherv`, §6.12.3).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// // Rank r owns r + 1 values; every rank passes the same partition.
+    /// let blocks = Partition::<u32>::from_counts(&(1..=size).collect::<Vec<_>>())?;
+    /// let total = size * (size + 1) / 2;
+    /// let mine = vec![1u32; rank + 1];
+    /// let mut all = vec![0u32; if rank == 0 { total } else { 0 }];
+    /// ferrompi::scope(|s| world.igatherv(s, &mine, &mut all, &blocks, 0)?.wait().map(drop))?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::gatherv`].
@@ -567,6 +776,21 @@ impl<'env> Communicator<'env> {
 
     /// Starts a scatterv (`MPI_Iscatterv`, §6.12.4).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// // Rank r owns r + 1 values; every rank passes the same partition.
+    /// let blocks = Partition::<u32>::from_counts(&(1..=size).collect::<Vec<_>>())?;
+    /// let total = size * (size + 1) / 2;
+    /// let all = vec![5u32; if rank == 0 { total } else { 0 }];
+    /// let mut mine = vec![0u32; rank + 1];
+    /// ferrompi::scope(|s| world.iscatterv(s, &all, &mut mine, &blocks, 0)?.wait().map(drop))?;
+    /// assert!(mine.iter().all(|&v| v == 5));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::scatterv`].
     pub fn iscatterv<'s, T: Equivalence>(
@@ -613,6 +837,19 @@ impl<'env> Communicator<'env> {
     }
 
     /// Starts a reduce-scatter (`MPI_Ireduce_scatter`, §6.12.10).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Partition, op::Sum};
+    /// let size = world.size() as usize;
+    /// let blocks = Partition::<u32>::uniform(size, 2)?;
+    /// let send = vec![1u32; 2 * size];
+    /// let mut mine = [0u32; 2];
+    /// ferrompi::scope(|s| world.ireduce_scatter(s, &send, &mut mine, &blocks, Sum)?.wait().map(drop))?;
+    /// assert_eq!(mine, [size as u32; 2]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::reduce_scatter`]. A block over `i32::MAX` elements takes a path that

@@ -34,6 +34,16 @@ use std::ffi::{c_int, c_void};
 impl<'env> Communicator<'env> {
     /// Sets up a persistent barrier (`MPI_Barrier_init`, MPI-4.0 §6.13).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut sync = world.barrier_init()?;
+    /// for _ in 0..3 {
+    ///     sync.start()?.wait()?;
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn barrier_init(&self) -> Result<PersistentRequest<'_, NoBuffer>> {
@@ -41,6 +51,20 @@ impl<'env> Communicator<'env> {
     }
 
     /// Sets up a persistent broadcast of `buf` from `root` (`MPI_Bcast_init`, §6.13).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut params = world.bcast_init(vec![0.0f64; 3], 0)?;
+    /// for step in 0..2 {
+    ///     if world.rank() == 0 {
+    ///         params.buffer_mut().fill(f64::from(step));
+    ///     }
+    ///     params.start()?.wait()?;
+    ///     assert_eq!(params.buffer(), &[f64::from(step); 3]);
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::InvalidRank`], [`Error::CountOverflow`] before any communication;
@@ -188,6 +212,19 @@ impl<'env> Communicator<'env> {
     /// (`MPI_Reduce_init`, MPI-4.0 §6.13). `recv` is as long as `send` at the root and unused
     /// elsewhere; the request owns both and `op`.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let at_root = if world.rank() == 0 { 1 } else { 0 };
+    /// let mut total = world.reduce_init(vec![1u64], vec![0u64; at_root], Sum, 0)?;
+    /// total.start()?.wait()?;
+    /// if world.rank() == 0 {
+    ///     assert_eq!(total.recv(), &[world.size() as u64]);
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidRank`], [`Error::BufferSize`], [`Error::CountOverflow`] before any
     /// communication; [`Error::WrongThread`]; [`Error::Mpi`].
@@ -209,6 +246,19 @@ impl<'env> Communicator<'env> {
 
     /// The in-place form of [`reduce_init`](Communicator::reduce_init): at the root `buf` is
     /// input and result, elsewhere only input.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Max;
+    /// let mut best = world.reduce_init_in_place(vec![0i32], Max, 0)?;
+    /// best.buffer_mut()[0] = world.rank();
+    /// best.start()?.wait()?;
+    /// if world.rank() == 0 {
+    ///     assert_eq!(best.buffer(), &[world.size() - 1]);
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`reduce_init`](Communicator::reduce_init).
@@ -247,6 +297,20 @@ impl<'env> Communicator<'env> {
     /// Sets up a persistent [`gatherv`](Communicator::gatherv) (`MPI_Gatherv_init`, MPI-4.0
     /// §6.13). The request owns both buffers and a copy of `blocks`.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// let blocks = Partition::<u32>::uniform(size, 2)?; // two values per rank
+    /// let mut gather = world.gatherv_init(vec![rank as u32; 2], vec![0u32; if rank == 0 { 2 * size } else { 0 }], &blocks, 0)?;
+    /// gather.start()?.wait()?;
+    /// if rank == 0 {
+    ///     assert_eq!(gather.recv()[2 * size - 1], size as u32 - 1);
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`gatherv`](Communicator::gatherv); [`Error::CountOverflow`] for blocks beyond `int`.
     pub fn gatherv_init<S, R>(
@@ -282,6 +346,18 @@ impl<'env> Communicator<'env> {
     /// The in-place form of [`gatherv_init`](Communicator::gatherv_init), with `buf` as
     /// [`gatherv_in_place`](Communicator::gatherv_in_place) takes it.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// let blocks = Partition::<u32>::uniform(size, 2)?; // two values per rank
+    /// let buf = if rank == 0 { vec![0u32; 2 * size] } else { vec![rank as u32; 2] };
+    /// let mut gather = world.gatherv_init_in_place(buf, &blocks, 0)?;
+    /// gather.start()?.wait()?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`gatherv_init`](Communicator::gatherv_init).
     pub fn gatherv_init_in_place<B: OwnedBuffer>(
@@ -313,6 +389,19 @@ impl<'env> Communicator<'env> {
 
     /// Sets up a persistent [`scatterv`](Communicator::scatterv) (`MPI_Scatterv_init`, MPI-4.0
     /// §6.13). The request owns both buffers and a copy of `blocks`.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// let blocks = Partition::<u32>::uniform(size, 2)?; // two values per rank
+    /// let all: Vec<u32> = if rank == 0 { (0..2 * size as u32).collect() } else { Vec::new() };
+    /// let mut scatter = world.scatterv_init(all, vec![0u32; 2], &blocks, 0)?;
+    /// scatter.start()?.wait()?;
+    /// assert_eq!(scatter.recv(), &[2 * rank as u32, 2 * rank as u32 + 1]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`gatherv_init`](Communicator::gatherv_init).
@@ -349,6 +438,19 @@ impl<'env> Communicator<'env> {
     /// The in-place form of [`scatterv_init`](Communicator::scatterv_init), with `buf` as
     /// [`scatterv_in_place`](Communicator::scatterv_in_place) takes it.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// let blocks = Partition::<u32>::uniform(size, 2)?; // two values per rank
+    /// let buf = if rank == 0 { (0..2 * size as u32).collect() } else { vec![0u32; 2] };
+    /// let mut scatter = world.scatterv_init_in_place(buf, &blocks, 0)?;
+    /// scatter.start()?.wait()?;
+    /// assert_eq!(scatter.buffer()[0], 2 * rank as u32);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`gatherv_init`](Communicator::gatherv_init).
     pub fn scatterv_init_in_place<B: OwnedBuffer>(
@@ -380,6 +482,20 @@ impl<'env> Communicator<'env> {
 
     /// Sets up a persistent [`allgatherv`](Communicator::allgatherv) (`MPI_Allgatherv_init`,
     /// MPI-4.0 §6.13). The request owns both buffers and a copy of `blocks`.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// let blocks = Partition::<u32>::uniform(size, 2)?; // two values per rank
+    /// let mut gather = world.allgatherv_init(vec![rank as u32; 2], vec![0u32; 2 * size], &blocks)?;
+    /// for _ in 0..2 {
+    ///     gather.start()?.wait()?;
+    /// }
+    /// assert_eq!(gather.recv()[2 * size - 1], size as u32 - 1);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`gatherv_init`](Communicator::gatherv_init).
@@ -413,6 +529,20 @@ impl<'env> Communicator<'env> {
     /// The in-place form of [`allgatherv_init`](Communicator::allgatherv_init): this rank's
     /// block of `buf` is sent.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// let blocks = Partition::<u32>::uniform(size, 2)?; // two values per rank
+    /// let mut all = vec![0u32; 2 * size];
+    /// all[2 * rank..2 * rank + 2].fill(rank as u32);
+    /// let mut gather = world.allgatherv_init_in_place(all, &blocks)?;
+    /// gather.start()?.wait()?;
+    /// assert_eq!(gather.buffer()[0], 0);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`gatherv_init`](Communicator::gatherv_init).
     pub fn allgatherv_init_in_place<B: OwnedBuffer>(
@@ -437,6 +567,18 @@ impl<'env> Communicator<'env> {
 
     /// Sets up a persistent [`alltoallv`](Communicator::alltoallv) (`MPI_Alltoallv_init`,
     /// MPI-4.0 §6.13). The request owns both buffers and copies of the partitions.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// let blocks = Partition::<u32>::uniform(size, 2)?; // two values per rank
+    /// let mut exchange = world.alltoallv_init(vec![rank as u32; 2 * size], &blocks, vec![0u32; 2 * size], &blocks)?;
+    /// exchange.start()?.wait()?;
+    /// assert_eq!(exchange.recv()[0], 0); // from rank 0
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`gatherv_init`](Communicator::gatherv_init).
@@ -473,6 +615,18 @@ impl<'env> Communicator<'env> {
     /// The in-place form of [`alltoallv_init`](Communicator::alltoallv_init), with `buf` as
     /// [`alltoallv_in_place`](Communicator::alltoallv_in_place) takes it.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// let blocks = Partition::<u32>::uniform(size, 2)?; // two values per rank
+    /// let mut exchange = world.alltoallv_init_in_place(vec![rank as u32; 2 * size], &blocks)?;
+    /// exchange.start()?.wait()?;
+    /// assert_eq!(exchange.buffer()[2 * size - 1], size as u32 - 1);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`gatherv_init`](Communicator::gatherv_init).
     pub fn alltoallv_init_in_place<B: OwnedBuffer>(
@@ -497,6 +651,19 @@ impl<'env> Communicator<'env> {
 
     /// Sets up a persistent [`alltoallw`](Communicator::alltoallw) (`MPI_Alltoallw_init`,
     /// MPI-4.0 §6.13) on byte buffers. The request owns both and copies of the partitions.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{TypedBlock, TypedPartition};
+    /// let size = world.size() as usize;
+    /// let blocks = TypedPartition::new(&(0..size).map(|r| TypedBlock::of::<u32>(1, 4 * r)).collect::<Vec<_>>())?;
+    /// let send: Vec<u8> = (0..size).flat_map(|_| (world.rank() as u32).to_ne_bytes()).collect();
+    /// let mut exchange = world.alltoallw_init(send, &blocks, vec![0u8; 4 * size], &blocks)?;
+    /// exchange.start()?.wait()?;
+    /// assert_eq!(&exchange.recv()[..4], &0u32.to_ne_bytes());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`alltoallw`](Communicator::alltoallw).
@@ -532,6 +699,18 @@ impl<'env> Communicator<'env> {
 
     /// The in-place form of [`alltoallw_init`](Communicator::alltoallw_init).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{TypedBlock, TypedPartition};
+    /// let size = world.size() as usize;
+    /// let blocks = TypedPartition::new(&(0..size).map(|r| TypedBlock::of::<u8>(1, r)).collect::<Vec<_>>())?;
+    /// let mut exchange = world.alltoallw_init_in_place(vec![world.rank() as u8; size], &blocks)?;
+    /// exchange.start()?.wait()?;
+    /// assert_eq!(exchange.buffer()[0], 0);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`alltoallw`](Communicator::alltoallw).
     pub fn alltoallw_init_in_place<B: OwnedBuffer<Item = u8>>(
@@ -561,6 +740,19 @@ impl<'env> Communicator<'env> {
     /// (`MPI_Reduce_scatter_init`, MPI-4.0 §6.13). The request owns both buffers, a copy of
     /// `blocks` and `op`.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// let blocks = Partition::<u32>::uniform(size, 2)?; // two values per rank
+    /// use ferrompi::op::Sum;
+    /// let mut sums = world.reduce_scatter_init(vec![1u32; 2 * size], vec![0u32; 2], &blocks, Sum)?;
+    /// sums.start()?.wait()?;
+    /// assert_eq!(sums.recv(), &[size as u32; 2]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`reduce_scatter`](Communicator::reduce_scatter).
     pub fn reduce_scatter_init<'a, S, R, O>(
@@ -584,6 +776,19 @@ impl<'env> Communicator<'env> {
 
     /// The in-place form of [`reduce_scatter_init`](Communicator::reduce_scatter_init), with
     /// `buf` as [`reduce_scatter_in_place`](Communicator::reduce_scatter_in_place) takes it.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let (rank, size) = (world.rank() as usize, world.size() as usize);
+    /// let blocks = Partition::<u32>::uniform(size, 2)?; // two values per rank
+    /// use ferrompi::op::Sum;
+    /// let mut sums = world.reduce_scatter_init_in_place(vec![1u32; 2 * size], &blocks, Sum)?;
+    /// sums.start()?.wait()?;
+    /// assert_eq!(&sums.buffer()[..2], &[size as u32; 2]); // this rank's block, at the start
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`reduce_scatter`](Communicator::reduce_scatter).

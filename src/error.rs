@@ -225,6 +225,15 @@ impl std::error::Error for ParseError {}
 
 impl Error {
     /// The MPI error class, for [`Error::Mpi`]; `None` for errors the crate detected itself.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let err = world.send(&[1u8], world.size(), 0).unwrap_err(); // no such rank
+    /// assert!(matches!(err, ferrompi::Error::InvalidRank { .. }));
+    /// assert_eq!(err.class(), None); // caught before MPI; MPI's own errors have a class
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn class(&self) -> Option<ErrorClass> {
         match self {
             Error::Mpi { class, .. } => Some(*class),
@@ -330,6 +339,17 @@ pub(crate) fn string_from_buffer(buf: &[u8], len: c_int) -> String {
 /// `check(unsafe { ffi::MPI_Barrier(comm.as_raw()) }, "my barrier")?`. Safe at any time: it asks
 /// MPI for the error's class and message only while MPI runs and the thread level allows the
 /// calling thread to call it, and never from inside a reduction callback.
+///
+/// ```
+/// # let mpi = ferrompi::Mpi::init()?;
+/// # let world = mpi.world();
+/// // The one path from an MPI return code to an `Error`, for calls made through `ffi`.
+/// let mut flag = 0;
+/// // SAFETY: MPI_Initialized may be called at any time and writes one int.
+/// ferrompi::check(unsafe { ferrompi::ffi::MPI_Initialized(&mut flag) }, "initialized")?;
+/// assert_eq!(flag, 1);
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 ///
 /// # Errors
 /// [`Error::Mpi`] for any code other than `MPI_SUCCESS`.

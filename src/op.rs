@@ -204,6 +204,16 @@ impl Mpi {
     /// same code MPI reduces with, e.g. to check a user op or to reduce what arrived by
     /// point-to-point. Any length: counts over `int` are split, which an elementwise op allows.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut acc = [1.0f64, 2.0];
+    /// mpi.reduce_local(&[0.5, 0.5], &mut acc, Sum)?; // acc = input ⊕ acc, no communication
+    /// assert_eq!(acc, [1.5, 2.5]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::BufferSize`] if the lengths differ; [`Error::CountOverflow`];
     /// [`Error::WrongThread`]; [`Error::Mpi`].
@@ -602,6 +612,22 @@ unsafe fn copy_values<T: Equivalence>(layout: ValueLayout, from: *const u8, n: u
 impl<'env, T: Equivalence> UserOp<'env, T> {
     /// A commutative operation: MPI may combine values in any order.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::UserOp;
+    /// // Elementwise maximum of absolute values.
+    /// let absmax = UserOp::<f64>::commutative(&mpi, |input, inout| {
+    ///     for (a, b) in input.iter().zip(inout.iter_mut()) {
+    ///         *b = b.abs().max(a.abs());
+    ///     }
+    /// })?;
+    /// let mut got = [0.0f64];
+    /// world.allreduce(&[-f64::from(world.rank() + 1)], &mut got, &absmax)?;
+    /// assert_eq!(got[0].abs(), f64::from(world.size())); // one rank: its own value, unchanged
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn commutative(
@@ -612,6 +638,19 @@ impl<'env, T: Equivalence> UserOp<'env, T> {
     }
 
     /// A non-commutative (but associative) operation: MPI combines in rank order.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::UserOp;
+    /// // Keep the left operand: the result is rank 0's value (MPI combines in rank order).
+    /// let first = UserOp::<i32>::non_commutative(&mpi, |input, inout| inout.copy_from_slice(input))?;
+    /// let mut got = [0i32];
+    /// world.allreduce(&[world.rank()], &mut got, &first)?;
+    /// assert_eq!(got, [0]);
+    /// assert!(!first.is_commutative()?);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`UserOp::commutative`].
@@ -689,6 +728,19 @@ impl<'env, T: Equivalence> UserOp<'env, T> {
 impl<T: Equivalence> UserOp<'_, T> {
     /// Whether this op was created [commutative](UserOp::commutative) (`MPI_Op_commutative`,
     /// MPI-4.0 §6.9.7).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::UserOp;
+    /// let sum = UserOp::<u8>::commutative(&mpi, |input, inout| {
+    ///     for (a, b) in input.iter().zip(inout.iter_mut()) {
+    ///         *b = b.wrapping_add(*a);
+    ///     }
+    /// })?;
+    /// assert!(sum.is_commutative()?); // MPI_Op_commutative
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].

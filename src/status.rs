@@ -28,6 +28,14 @@ impl Status {
     /// The *empty* status (MPI-4.0 §3.7.3): source `MPI_ANY_SOURCE`, tag `MPI_ANY_TAG`, count 0,
     /// not cancelled. It is what a completed collective, or a persistent request completed
     /// before, reports: no message, so it cannot be mistaken for one from rank 0 with tag 0.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let status = ferrompi::Status::empty(); // what a collective's request reports
+    /// assert!(status.is_empty());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn empty() -> Status {
         Status {
             raw: ffi::MPI_Status {
@@ -39,6 +47,17 @@ impl Status {
     }
 
     /// Whether this is the [empty](Status::empty) status: no message was received.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// ferrompi::scope(|s| {
+    ///     let status = world.ibarrier(s)?.wait()?;
+    ///     assert!(status.is_empty()); // no message behind a collective
+    ///     Ok::<_, ferrompi::Error>(())
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.raw.MPI_SOURCE == ffi::MPI_ANY_SOURCE && self.raw.MPI_TAG == ffi::MPI_ANY_TAG
     }
@@ -49,22 +68,65 @@ impl Status {
 
     /// The rank of the sender (`MPI_SOURCE`); `MPI_PROC_NULL`'s value for a receive from
     /// [`Source::ProcNull`](crate::Source::ProcNull).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let sending = world.isend_owned(vec![1u8], me, 3)?;
+    /// let status = world.recv(&mut [0u8], ferrompi::ANY_SOURCE, 3)?;
+    /// assert_eq!(status.source(), me);
+    /// sending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn source(&self) -> i32 {
         self.raw.MPI_SOURCE
     }
 
     /// Whether this is the empty status of a receive from [`Source::ProcNull`](crate::Source::ProcNull) (MPI-4.0 §3.11:
     /// source `MPI_PROC_NULL`, tag `MPI_ANY_TAG`, count 0).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::PROC_NULL;
+    /// let status = world.recv(&mut [0u8; 0], PROC_NULL, 0)?; // completes at once, empty
+    /// assert!(status.is_proc_null());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn is_proc_null(&self) -> bool {
         self.raw.MPI_SOURCE == ffi::MPI_PROC_NULL
     }
 
     /// The tag of the message (`MPI_TAG`).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let sending = world.isend_owned(vec![1u8], me, 12)?;
+    /// let status = world.recv(&mut [0u8], me, ferrompi::ANY_TAG)?;
+    /// assert_eq!(status.tag(), 12);
+    /// sending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn tag(&self) -> i32 {
         self.raw.MPI_TAG
     }
 
     /// The number of values of `T` received (`MPI_Get_count`, MPI-4.0 §3.2.5).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let sending = world.isend_owned(vec![1.0f64; 3], me, 0)?;
+    /// let mut room = [0.0f64; 8];
+    /// let status = world.recv(&mut room, me, 0)?;
+    /// assert_eq!(status.count::<f64>()?, 3); // of the 8 it had room for
+    /// sending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if the message is not a whole number of values of `T`;
@@ -105,6 +167,15 @@ impl Status {
 
     /// Whether the operation was cancelled (`MPI_Test_cancelled`, MPI-4.0 §3.8.4).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut receiving = world.irecv_owned(vec![0u8], world.rank(), 97)?;
+    /// receiving.cancel()?;
+    /// assert!(receiving.wait().1?.cancelled()?);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn cancelled(&self) -> Result<bool> {
@@ -117,6 +188,15 @@ impl Status {
     }
 
     /// The raw status.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let status = ferrompi::Status::empty();
+    /// let raw: &ferrompi::ffi::MPI_Status = status.as_raw();
+    /// let _ = raw;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn as_raw(&self) -> &ffi::MPI_Status {
         &self.raw
     }

@@ -58,6 +58,17 @@ impl Mpi {
     /// Attaches a buffer of `size` bytes for buffered sends (`MPI_Buffer_attach`). Each pending
     /// buffered message takes its packed size plus [`BSEND_OVERHEAD`].
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let attached = mpi.attach_buffer(1024)?; // MPI_Buffer_attach
+    /// world.bsend(&[1u8; 16], world.rank(), 0)?;
+    /// world.recv(&mut [0u8; 16], world.rank(), 0)?;
+    /// let memory = attached.detach()?; // waits for buffered messages, hands the memory back
+    /// assert_eq!(memory.len(), 1024);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidArgument`] if a buffer is already attached; [`Error::CountOverflow`] if
     /// `size` exceeds a C `int`; [`Error::WrongThread`]; [`Error::Mpi`].
@@ -93,6 +104,15 @@ impl Mpi {
 
 impl AttachedBuffer<'_> {
     /// Detaches the buffer, waiting until all buffered messages are sent, and hands it back.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let attached = mpi.attach_buffer(256)?;
+    /// let memory = attached.detach()?; // MPI_Buffer_detach
+    /// assert_eq!(memory.len(), 256);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::WrongThread`] (the buffer then stays attached and is leaked); [`Error::Mpi`].

@@ -298,11 +298,36 @@ impl<'comm> Message<'comm> {
     }
 
     /// What the probe saw: source, tag and [`Status::count`].
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let sending = world.isend_owned(vec![0u8; 4], me, 6)?;
+    /// let message = world.mprobe(me, 6)?;
+    /// assert_eq!(message.status().count::<u8>()?, 4); // known before receiving
+    /// message.recv_vec::<u8>()?;
+    /// sending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn status(&self) -> &Status {
         &self.status
     }
 
     /// Receives the message into `buf` (`MPI_Mrecv`, MPI-4.0 §3.8.3).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let sending = world.isend_owned(vec![5i32; 2], me, 0)?;
+    /// let message = world.mprobe(me, 0)?;
+    /// let mut got = vec![0i32; message.status().count::<i32>()?];
+    /// message.recv(&mut got)?; // MPI_Mrecv: exactly the probed message
+    /// assert_eq!(got, [5, 5]);
+    /// sending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::CountOverflow`](crate::Error::CountOverflow); [`Error::Mpi`](crate::Error::Mpi)
@@ -317,6 +342,17 @@ impl<'comm> Message<'comm> {
     }
 
     /// Receives the message into a new `Vec` of exactly its size.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let sending = world.isend_owned(vec![1u16, 2], me, 0)?;
+    /// let (values, _) = world.mprobe(me, 0)?.recv_vec::<u16>()?; // sized by the message
+    /// assert_eq!(values, [1, 2]);
+    /// sending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Message::recv`]; [`Error::InvalidArgument`](crate::Error::InvalidArgument) if the
@@ -338,6 +374,20 @@ impl<'comm> Message<'comm> {
 
     /// Starts receiving the message into a buffer the request owns (`MPI_Imrecv`, MPI-4.0
     /// §3.8.3); the buffer comes back on completion.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let sending = world.isend_owned(vec![3u8; 2], me, 0)?;
+    /// let message = world.mprobe(me, 0)?;
+    /// let receiving = message.irecv_owned(vec![0u8; 2])?; // MPI_Imrecv
+    /// let (got, status) = receiving.wait();
+    /// status?;
+    /// assert_eq!(got, [3, 3]);
+    /// sending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::CountOverflow`](crate::Error::CountOverflow); [`Error::WrongThread`](crate::Error::WrongThread)

@@ -52,6 +52,16 @@ fn decode_from<T: DeserializeOwned>(
 impl<'env> Communicator<'env> {
     /// Sends any serializable value (encoded with postcard) to `dest`.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let receiving = world.irecv_owned(vec![0u8; 64], me, 0)?; // room for the encoding
+    /// world.send_value(&(1u32, "cut"), me, 0)?;
+    /// receiving.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::Codec`] if the value cannot be encoded; otherwise as
     /// [`Communicator::send`].
@@ -72,6 +82,17 @@ impl<'env> Communicator<'env> {
     /// (`source()` is `MPI_PROC_NULL`, count 0), as mpi4py's `recv` returns `None`. From a rank or
     /// [`ANY_SOURCE`](crate::ANY_SOURCE) it is always `Some`.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let sending = world.isend_value(&vec![0.5f64, 1.5], me, 1)?;
+    /// let (value, status) = world.recv_value::<Vec<f64>>(me, 1)?; // None from PROC_NULL
+    /// assert_eq!((value, status.tag()), (Some(vec![0.5, 1.5]), 1));
+    /// sending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::Codec`] if the bytes do not decode as `T`; otherwise as
     /// [`Communicator::recv_vec`].
@@ -86,6 +107,17 @@ impl<'env> Communicator<'env> {
     }
 
     /// Starts sending a serializable value; the request owns the encoded bytes.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let sending = world.isend_value(&Some(3u8), me, 2)?; // encoded now, owned by the request
+    /// let (value, _) = world.recv_value::<Option<u8>>(me, 2)?;
+    /// assert_eq!(value, Some(Some(3)));
+    /// sending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::send_value`].

@@ -368,6 +368,21 @@ impl<'scope> Request<'scope> {
 
     /// Blocks until the operation completes (`MPI_Wait`, MPI-4.0 §3.7.3).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let mut got = [0u8];
+    /// ferrompi::scope(|s| {
+    ///     let receiving = world.irecv(s, &mut got, me, 0)?;
+    ///     world.send(&[1u8], me, 0)?;
+    ///     let status = receiving.wait()?; // MPI_Wait
+    ///     assert_eq!(status.count::<u8>()?, 1);
+    ///     Ok::<_, ferrompi::Error>(())
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::Mpi`] (e.g. [`ErrorClass::Truncate`](crate::ErrorClass::Truncate) for a receive
     /// buffer too small); [`Error::WrongThread`].
@@ -382,6 +397,17 @@ impl<'scope> Request<'scope> {
 
     /// Whether the operation has completed, without blocking (`MPI_Test`, MPI-4.0 §3.7.3).
     /// Once it returns `Some`, the request is done and `wait` returns the same status.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// ferrompi::scope(|s| {
+    ///     let mut arrived = world.ibarrier(s)?;
+    ///     while arrived.test()?.is_none() {} // MPI_Test: never blocks
+    ///     Ok::<_, ferrompi::Error>(())
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Request::wait`].
@@ -400,6 +426,20 @@ impl<'scope> Request<'scope> {
     /// Requests cancellation of a pending receive (`MPI_Cancel`, MPI-4.0 §3.8.4); it still has to
     /// be completed, and [`Status::cancelled`] says whether it was cancelled.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut never = [0u8];
+    /// ferrompi::scope(|s| {
+    ///     let mut receiving = world.irecv(s, &mut never, world.rank(), 99)?; // nothing is sent
+    ///     receiving.cancel()?;
+    ///     let status = receiving.wait()?; // completes, cancelled
+    ///     assert!(status.cancelled()?);
+    ///     Ok::<_, ferrompi::Error>(())
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a send; [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn cancel(&mut self) -> Result<()> {
@@ -412,6 +452,18 @@ impl<'scope> Request<'scope> {
     /// stays borrowed until then. `&mut`, like `test`: one thread at a time asks MPI about a
     /// request.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// ferrompi::scope(|s| {
+    ///     let mut arrived = world.ibarrier(s)?;
+    ///     while arrived.get_status()?.is_none() {} // MPI_Request_get_status: peeks, frees nothing
+    ///     arrived.wait()?;
+    ///     Ok::<_, ferrompi::Error>(())
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn get_status(&mut self) -> Result<Option<Status>> {
@@ -422,6 +474,18 @@ impl<'scope> Request<'scope> {
     }
 
     /// Whether the operation is still in flight.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// ferrompi::scope(|s| {
+    ///     let mut arrived = world.ibarrier(s)?;
+    ///     while arrived.test()?.is_none() {}
+    ///     assert!(!arrived.is_pending());
+    ///     Ok::<_, ferrompi::Error>(())
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn is_pending(&self) -> bool {
         self.pending
     }

@@ -124,6 +124,17 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
     /// and its buffer cannot be handed back. The request is then leaked with its buffer when the
     /// panic unwinds. [`test`](OwnedRequest::test) reports the same refusal as an `Error`
     /// without giving up the request.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let receiving = world.irecv_owned(vec![0u32; 2], me, 0)?;
+    /// world.send(&[1u32, 2], me, 0)?;
+    /// let (values, status) = receiving.wait(); // the buffer comes back either way
+    /// assert_eq!((values, status?.tag()), (vec![1, 2], 0));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn wait(mut self) -> (B, Result<Status>) {
         let result = match self.done {
             Some(status) => Ok(status),
@@ -140,6 +151,17 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
     /// Whether the operation has completed, without blocking (`MPI_Test`); after `Ok(true)`,
     /// [`wait`](OwnedRequest::wait) returns at once with the same status.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let mut receiving = world.irecv_owned(vec![0u8], me, 0)?;
+    /// world.send(&[1u8], me, 0)?;
+    /// while !receiving.test()? {} // true once complete; the buffer is still held
+    /// assert_eq!(receiving.wait().0, [1]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::Mpi`](crate::Error::Mpi), [`Error::WrongThread`](crate::Error::WrongThread).
     pub fn test(&mut self) -> Result<bool> {
@@ -151,6 +173,16 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
 
     /// Requests cancellation of a pending receive (`MPI_Cancel`, MPI-4.0 §3.8.4).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut receiving = world.irecv_owned(vec![0u8], world.rank(), 98)?; // nothing is sent
+    /// receiving.cancel()?;
+    /// let (_buffer, status) = receiving.wait();
+    /// assert!(status?.cancelled()?);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a send; others as `test`.
     pub fn cancel(&mut self) -> Result<()> {
@@ -160,6 +192,22 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
     /// Whether the operation has completed, and its status, without completing the request
     /// (`MPI_Request_get_status`, MPI-4.0 §3.7.3); the buffer comes back only from
     /// [`wait`](OwnedRequest::wait).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let mut receiving = world.irecv_owned(vec![0u8], me, 0)?;
+    /// world.send(&[1u8], me, 0)?;
+    /// let status = loop {
+    ///     if let Some(status) = receiving.get_status()? {
+    ///         break status;
+    ///     }
+    /// };
+    /// assert_eq!(status.source(), me);
+    /// receiving.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::Mpi`](crate::Error::Mpi), [`Error::WrongThread`](crate::Error::WrongThread).

@@ -54,11 +54,38 @@ impl<B: OwnedBuffer> Default for OwnedSet<'_, B> {
 
 impl<'comm, B: OwnedBuffer> OwnedSet<'comm, B> {
     /// An empty set.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::OwnedSet;
+    /// let me = world.rank();
+    /// let mut set = OwnedSet::new();
+    /// for tag in 0..3 {
+    ///     set.push(world.irecv_owned(vec![0u8; 1], me, tag)?);
+    /// }
+    /// for tag in 0..3 {
+    ///     world.send(&[tag as u8], me, tag)?;
+    /// }
+    /// let buffers = set.wait_all()?; // (index, buffer) of each
+    /// assert_eq!(buffers.len(), 3);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn new() -> Self {
         OwnedSet::default()
     }
 
     /// An empty set with room for `n` requests.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut set = ferrompi::OwnedSet::with_capacity(8);
+    /// set.push(world.isend_owned(vec![1u8], world.rank(), 0)?);
+    /// world.recv(&mut [0u8], world.rank(), 0)?;
+    /// set.wait_all()?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn with_capacity(n: usize) -> Self {
         OwnedSet {
             requests: RequestSet::with_capacity(n),
@@ -69,6 +96,17 @@ impl<'comm, B: OwnedBuffer> OwnedSet<'comm, B> {
     }
 
     /// Adds a request; returns its index.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut set = ferrompi::OwnedSet::new();
+    /// let index = set.push(world.isend_owned(vec![1u8], world.rank(), 0)?);
+    /// assert_eq!(index, 0);
+    /// world.recv(&mut [0u8], world.rank(), 0)?;
+    /// set.wait_all()?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn push(&mut self, request: OwnedRequest<'comm, B>) -> usize {
         let (raw, buffer, done) = request.into_parts();
         let index = self.requests.push_raw(raw);
@@ -80,16 +118,58 @@ impl<'comm, B: OwnedBuffer> OwnedSet<'comm, B> {
     }
 
     /// Number of requests pushed, complete or not.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::OwnedSet;
+    /// let me = world.rank();
+    /// let mut set = OwnedSet::new();
+    /// for tag in 0..3 {
+    ///     set.push(world.irecv_owned(vec![0u8; 1], me, tag)?);
+    /// }
+    /// for tag in 0..3 {
+    ///     world.send(&[tag as u8], me, tag)?;
+    /// }
+    /// assert_eq!(set.len(), 3);
+    /// set.wait_all()?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.buffers.len()
     }
 
     /// Whether no request was pushed.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let set = ferrompi::OwnedSet::<Vec<u8>>::new();
+    /// assert!(set.is_empty());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.buffers.is_empty()
     }
 
     /// Number of requests whose buffers have not been handed back.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::OwnedSet;
+    /// let me = world.rank();
+    /// let mut set = OwnedSet::new();
+    /// for tag in 0..3 {
+    ///     set.push(world.irecv_owned(vec![0u8; 1], me, tag)?);
+    /// }
+    /// for tag in 0..3 {
+    ///     world.send(&[tag as u8], me, tag)?;
+    /// }
+    /// set.wait_all()?;
+    /// assert_eq!(set.pending(), 0);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn pending(&self) -> usize {
         self.buffers.iter().filter(|b| b.is_some()).count()
     }
@@ -108,6 +188,25 @@ impl<'comm, B: OwnedBuffer> OwnedSet<'comm, B> {
     /// Waits until one pending request completes (`MPI_Waitany`) and hands back its index,
     /// buffer and status; `None` when none is pending.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::OwnedSet;
+    /// let me = world.rank();
+    /// let mut set = OwnedSet::new();
+    /// for tag in 0..3 {
+    ///     set.push(world.irecv_owned(vec![0u8; 1], me, tag)?);
+    /// }
+    /// for tag in 0..3 {
+    ///     world.send(&[tag as u8], me, tag)?;
+    /// }
+    /// while let Some((index, buffer, status)) = set.wait_any()? {
+    ///     assert_eq!(buffer, [status.tag() as u8]); // each buffer comes back once its receive is done
+    ///     let _ = index;
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::Mpi`](crate::Error::Mpi) (the failed request's buffer stays in the set and is
     /// dropped with it); [`Error::WrongThread`](crate::Error::WrongThread).
@@ -117,6 +216,29 @@ impl<'comm, B: OwnedBuffer> OwnedSet<'comm, B> {
 
     /// Like [`wait_any`](OwnedSet::wait_any) but returns at once (`MPI_Testany`): `None` when no
     /// pending request has completed yet.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::OwnedSet;
+    /// let me = world.rank();
+    /// let mut set = OwnedSet::new();
+    /// for tag in 0..3 {
+    ///     set.push(world.irecv_owned(vec![0u8; 1], me, tag)?);
+    /// }
+    /// for tag in 0..3 {
+    ///     world.send(&[tag as u8], me, tag)?;
+    /// }
+    /// let mut done = 0;
+    /// while set.pending() > 0 {
+    ///     if let Some((_, buffer, _)) = set.test_any()? {
+    ///         assert_eq!(buffer.len(), 1);
+    ///         done += 1;
+    ///     }
+    /// }
+    /// assert_eq!(done, 3);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`OwnedSet::wait_any`].
@@ -139,6 +261,26 @@ impl<'comm, B: OwnedBuffer> OwnedSet<'comm, B> {
     /// Waits until at least one pending request completes (`MPI_Waitsome`), appending each
     /// completed one's index, buffer and status to `out`; returns how many.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::OwnedSet;
+    /// let me = world.rank();
+    /// let mut set = OwnedSet::new();
+    /// for tag in 0..3 {
+    ///     set.push(world.irecv_owned(vec![0u8; 1], me, tag)?);
+    /// }
+    /// for tag in 0..3 {
+    ///     world.send(&[tag as u8], me, tag)?;
+    /// }
+    /// let mut done = Vec::new();
+    /// while set.pending() > 0 {
+    ///     set.wait_some(&mut done)?;
+    /// }
+    /// assert_eq!(done.len(), 3);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`OwnedSet::wait_any`].
     pub fn wait_some(&mut self, out: &mut Vec<(usize, B, Status)>) -> Result<usize> {
@@ -146,6 +288,26 @@ impl<'comm, B: OwnedBuffer> OwnedSet<'comm, B> {
     }
 
     /// Like [`wait_some`](OwnedSet::wait_some) but returns at once (`MPI_Testsome`).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::OwnedSet;
+    /// let me = world.rank();
+    /// let mut set = OwnedSet::new();
+    /// for tag in 0..3 {
+    ///     set.push(world.irecv_owned(vec![0u8; 1], me, tag)?);
+    /// }
+    /// for tag in 0..3 {
+    ///     world.send(&[tag as u8], me, tag)?;
+    /// }
+    /// let mut done = Vec::new();
+    /// while set.pending() > 0 {
+    ///     set.test_some(&mut done)?;
+    /// }
+    /// assert_eq!(done.len(), 3);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`OwnedSet::wait_any`].
@@ -175,6 +337,24 @@ impl<'comm, B: OwnedBuffer> OwnedSet<'comm, B> {
     /// Waits for every pending request (`MPI_Waitall`) and hands back the buffers not handed
     /// back yet, with their indices, in index order.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::OwnedSet;
+    /// let me = world.rank();
+    /// let mut set = OwnedSet::new();
+    /// for tag in 0..3 {
+    ///     set.push(world.irecv_owned(vec![0u8; 1], me, tag)?);
+    /// }
+    /// for tag in 0..3 {
+    ///     world.send(&[tag as u8], me, tag)?;
+    /// }
+    /// let mut buffers = set.wait_all()?;
+    /// buffers.sort_by_key(|(index, _)| *index);
+    /// assert_eq!(buffers[2].1, [2]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`RequestSet::wait_all`]; the buffers stay in the set then.
     pub fn wait_all(&mut self) -> Result<Vec<(usize, B)>> {
@@ -184,6 +364,27 @@ impl<'comm, B: OwnedBuffer> OwnedSet<'comm, B> {
 
     /// Like [`wait_all`](OwnedSet::wait_all) but returns at once (`MPI_Testall`): the buffers
     /// once every request has completed, `None` (and nothing handed back) before.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::OwnedSet;
+    /// let me = world.rank();
+    /// let mut set = OwnedSet::new();
+    /// for tag in 0..3 {
+    ///     set.push(world.irecv_owned(vec![0u8; 1], me, tag)?);
+    /// }
+    /// for tag in 0..3 {
+    ///     world.send(&[tag as u8], me, tag)?;
+    /// }
+    /// let buffers = loop {
+    ///     if let Some(buffers) = set.test_all()? {
+    ///         break buffers;
+    ///     }
+    /// };
+    /// assert_eq!(buffers.len(), 3);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`OwnedSet::wait_all`].

@@ -21,12 +21,29 @@ static STARTED: std::sync::Once = std::sync::Once::new();
 static INTERVAL_NANOS: AtomicU64 = AtomicU64::new(50_000);
 
 /// How often pending futures are polled again (default 50 µs).
+///
+/// ```
+/// # let mpi = ferrompi::Mpi::init()?;
+/// # let world = mpi.world();
+/// let every = ferrompi::request::progress::interval(); // how often pending futures test
+/// assert!(every > std::time::Duration::ZERO);
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 pub fn interval() -> Duration {
     Duration::from_nanos(INTERVAL_NANOS.load(Ordering::Relaxed))
 }
 
 /// Sets how often pending futures are polled again: shorter notices completion sooner, longer
 /// costs less CPU when many futures wait a long time.
+///
+/// ```
+/// # let mpi = ferrompi::Mpi::init()?;
+/// # let world = mpi.world();
+/// use std::time::Duration;
+/// ferrompi::request::progress::set_interval(Duration::from_micros(50));
+/// assert_eq!(ferrompi::request::progress::interval(), Duration::from_micros(50));
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 pub fn set_interval(interval: Duration) {
     let nanos = u64::try_from(interval.as_nanos())
         .unwrap_or(u64::MAX)

@@ -47,6 +47,25 @@ unsafe impl Sync for RequestStorage {}
 
 impl RequestStorage {
     /// Storage with room for `n` requests.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{RequestSet, RequestStorage};
+    /// let mut storage = RequestStorage::with_capacity(16);
+    /// for _ in 0..3 {
+    ///     // Each batch reuses the same memory: no allocation after the first.
+    ///     ferrompi::scope(|s| {
+    ///         let mut set = RequestSet::from_storage(std::mem::take(&mut storage));
+    ///         set.push(world.ibarrier(s)?);
+    ///         set.wait_all()?;
+    ///         storage = set.into_storage();
+    ///         Ok::<_, ferrompi::Error>(())
+    ///     })?;
+    /// }
+    /// assert!(storage.capacity() >= 16);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn with_capacity(n: usize) -> Self {
         RequestStorage {
             raw: Vec::with_capacity(n),
@@ -56,6 +75,14 @@ impl RequestStorage {
     }
 
     /// How many requests fit without allocating.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let storage = ferrompi::RequestStorage::with_capacity(8);
+    /// assert!(storage.capacity() >= 8);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn capacity(&self) -> usize {
         self.raw.capacity().min(self.kinds.capacity())
     }
@@ -69,11 +96,39 @@ impl Default for RequestSet<'_> {
 
 impl<'scope> RequestSet<'scope> {
     /// An empty set.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let (rank, size) = (world.rank(), world.size());
+    /// let (right, left) = ((rank + 1) % size, (rank + size - 1) % size);
+    /// let out = [rank; 4];
+    /// let mut got = [0i32; 4];
+    /// ferrompi::scope(|s| {
+    ///     let mut set = ferrompi::RequestSet::new();
+    ///     set.push(world.irecv(s, &mut got, left, 0)?);
+    ///     set.push(world.isend(s, &out, right, 0)?);
+    ///     set.wait_all()
+    /// })?;
+    /// assert_eq!(got, [left; 4]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn new() -> Self {
         RequestSet::with_capacity(0)
     }
 
     /// An empty set with room for `n` requests.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// ferrompi::scope(|s| {
+    ///     let mut set = ferrompi::RequestSet::with_capacity(2); // no allocation up to 2 requests
+    ///     set.push(world.ibarrier(s)?);
+    ///     set.wait_all()
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn with_capacity(n: usize) -> Self {
         RequestSet {
             raw: Vec::with_capacity(n),
@@ -87,6 +142,21 @@ impl<'scope> RequestSet<'scope> {
     }
 
     /// A set using memory kept from an earlier one (see [`RequestStorage`]).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{RequestSet, RequestStorage};
+    /// let storage = RequestStorage::with_capacity(4);
+    /// let storage = ferrompi::scope(|s| {
+    ///     let mut set = RequestSet::from_storage(storage);
+    ///     set.push(world.ibarrier(s)?);
+    ///     set.wait_all()?;
+    ///     Ok::<_, ferrompi::Error>(set.into_storage())
+    /// })?;
+    /// assert!(storage.capacity() >= 4);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     #[inline]
     pub fn from_storage(storage: RequestStorage) -> Self {
         RequestSet {
@@ -103,6 +173,19 @@ impl<'scope> RequestSet<'scope> {
     /// Completes any pending request (as dropping the set would: receives are cancelled) and
     /// gives back the set's memory for the next batch. Call [`wait_all`](RequestSet::wait_all)
     /// first to see errors.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let storage = ferrompi::scope(|s| {
+    ///     let mut set = ferrompi::RequestSet::with_capacity(4);
+    ///     set.push(world.ibarrier(s)?);
+    ///     set.wait_all()?;
+    ///     Ok::<_, ferrompi::Error>(set.into_storage()) // only the memory, no request
+    /// })?;
+    /// assert!(storage.capacity() >= 4);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     #[inline]
     pub fn into_storage(mut self) -> RequestStorage {
         self.complete_on_drop();
@@ -121,6 +204,18 @@ impl<'scope> RequestSet<'scope> {
     }
 
     /// Adds a request; returns its index.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// ferrompi::scope(|s| {
+    ///     let mut set = ferrompi::RequestSet::new();
+    ///     let index = set.push(world.ibarrier(s)?); // its place in the set
+    ///     assert_eq!(index, 0);
+    ///     set.wait_all()
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     #[inline]
     pub fn push(&mut self, request: Request<'scope>) -> usize {
         let in_flight = request.in_flight;
@@ -160,16 +255,53 @@ impl<'scope> RequestSet<'scope> {
     }
 
     /// Number of requests in the set, complete or not.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// ferrompi::scope(|s| {
+    ///     let mut set = ferrompi::RequestSet::new();
+    ///     set.push(world.ibarrier(s)?);
+    ///     assert_eq!(set.len(), 1);
+    ///     set.wait_all()?;
+    ///     assert_eq!(set.len(), 1); // completed requests keep their places
+    ///     Ok::<_, ferrompi::Error>(())
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.raw.len()
     }
 
     /// Whether the set holds no requests.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// ferrompi::scope(|_| {
+    ///     let set = ferrompi::RequestSet::new();
+    ///     assert!(set.is_empty());
+    /// });
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.raw.is_empty()
     }
 
     /// Number of requests still in flight.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// ferrompi::scope(|s| {
+    ///     let mut set = ferrompi::RequestSet::new();
+    ///     set.push(world.ibarrier(s)?);
+    ///     set.wait_all()?;
+    ///     assert_eq!(set.pending(), 0);
+    ///     Ok::<_, ferrompi::Error>(())
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn pending(&self) -> usize {
         self.pending
     }
@@ -212,6 +344,22 @@ impl<'scope> RequestSet<'scope> {
 
     /// Waits for every request (`MPI_Waitall`).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let (rank, size) = (world.rank(), world.size());
+    /// let (right, left) = ((rank + 1) % size, (rank + size - 1) % size);
+    /// let out = [rank; 4];
+    /// let mut got = [0i32; 4];
+    /// ferrompi::scope(|s| {
+    ///     let mut set = ferrompi::RequestSet::new();
+    ///     set.push(world.irecv(s, &mut got, left, 0)?);
+    ///     set.push(world.isend(s, &out, right, 0)?);
+    ///     set.wait_all() // MPI_Waitall
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::Mpi`](crate::Error::Mpi) (class `InStatus` when some operations failed; use
     /// [`wait_all_statuses`](RequestSet::wait_all_statuses) to see which);
@@ -230,6 +378,24 @@ impl<'scope> RequestSet<'scope> {
 
     /// Waits for every request, writing each one's status into `statuses` (resized to
     /// [`len`](RequestSet::len)), index for index.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let (rank, size) = (world.rank(), world.size());
+    /// let (right, left) = ((rank + 1) % size, (rank + size - 1) % size);
+    /// let out = [rank; 4];
+    /// let mut got = [0i32; 4];
+    /// let mut statuses = Vec::new();
+    /// ferrompi::scope(|s| {
+    ///     let mut set = ferrompi::RequestSet::new();
+    ///     set.push(world.irecv(s, &mut got, left, 5)?);
+    ///     set.push(world.isend(s, &out, right, 5)?);
+    ///     set.wait_all_statuses(&mut statuses)
+    /// })?;
+    /// assert_eq!(statuses[0].source(), left); // in the order pushed
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`RequestSet::wait_all`]; on `InStatus`, each status's error field tells.
@@ -258,6 +424,23 @@ impl<'scope> RequestSet<'scope> {
     }
 
     /// Tests whether every request has completed (`MPI_Testall`); completes them all if so.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let (rank, size) = (world.rank(), world.size());
+    /// let (right, left) = ((rank + 1) % size, (rank + size - 1) % size);
+    /// let out = [rank; 4];
+    /// let mut got = [0i32; 4];
+    /// ferrompi::scope(|s| {
+    ///     let mut set = ferrompi::RequestSet::new();
+    ///     set.push(world.irecv(s, &mut got, left, 0)?);
+    ///     set.push(world.isend(s, &out, right, 0)?);
+    ///     while !set.test_all()? {} // MPI_Testall: never blocks
+    ///     Ok::<_, ferrompi::Error>(())
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`RequestSet::wait_all`].
@@ -289,6 +472,25 @@ impl<'scope> RequestSet<'scope> {
     /// Waits for any one pending request (`MPI_Waitany`): its index and status, or `None` when
     /// none is pending.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let (rank, size) = (world.rank(), world.size());
+    /// let (right, left) = ((rank + 1) % size, (rank + size - 1) % size);
+    /// let out = [rank; 4];
+    /// let mut got = [0i32; 4];
+    /// ferrompi::scope(|s| {
+    ///     let mut set = ferrompi::RequestSet::new();
+    ///     set.push(world.irecv(s, &mut got, left, 0)?);
+    ///     set.push(world.isend(s, &out, right, 0)?);
+    ///     while let Some((index, _status)) = set.wait_any()? {
+    ///         assert!(index < 2); // each completes once; None when none is left
+    ///     }
+    ///     Ok::<_, ferrompi::Error>(())
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`RequestSet::wait_all`].
     pub fn wait_any(&mut self) -> Result<Option<(usize, Status)>> {
@@ -297,6 +499,22 @@ impl<'scope> RequestSet<'scope> {
 
     /// Like [`wait_any`](RequestSet::wait_any) but returns at once (`MPI_Testany`): `None` when
     /// no pending request has completed yet.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// ferrompi::scope(|s| {
+    ///     let mut set = ferrompi::RequestSet::new();
+    ///     set.push(world.ibarrier(s)?);
+    ///     while set.pending() > 0 {
+    ///         if let Some((index, _)) = set.test_any()? {
+    ///             assert_eq!(index, 0);
+    ///         }
+    ///     }
+    ///     Ok::<_, ferrompi::Error>(())
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`RequestSet::wait_all`].
@@ -345,6 +563,27 @@ impl<'scope> RequestSet<'scope> {
     /// Waits until at least one pending request completes (`MPI_Waitsome`), appending each
     /// completed one's `(index, status)` to `completed`; returns how many.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let (rank, size) = (world.rank(), world.size());
+    /// let (right, left) = ((rank + 1) % size, (rank + size - 1) % size);
+    /// let out = [rank; 4];
+    /// let mut got = [0i32; 4];
+    /// let mut done = Vec::new();
+    /// ferrompi::scope(|s| {
+    ///     let mut set = ferrompi::RequestSet::new();
+    ///     set.push(world.irecv(s, &mut got, left, 0)?);
+    ///     set.push(world.isend(s, &out, right, 0)?);
+    ///     while set.pending() > 0 {
+    ///         set.wait_some(&mut done)?; // at least one more
+    ///     }
+    ///     Ok::<_, ferrompi::Error>(())
+    /// })?;
+    /// assert_eq!(done.len(), 2);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`RequestSet::wait_all`].
     pub fn wait_some(&mut self, completed: &mut Vec<(usize, Status)>) -> Result<usize> {
@@ -352,6 +591,22 @@ impl<'scope> RequestSet<'scope> {
     }
 
     /// Like [`wait_some`](RequestSet::wait_some) but returns at once (`MPI_Testsome`).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut done = Vec::new();
+    /// ferrompi::scope(|s| {
+    ///     let mut set = ferrompi::RequestSet::new();
+    ///     set.push(world.ibarrier(s)?);
+    ///     while set.pending() > 0 {
+    ///         set.test_some(&mut done)?; // possibly none
+    ///     }
+    ///     Ok::<_, ferrompi::Error>(())
+    /// })?;
+    /// assert_eq!(done.len(), 1);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`RequestSet::wait_all`].
@@ -402,6 +657,19 @@ impl<'scope> RequestSet<'scope> {
     }
 
     /// Empties the set for reuse, keeping its capacity; completes pending requests first.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// ferrompi::scope(|s| {
+    ///     let mut set = ferrompi::RequestSet::new();
+    ///     set.push(world.ibarrier(s)?);
+    ///     set.clear()?; // completes what is pending, then forgets every request
+    ///     assert!(set.is_empty());
+    ///     Ok::<_, ferrompi::Error>(())
+    /// })?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`RequestSet::wait_all`].

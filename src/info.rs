@@ -45,6 +45,14 @@ pub(crate) fn raw_or_null(info: Option<&Info<'_>>) -> ffi::MPI_Info {
 impl<'env> Info<'env> {
     /// An empty info object (`MPI_Info_create`, MPI-4.0 §10).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut hints = ferrompi::Info::new(&mpi)?; // MPI_Info_create
+    /// hints.set("alloc_shared_noncontig", "true")?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn new(mpi: &'env Mpi) -> Result<Info<'env>> {
@@ -68,6 +76,14 @@ impl<'env> Info<'env> {
 
     /// An info object with the given entries.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let hints = ferrompi::Info::with(&mpi, &[("same_size", "true"), ("accumulate_ops", "same_op")])?;
+    /// assert_eq!(hints.len()?, 2);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Info::new`] and [`Info::set`].
     pub fn with(mpi: &'env Mpi, entries: &[(&str, &str)]) -> Result<Info<'env>> {
@@ -90,11 +106,28 @@ impl<'env> Info<'env> {
     }
 
     /// The raw handle, for calling `ffi` directly. It stays owned by `self`.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let hints = ferrompi::Info::new(&mpi)?;
+    /// let _raw: ferrompi::ffi::MPI_Info = hints.as_raw();
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn as_raw(&self) -> ffi::MPI_Info {
         self.raw
     }
 
     /// Sets `key` to `value` (`MPI_Info_set`), replacing an earlier value.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut hints = ferrompi::Info::new(&mpi)?;
+    /// hints.set("no_locks", "true")?; // MPI_Info_set
+    /// assert_eq!(hints.get("no_locks")?.as_deref(), Some("true"));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a key longer than `MPI_MAX_INFO_KEY - 1` bytes, a value
@@ -114,6 +147,15 @@ impl<'env> Info<'env> {
 
     /// The value of `key`, or `None` if it is not set (`MPI_Info_get_valuelen`,
     /// `MPI_Info_get`).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let hints = ferrompi::Info::with(&mpi, &[("same_size", "true")])?;
+    /// assert_eq!(hints.get("same_size")?.as_deref(), Some("true"));
+    /// assert_eq!(hints.get("absent")?, None);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for an invalid key (see [`Info::set`]);
@@ -147,6 +189,15 @@ impl<'env> Info<'env> {
 
     /// Removes `key` (`MPI_Info_delete`); `false` if it was not set.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut hints = ferrompi::Info::with(&mpi, &[("same_size", "true")])?;
+    /// assert!(hints.delete("same_size")?); // it was there
+    /// assert!(!hints.delete("same_size")?);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Info::get`].
     pub fn delete(&mut self, key: &str) -> Result<bool> {
@@ -163,6 +214,14 @@ impl<'env> Info<'env> {
 
     /// How many keys are set (`MPI_Info_get_nkeys`).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let hints = ferrompi::Info::with(&mpi, &[("a", "1"), ("b", "2")])?;
+    /// assert_eq!(hints.len()?, 2);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn len(&self) -> Result<usize> {
@@ -176,6 +235,13 @@ impl<'env> Info<'env> {
 
     /// Whether no key is set.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// assert!(ferrompi::Info::new(&mpi)?.is_empty()?);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Info::len`].
     pub fn is_empty(&self) -> Result<bool> {
@@ -183,6 +249,14 @@ impl<'env> Info<'env> {
     }
 
     /// Every key and its value, in MPI's order (`MPI_Info_get_nthkey`).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let hints = ferrompi::Info::with(&mpi, &[("a", "1")])?;
+    /// assert_eq!(hints.entries()?, [("a".to_string(), "1".to_string())]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Info::get`].
@@ -210,6 +284,15 @@ impl<'env> Info<'env> {
     }
 
     /// A copy with the same entries (`MPI_Info_dup`).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let hints = ferrompi::Info::with(&mpi, &[("a", "1")])?;
+    /// let copy = hints.dup()?; // MPI_Info_dup: independent from now on
+    /// assert_eq!(copy.get("a")?.as_deref(), Some("1"));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].

@@ -45,6 +45,15 @@ pub struct Partition<T> {
 impl<T: Equivalence> Partition<T> {
     /// Blocks of `lengths[r]` values for rank `r`, one after the other in rank order.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let blocks = Partition::<f64>::from_counts(&[1, 2, 3])?; // packed: offsets 0, 1, 3
+    /// assert_eq!((blocks.len_of(2), blocks.extent()), (3, 6));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::CountOverflow`] if the blocks do not fit the address space.
     pub fn from_counts(lengths: &[usize]) -> Result<Self> {
@@ -59,6 +68,15 @@ impl<T: Equivalence> Partition<T> {
 
     /// The same `len` values for each of `ranks` ranks.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// let blocks = Partition::<u8>::uniform(4, 16)?; // 4 ranks, 16 values each
+    /// assert_eq!(blocks.extent(), 64);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Partition::from_counts`].
     pub fn uniform(ranks: usize, len: usize) -> Result<Self> {
@@ -68,6 +86,17 @@ impl<T: Equivalence> Partition<T> {
     /// Blocks of `lengths[r]` values starting at value `displacements[r]`, in any order.
     ///
     /// Blocks may overlap; a call that would write overlapping blocks refuses the partition.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Partition;
+    /// // Rank 0's two values at offset 4, rank 1's three at offset 0: any order, no overlap needed
+    /// // for sending (receiving refuses overlaps).
+    /// let blocks = Partition::<i32>::from_counts_and_displacements(&[2, 3], &[4, 0])?;
+    /// assert_eq!((blocks.extent(), blocks.is_packed()), (6, false));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if the slices differ in length; [`Error::CountOverflow`] if a
@@ -136,6 +165,14 @@ impl<T: Equivalence> Partition<T> {
     }
 
     /// Number of ranks (blocks).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let blocks = ferrompi::Partition::<u8>::from_counts(&[1, 1, 1])?;
+    /// assert_eq!(blocks.ranks(), 3);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn ranks(&self) -> usize {
         self.lengths.len()
     }
@@ -144,11 +181,28 @@ impl<T: Equivalence> Partition<T> {
     ///
     /// # Panics
     /// If `r` is not below [`ranks`](Partition::ranks); [`get`](Partition::get) does not.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let blocks = ferrompi::Partition::<u8>::from_counts(&[1, 2, 3])?;
+    /// assert_eq!(blocks.len_of(1), 2);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn len_of(&self, r: usize) -> usize {
         self.lengths[r]
     }
 
     /// Values in rank `r`'s block, or `None` for a rank the partition has no block for.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let blocks = ferrompi::Partition::<u8>::from_counts(&[1, 2, 3])?;
+    /// assert_eq!(blocks.get(1), Some(2)); // rank 1's length
+    /// assert_eq!(blocks.get(3), None); // past the last rank
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn get(&self, r: usize) -> Option<usize> {
         self.lengths.get(r).copied()
     }
@@ -174,11 +228,27 @@ impl<T: Equivalence> Partition<T> {
     }
 
     /// Values a buffer must hold to contain every block.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let blocks = ferrompi::Partition::<u8>::from_counts(&[1, 2, 3])?;
+    /// assert_eq!(blocks.extent(), 6); // the buffer length it needs
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn extent(&self) -> usize {
         self.extent
     }
 
     /// Whether the blocks follow each other in rank order from 0.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let blocks = ferrompi::Partition::<u8>::from_counts(&[2, 2])?;
+    /// assert!(blocks.is_packed());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn is_packed(&self) -> bool {
         self.packed
     }
@@ -423,6 +493,15 @@ pub struct TypedBlock {
 
 impl TypedBlock {
     /// `len` values of `T` starting `byte_offset` bytes into the buffer.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::TypedBlock;
+    /// let block = TypedBlock::of::<f64>(3, 16); // three f64 at byte 16
+    /// let _ = block;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn of<T: Equivalence>(len: usize, byte_offset: usize) -> TypedBlock {
         TypedBlock {
             len,
@@ -461,6 +540,15 @@ unsafe impl Sync for TypedPartition {}
 
 impl TypedPartition {
     /// One block per rank, in rank order.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{TypedBlock, TypedPartition};
+    /// let blocks = TypedPartition::new(&[TypedBlock::of::<i32>(2, 0), TypedBlock::of::<f64>(1, 8)])?;
+    /// assert_eq!(blocks.extent(), 16); // bytes
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::CountOverflow`] if a block's size overflows `usize`.
@@ -509,6 +597,15 @@ impl TypedPartition {
     }
 
     /// Bytes a buffer must hold to contain every block.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{TypedBlock, TypedPartition};
+    /// let blocks = TypedPartition::new(&[TypedBlock::of::<u16>(4, 0)])?;
+    /// assert_eq!(blocks.extent(), 8);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn extent(&self) -> usize {
         self.extent
     }

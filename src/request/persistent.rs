@@ -132,6 +132,16 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
 
     /// Whether each start issues a nonblocking collective because the MPI has no persistent
     /// collectives (see [`persistent_collectives`](crate::persistent_collectives)).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let total = world.allreduce_init_in_place(vec![1u64], Sum)?;
+    /// // true where the MPI has no persistent collectives of its own (see `persistent_collectives`)
+    /// println!("emulated: {}", total.is_emulated());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn is_emulated(&self) -> bool {
         self.emulated.is_some()
     }
@@ -161,6 +171,19 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
 
     /// Starts the operation (`MPI_Start`, MPI-4.0 §3.9). The returned [`Active`] completes it.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let mut incoming = world.recv_init(vec![0u32; 2], me, 0)?;
+    /// let mut outgoing = world.send_init(vec![7u32; 2], me, 0)?;
+    /// let receiving = incoming.start()?; // MPI_Start; `incoming`'s buffer is unreachable meanwhile
+    /// outgoing.start()?.wait()?;
+    /// receiving.wait()?;
+    /// assert_eq!(incoming.buffer(), &[7, 7]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn start(&mut self) -> Result<Active<'_, 'comm, B>> {
@@ -172,6 +195,19 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
 
     /// Starts every request of `requests` (as `MPI_Startall`, MPI-4.0 §3.9); the returned guard
     /// completes them all.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let mut outgoing = [world.send_init(vec![1u8], me, 0)?, world.send_init(vec![2u8], me, 1)?];
+    /// let mut receiving = [world.irecv_owned(vec![0u8], me, 0)?, world.irecv_owned(vec![0u8], me, 1)?];
+    /// ferrompi::PersistentRequest::start_all(&mut outgoing)?.wait_all()?; // requests of one type
+    /// for r in receiving.iter_mut() {
+    ///     while !r.test()? {}
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`PersistentRequest::start`]; requests started before an error are completed by the
@@ -199,6 +235,18 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
     }
 
     /// Frees the request (`MPI_Request_free`) and hands back what it owned.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut request = world.send_init(vec![1.0f64; 4], world.rank(), 0)?;
+    /// let sending = request.start()?;
+    /// world.recv(&mut [0.0f64; 4], world.rank(), 0)?;
+    /// sending.wait()?;
+    /// let buffer: Vec<f64> = request.into_buffers()?; // MPI_Request_free, the vector back
+    /// assert_eq!(buffer.len(), 4);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::WrongThread`] (or another refusal of the thread gate) if an operation whose
@@ -309,6 +357,19 @@ impl<'comm, B: OwnedBuffer> PersistentRequest<'comm, B> {
     /// # Panics
     /// If an operation whose [`Active`] was leaked is still running and this thread may not
     /// complete it (see the thread gate): MPI may still write the buffers.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let mut incoming = world.recv_init(vec![0u32; 2], me, 0)?;
+    /// let mut outgoing = world.send_init(vec![7u32; 2], me, 0)?;
+    /// let receiving = incoming.start()?;
+    /// outgoing.start()?.wait()?;
+    /// receiving.wait()?;
+    /// assert_eq!(incoming.buffer(), &[7, 7]); // readable between operations
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn buffer(&mut self) -> &[B::Item] {
         self.wait_leaked();
         self.buffer
@@ -322,6 +383,20 @@ impl<'comm, B: OwnedBuffer> PersistentRequest<'comm, B> {
     /// # Panics
     /// If an operation whose [`Active`] was leaked is still running and this thread may not
     /// complete it (see the thread gate): MPI may still write the buffers.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let mut outgoing = world.send_init(vec![0i32; 2], me, 0)?;
+    /// outgoing.buffer_mut().copy_from_slice(&[3, 4]); // writable between operations
+    /// let sending = outgoing.start()?;
+    /// let mut got = [0i32; 2];
+    /// world.recv(&mut got, me, 0)?;
+    /// sending.wait()?;
+    /// assert_eq!(got, [3, 4]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn buffer_mut(&mut self) -> &mut [B::Item] {
         self.wait_leaked();
         self.buffer
@@ -331,6 +406,15 @@ impl<'comm, B: OwnedBuffer> PersistentRequest<'comm, B> {
     }
 
     /// Frees the request (`MPI_Request_free`) and hands back the buffer.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let request = world.recv_init(vec![0u16; 3], world.rank(), 0)?;
+    /// let buffer: Vec<u16> = request.into_buffer()?; // never started: the vector as it was
+    /// assert_eq!(buffer, [0, 0, 0]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::WrongThread`] or [`Error::Mpi`] from freeing; the buffer is then dropped.
@@ -345,6 +429,15 @@ impl<'comm, S: OwnedBuffer, R: OwnedBuffer> PersistentRequest<'comm, Pair<S, R>>
     /// # Panics
     /// If an operation whose [`Active`] was leaked is still running and this thread may not
     /// complete it (see the thread gate): MPI may still write the buffers.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut total = world.allreduce_init(vec![2u32], vec![0u32], Sum)?;
+    /// assert_eq!(total.send(), &[2]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn send(&mut self) -> &[S::Item] {
         self.buffers().send.as_slice()
     }
@@ -354,6 +447,17 @@ impl<'comm, S: OwnedBuffer, R: OwnedBuffer> PersistentRequest<'comm, Pair<S, R>>
     /// # Panics
     /// If an operation whose [`Active`] was leaked is still running and this thread may not
     /// complete it (see the thread gate): MPI may still write the buffers.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut total = world.allreduce_init(vec![0u32], vec![0u32], Sum)?;
+    /// total.send_mut()[0] = 5;
+    /// total.start()?.wait()?;
+    /// assert_eq!(total.recv(), &[5 * world.size() as u32]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn send_mut(&mut self) -> &mut [S::Item] {
         self.buffers().send.as_mut_slice()
     }
@@ -363,6 +467,16 @@ impl<'comm, S: OwnedBuffer, R: OwnedBuffer> PersistentRequest<'comm, Pair<S, R>>
     /// # Panics
     /// If an operation whose [`Active`] was leaked is still running and this thread may not
     /// complete it (see the thread gate): MPI may still write the buffers.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Max;
+    /// let mut best = world.allreduce_init(vec![world.rank()], vec![0i32], Max)?;
+    /// best.start()?.wait()?;
+    /// assert_eq!(best.recv(), &[world.size() - 1]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn recv(&mut self) -> &[R::Item] {
         self.buffers().recv.as_slice()
     }
@@ -372,6 +486,16 @@ impl<'comm, S: OwnedBuffer, R: OwnedBuffer> PersistentRequest<'comm, Pair<S, R>>
     /// # Panics
     /// If an operation whose [`Active`] was leaked is still running and this thread may not
     /// complete it (see the thread gate): MPI may still write the buffers.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut total = world.allreduce_init(vec![1u32], vec![0u32], Sum)?;
+    /// total.start()?.wait()?;
+    /// total.recv_mut()[0] = 0; // the receive buffer is ours between operations
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn recv_mut(&mut self) -> &mut [R::Item] {
         self.buffers().recv.as_mut_slice()
     }
@@ -381,12 +505,34 @@ impl<'comm, S: OwnedBuffer, R: OwnedBuffer> PersistentRequest<'comm, Pair<S, R>>
     /// # Panics
     /// If an operation whose [`Active`] was leaked is still running and this thread may not
     /// complete it (see the thread gate): MPI may still write the buffers.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut total = world.allreduce_init(vec![1u32], vec![0u32], Sum)?;
+    /// total.start()?.wait()?;
+    /// let (send, recv) = total.send_recv_mut(); // both at once
+    /// send[0] = recv[0];
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn send_recv_mut(&mut self) -> (&mut [S::Item], &mut [R::Item]) {
         let pair = self.buffers();
         (pair.send.as_mut_slice(), pair.recv.as_mut_slice())
     }
 
     /// Frees the request (`MPI_Request_free`) and hands back `(send, recv)`.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut total = world.allreduce_init(vec![1u32], vec![0u32], Sum)?;
+    /// total.start()?.wait()?;
+    /// let (send, recv) = total.into_send_recv()?;
+    /// assert_eq!((send, recv), (vec![1], vec![world.size() as u32]));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::WrongThread`] or [`Error::Mpi`] from freeing; the buffers are then dropped.
@@ -424,6 +570,19 @@ pub struct Active<'a, 'comm, B: Buffers> {
 impl<B: Buffers> Active<'_, '_, B> {
     /// Blocks until the operation completes (`MPI_Wait`).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let mut incoming = world.recv_init(vec![0u32; 2], me, 0)?;
+    /// let mut outgoing = world.send_init(vec![7u32; 2], me, 0)?;
+    /// let receiving = incoming.start()?;
+    /// outgoing.start()?.wait()?;
+    /// let status = receiving.wait()?; // MPI_Wait; the request stays, inactive, for the next start
+    /// assert_eq!(status.count::<u32>()?, 2);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::Mpi`]; [`Error::WrongThread`].
     pub fn wait(self) -> Result<Status> {
@@ -431,6 +590,23 @@ impl<B: Buffers> Active<'_, '_, B> {
     }
 
     /// Whether the operation has completed, without blocking (`MPI_Test`).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let mut incoming = world.recv_init(vec![0u32; 2], me, 0)?;
+    /// let mut outgoing = world.send_init(vec![7u32; 2], me, 0)?;
+    /// let mut receiving = incoming.start()?;
+    /// outgoing.start()?.wait()?;
+    /// let status = loop {
+    ///     if let Some(status) = receiving.test()? { // MPI_Test
+    ///         break status;
+    ///     }
+    /// };
+    /// assert_eq!(status.tag(), 0);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Active::wait`].
@@ -450,6 +626,19 @@ impl<B: Buffers> Active<'_, '_, B> {
     /// Whether the operation has completed, and its status, without completing it
     /// (`MPI_Request_get_status`, MPI-4.0 §3.7.3): the request stays active until
     /// [`wait`](Active::wait) or [`test`](Active::test).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let mut incoming = world.recv_init(vec![0u32; 2], me, 0)?;
+    /// let mut outgoing = world.send_init(vec![7u32; 2], me, 0)?;
+    /// let mut receiving = incoming.start()?;
+    /// outgoing.start()?.wait()?;
+    /// while receiving.get_status()?.is_none() {} // peeks without completing
+    /// receiving.wait()?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Active::wait`].
@@ -488,6 +677,19 @@ pub struct ActiveAll<'a, 'comm, B: Buffers> {
 
 impl<B: Buffers> ActiveAll<'_, '_, B> {
     /// Waits for every operation; reports the first error after completing them all.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let mut outgoing = [world.send_init(vec![1u8], me, 0)?, world.send_init(vec![2u8], me, 1)?];
+    /// let mut incoming = [world.recv_init(vec![0u8], me, 0)?, world.recv_init(vec![0u8], me, 1)?];
+    /// let receiving = ferrompi::PersistentRequest::start_all(&mut incoming)?;
+    /// ferrompi::PersistentRequest::start_all(&mut outgoing)?.wait_all()?;
+    /// receiving.wait_all()?; // MPI_Waitall
+    /// assert_eq!(incoming[1].buffer(), &[2]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::Mpi`]; [`Error::WrongThread`].
@@ -630,6 +832,17 @@ impl std::fmt::Debug for ActiveSet<'_, '_> {
 impl ActiveSet<'_, '_> {
     /// Waits for every operation; reports the first error after completing them all.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut sync = world.barrier_init()?;
+    /// let mut total = world.allreduce_init_in_place(vec![1u32], Sum)?;
+    /// ferrompi::start_all(&mut [&mut sync, &mut total])?.wait_all()?; // requests of any types
+    /// assert_eq!(total.buffer(), &[world.size() as u32]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::Mpi`]; [`Error::WrongThread`].
     pub fn wait_all(self) -> Result<()> {
@@ -648,6 +861,23 @@ impl ActiveSet<'_, '_> {
     /// the slice given to [`start_all`] and its status; `None` when none is active. The others
     /// stay active, for the next call or [`wait_all`](ActiveSet::wait_all).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut sync = world.barrier_init()?;
+    /// let mut total = world.allreduce_init_in_place(vec![1u32], Sum)?;
+    /// let mut requests: [&mut dyn ferrompi::Persistent; 2] = [&mut sync, &mut total];
+    /// let mut active = ferrompi::start_all(&mut requests)?;
+    /// let mut done = 0;
+    /// while let Some((index, _status)) = active.wait_any()? {
+    ///     assert!(index < 2);
+    ///     done += 1;
+    /// }
+    /// assert_eq!(done, 2);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::Mpi`]; [`Error::WrongThread`].
     pub fn wait_any(&mut self) -> Result<Option<(usize, Status)>> {
@@ -656,6 +886,16 @@ impl ActiveSet<'_, '_> {
 
     /// Like [`wait_any`](ActiveSet::wait_any) but returns at once (`MPI_Testany`): `None` when
     /// no active operation has completed yet.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut sync = world.barrier_init()?;
+    /// let mut requests: [&mut dyn ferrompi::Persistent; 1] = [&mut sync];
+    /// let mut active = ferrompi::start_all(&mut requests)?;
+    /// while active.test_any()?.is_none() {}
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`ActiveSet::wait_any`].
@@ -696,6 +936,20 @@ impl ActiveSet<'_, '_> {
     /// completed one's index and status to `completed`; returns how many (0 when none is
     /// active).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut a = world.barrier_init()?;
+    /// let mut b = world.barrier_init()?;
+    /// let mut requests: [&mut dyn ferrompi::Persistent; 2] = [&mut a, &mut b];
+    /// let mut active = ferrompi::start_all(&mut requests)?;
+    /// let mut done = Vec::new();
+    /// while done.len() < 2 {
+    ///     active.wait_some(&mut done)?;
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`ActiveSet::wait_any`].
     pub fn wait_some(&mut self, completed: &mut Vec<(usize, Status)>) -> Result<usize> {
@@ -703,6 +957,19 @@ impl ActiveSet<'_, '_> {
     }
 
     /// Like [`wait_some`](ActiveSet::wait_some) but returns at once (`MPI_Testsome`).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut a = world.barrier_init()?;
+    /// let mut requests: [&mut dyn ferrompi::Persistent; 1] = [&mut a];
+    /// let mut active = ferrompi::start_all(&mut requests)?;
+    /// let mut done = Vec::new();
+    /// while done.is_empty() {
+    ///     active.test_some(&mut done)?;
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`ActiveSet::wait_any`].
@@ -751,6 +1018,16 @@ impl ActiveSet<'_, '_> {
 
     /// Whether every active operation has completed (`MPI_Testall`); if so they are all
     /// completed, otherwise none is.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let mut a = world.barrier_init()?;
+    /// let mut requests: [&mut dyn ferrompi::Persistent; 1] = [&mut a];
+    /// let mut active = ferrompi::start_all(&mut requests)?;
+    /// while !active.test_all()? {}
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`ActiveSet::wait_any`].

@@ -8,7 +8,8 @@
 //! Bindings (`FERROMPI_BINDINGS`): `auto` (the default) runs bindgen and, when it cannot load
 //! libclang, falls back to the set kept in `build/bindings/` for the header's ABI family,
 //! verified against the installed `mpi.h` by static assertions the C compiler evaluates;
-//! `bindgen` never falls back; `pregenerated` never runs bindgen.
+//! `bindgen` never falls back; `pregenerated` never runs bindgen. Without the crate's `bindgen`
+//! feature (on by default) bindgen is not even compiled and `auto` means the kept bindings.
 //!
 //! `DOCS_RS` set (docs.rs, or `DOCS_RS=1 cargo doc` anywhere): no MPI is looked for and nothing
 //! is compiled or linked; the docs are built against the kept `mpich-4` set (MPI 4.0, the
@@ -189,7 +190,10 @@ fn bindings(
         BindingsMode::Set(ref named) => Ok(named.clone()),
         _ => selected.clone(),
     };
-    if matches!(mode, BindingsMode::Auto | BindingsMode::Bindgen) {
+    // Without the `bindgen` feature the kept bindings are the choice, not a fallback: no warning.
+    let wanted =
+        mode == BindingsMode::Bindgen || (mode == BindingsMode::Auto && cfg!(feature = "bindgen"));
+    if wanted {
         match generate_bindings(out_dir, flags) {
             Ok(text) => {
                 record("bindgen");
@@ -475,6 +479,7 @@ fn write_if_changed(path: &Path, contents: &str) {
     }
 }
 
+#[cfg(feature = "bindgen")]
 fn clang_args(flags: &MpiFlags) -> Vec<String> {
     let mut args: Vec<String> = flags
         .include_dirs
@@ -485,7 +490,18 @@ fn clang_args(flags: &MpiFlags) -> Vec<String> {
     args
 }
 
+/// Without the `bindgen` feature: says so (only `FERROMPI_BINDINGS=bindgen` asks for it then).
+#[cfg(not(feature = "bindgen"))]
+fn generate_bindings(_out_dir: &Path, _flags: &MpiFlags) -> Result<String, String> {
+    Err(
+        "ferrompi: built without its `bindgen` feature, so bindgen cannot run. Enable the \
+         feature (the default)"
+            .into(),
+    )
+}
+
 /// Runs bindgen over the shim header; `Err` says why it could not.
+#[cfg(feature = "bindgen")]
 fn generate_bindings(out_dir: &Path, flags: &MpiFlags) -> Result<String, String> {
     let header = out_dir.join("ferrompi_shim.h");
     let builder = bindgen::Builder::default()

@@ -228,6 +228,7 @@ pub fn capabilities(bindings: &str) -> Result<Capabilities, String> {
 /// Gives the constants of anonymous C enums the type C gives them, `int` (C11 §6.4.4.3).
 /// bindgen types them by the enum's underlying type, `unsigned int` when no value is negative,
 /// which the MPI-5 ABI header's `enum { MPI_SUCCESS = 0, … }` blocks hit.
+#[cfg_attr(not(feature = "bindgen"), allow(dead_code))] // only bindgen output needs it
 pub fn anonymous_enums_as_c_int(bindings: &str) -> String {
     let mut out = String::with_capacity(bindings.len());
     for line in bindings.split_inclusive('\n') {

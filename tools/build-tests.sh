@@ -6,7 +6,8 @@
 #     do not match the installed mpi.h, a bad FERROMPI_BINDINGS;
 #  2. the docs.rs build: DOCS_RS=1 cargo doc with every MPI and libclang hidden (and, where a
 #     nightly toolchain is installed, with docs.rs's --cfg docsrs);
-#  3. a second `cargo build` with nothing changed compiles nothing;
+#  3. a second `cargo build` with nothing changed compiles nothing, and a build without the
+#     `bindgen` feature compiles no bindgen and uses the kept bindings;
 #  4. tools/module-cycles.py finds an import cycle (and src has none).
 # The kept bindings themselves are checked by tools/test.sh: Debian's MPIs run their whole
 # suite with libclang hidden, and tools/regen-bindings.sh --check compares every kept set with
@@ -76,6 +77,18 @@ if cargo +nightly --version > /dev/null 2>&1; then
     || { echo "build-tests: the docs.rs build does not mark what needs the serde feature" >&2; exit 1; }
   echo "   nightly with --cfg docsrs (features marked): ok"
 fi
+
+echo "== without the bindgen feature: no bindgen compiled, the kept bindings, no libclang needed"
+export CARGO_TARGET_DIR="$ROOT/target/no-bindgen"
+env MPICC=mpicc.mpich cargo clippy --lib --no-default-features --locked --quiet -- -D warnings
+env MPICC=mpicc.mpich cargo build --lib --no-default-features --locked --quiet
+if cargo tree -p ferrompi --no-default-features -e build --prefix none | grep -q '^bindgen'; then
+  echo "build-tests: bindgen is still a dependency without the feature" >&2
+  exit 1
+fi
+grep -q "mpich-4 kept" "$CARGO_TARGET_DIR"/debug/build/ferrompi-*/out/ferrompi-bindings-set \
+  || { echo "build-tests: the build without bindgen did not use the kept bindings" >&2; exit 1; }
+echo "   ok"
 
 echo "== a second build with nothing changed compiles nothing"
 mpi_env openmpi

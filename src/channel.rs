@@ -266,6 +266,17 @@ impl<'env> Channel<'env> {
 
     /// A future receiving a value from the peer (feature `serde`); the value is always `Some`,
     /// since the peer is a rank.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let link = world.channel(world.rank(), 0)?;
+    /// let sending = link.isend_value(&42u64)?;
+    /// let (value, _) = futures::executor::block_on(link.recv_value_async::<u64>())?;
+    /// assert_eq!(value, Some(42)); // always Some: the peer is a rank
+    /// sending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     #[cfg(feature = "serde")]
     #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
     pub fn recv_value_async<T: serde::de::DeserializeOwned>(

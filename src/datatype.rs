@@ -44,6 +44,15 @@ impl Datatype {
     }
 
     /// The raw handle, for calling `ffi` directly.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Equivalence;
+    /// let raw: ferrompi::ffi::MPI_Datatype = f64::datatype().as_raw(); // MPI_DOUBLE
+    /// let _ = raw;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn as_raw(self) -> ffi::MPI_Datatype {
         self.raw
     }

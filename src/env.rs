@@ -99,6 +99,15 @@ pub enum Pmi {
 
 impl Launcher {
     /// Detects the launcher from the variables of this process's environment.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Launcher;
+    /// let launcher = Launcher::detect(); // from this process's environment, no MPI call
+    /// println!("started by {launcher:?}");
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn detect() -> Launcher {
         Launcher::detect_from(|name| std::env::var_os(name).is_some())
     }
@@ -107,6 +116,16 @@ impl Launcher {
     ///
     /// Open MPI's and Hydra's own variables win over Slurm's, since `mpirun` inside an allocation
     /// runs under a Slurm step too.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Launcher, Pmi};
+    /// let under_srun = |var: &str| ["SLURM_STEP_ID", "SLURM_PROCID", "PMI_FD"].contains(&var);
+    /// assert_eq!(Launcher::detect_from(under_srun), Launcher::Srun(Pmi::Pmi2));
+    /// assert_eq!(Launcher::detect_from(|_| false), Launcher::Singleton);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn detect_from(is_set: impl Fn(&str) -> bool) -> Launcher {
         if is_set("OMPI_COMM_WORLD_SIZE") {
             if is_set("PRTE_LAUNCHED") {
@@ -134,6 +153,17 @@ impl Launcher {
     /// What is wrong with this launch, if something visibly is: `srun` started several tasks
     /// (`step_tasks`, from `SLURM_STEP_NUM_TASKS`) without a PMI, so each task's MPI is a
     /// singleton (`world_size` 1) instead of one job. A program can print it and stop.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Launcher, Pmi};
+    /// // srun --mpi=none started 4 tasks, and each one's MPI is a singleton:
+    /// let warning = Launcher::Srun(Pmi::None).warning(1, Some(4));
+    /// assert!(warning.is_some());
+    /// assert_eq!(Launcher::Singleton.warning(1, None), None);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn warning(self, world_size: i32, step_tasks: Option<u32>) -> Option<String> {
         match (self, step_tasks) {
             (Launcher::Srun(Pmi::None), Some(tasks)) if tasks > 1 && world_size == 1 => {
@@ -159,6 +189,15 @@ pub struct InitOptions {
 
 impl InitOptions {
     /// The thread level to request (default [`ThreadLevel::Funneled`]).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Mpi, ThreadLevel};
+    /// let options = Mpi::builder().thread_level(ThreadLevel::Multiple); // requested, not promised
+    /// let _ = options;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn thread_level(mut self, level: ThreadLevel) -> Self {
         self.thread_level = level;
         self
@@ -170,6 +209,14 @@ impl InitOptions {
     /// something kills the job. With it, the panic message is printed first, then
     /// `MPI_Abort(MPI_COMM_WORLD, 101)` ends every rank. A panic that the program catches with
     /// `catch_unwind` aborts too; turn this off if the program relies on catching panics.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let options = ferrompi::Mpi::builder().abort_on_panic(false); // a panic no longer ends the job
+    /// let _ = options;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn abort_on_panic(mut self, on: bool) -> Self {
         self.abort_on_panic = on;
         self
@@ -180,6 +227,14 @@ impl InitOptions {
     /// set). Costs one small collective per call; turns a mismatch that would crash or hang
     /// the job inside MPI into [`Error::CollectiveMismatch`] on every rank. See
     /// [`comm::agreement`](crate::comm::agreement). Every rank must make the same choice.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let options = ferrompi::Mpi::builder().check_collectives(true); // or FERROMPI_CHECK_COLLECTIVES=1
+    /// let _ = options;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn check_collectives(mut self, on: bool) -> Self {
         self.check_collectives = on;
         self
@@ -193,6 +248,13 @@ impl InitOptions {
     /// matches, between two ranks of one node, overwrites memory past that buffer (a C program
     /// does the same). The caller promises that no receive in the program is ever matched by a
     /// longer message, or accepts that it is undefined behaviour.
+    ///
+    /// ```
+    /// // SAFETY: every receive of this program is sized from a probe (recv_vec), never shorter
+    /// // than its message.
+    /// let options = unsafe { ferrompi::Mpi::builder().allow_open_mpi_single_copy() };
+    /// let _ = options;
+    /// ```
     pub unsafe fn allow_open_mpi_single_copy(mut self) -> Self {
         self.allow_single_copy = true;
         self
@@ -229,6 +291,13 @@ impl InitOptions {
     /// `MPI_ERRORS_RETURN` on `MPI_COMM_WORLD` and `MPI_COMM_SELF`. On Open MPI, first turns off
     /// the shared-memory single-copy path unless the environment chooses one (see
     /// [Open MPI: long messages into short buffers](crate::env#open-mpi-long-messages-into-short-buffers)).
+    ///
+    /// ```
+    /// use ferrompi::{Mpi, ThreadLevel};
+    /// let mpi = Mpi::builder().thread_level(ThreadLevel::Serialized).init()?;
+    /// assert!(mpi.thread_level() >= ThreadLevel::Single);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::AlreadyInitialized`] if MPI is initialised in this process (by ferrompi or anyone
@@ -334,6 +403,14 @@ unsafe impl Sync for Mpi {}
 impl Mpi {
     /// Initialises MPI with [`ThreadLevel::Funneled`] and the panic hook on.
     ///
+    /// ```
+    /// let mpi = ferrompi::Mpi::init()?; // MPI_Init_thread(MPI_THREAD_FUNNELED)
+    /// let world = mpi.world();
+    /// assert!(world.rank() < world.size());
+    /// // MPI is finalized when `mpi` drops: every handle borrows it, so none can outlive it.
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`InitOptions::init`].
     pub fn init() -> Result<Mpi> {
@@ -342,6 +419,13 @@ impl Mpi {
 
     /// Initialises MPI requesting `level`.
     ///
+    /// ```
+    /// use ferrompi::{Mpi, ThreadLevel};
+    /// let mpi = Mpi::init_thread(ThreadLevel::Multiple)?;
+    /// println!("MPI provides {:?}", mpi.thread_level()); // may be lower than asked
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`InitOptions::init`].
     pub fn init_thread(level: ThreadLevel) -> Result<Mpi> {
@@ -349,6 +433,12 @@ impl Mpi {
     }
 
     /// Options for initialisation: thread level and the abort-on-panic hook.
+    ///
+    /// ```
+    /// let mpi = ferrompi::Mpi::builder().check_collectives(true).init()?;
+    /// let _ = mpi;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn builder() -> InitOptions {
         InitOptions {
             thread_level: ThreadLevel::Funneled,
@@ -435,6 +525,16 @@ impl Mpi {
     }
 
     /// The thread level MPI provided, which may be below the one requested.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::ThreadLevel;
+    /// if mpi.thread_level() < ThreadLevel::Multiple {
+    ///     // only one thread may call MPI at a time (or only the main thread)
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn thread_level(&self) -> ThreadLevel {
         self.provided
     }
@@ -445,11 +545,25 @@ impl Mpi {
     }
 
     /// How this process was launched.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// println!("launched by {:?}", mpi.launcher());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn launcher(&self) -> Launcher {
         self.launcher
     }
 
     /// Turns the abort-on-panic hook on or off (see [`InitOptions::abort_on_panic`]).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// mpi.set_abort_on_panic(false); // a panic from here on only unwinds this rank
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn set_abort_on_panic(&self, on: bool) {
         if on {
             PANIC_HOOK.call_once(install_panic_hook);
@@ -460,23 +574,56 @@ impl Mpi {
     /// Turns checked collectives on or off from now on (see
     /// [`InitOptions::check_collectives`]). Collective in effect: every rank must switch at the
     /// same point of its sequence of collectives.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// mpi.set_collective_checks(true); // on every rank, at the same point
+    /// world.barrier()?;
+    /// mpi.set_collective_checks(false);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn set_collective_checks(&self, on: bool) {
         gate::set_checked(on);
     }
 
     /// `MPI_Wtime`: seconds since some time in the past (MPI-4.0 §9.6). Callable from any thread.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let start = mpi.wtime();
+    /// world.barrier()?;
+    /// let seconds = mpi.wtime() - start;
+    /// assert!(seconds >= 0.0);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn wtime(&self) -> f64 {
         // SAFETY: no arguments; only reads a clock (see the `Sync` argument above).
         unsafe { ffi::MPI_Wtime() }
     }
 
     /// `MPI_Wtick`: the resolution of [`Mpi::wtime`] in seconds.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// assert!(mpi.wtick() > 0.0); // the clock's resolution, in seconds
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn wtick(&self) -> f64 {
         // SAFETY: no arguments; only reads the clock's resolution.
         unsafe { ffi::MPI_Wtick() }
     }
 
     /// `MPI_Get_processor_name` (MPI-4.0 §9.1.1).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// println!("rank {} runs on {}", world.rank(), mpi.processor_name()?);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::WrongThread`] from a thread the thread level does not allow; [`Error::Mpi`].
@@ -486,6 +633,15 @@ impl Mpi {
 
     /// The MPI standard version the library implements, `(MPI_VERSION, MPI_SUBVERSION)` at run
     /// time (`MPI_Get_version`, MPI-4.0 §9.1.1).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let (major, minor) = mpi.version()?; // the standard the library implements
+    /// assert!(major >= 3);
+    /// let _ = minor;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::Mpi`] if the call fails.
@@ -498,6 +654,14 @@ impl Mpi {
     }
 
     /// `MPI_Get_library_version`: the implementation's name and version.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let text = mpi.library_version()?; // e.g. "Open MPI v4.1.4, …" or "MPICH Version: 4.0.2 …"
+    /// assert!(!text.is_empty());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::Mpi`] if the call fails.
@@ -513,6 +677,13 @@ impl Mpi {
     }
 
     /// The largest tag this MPI accepts (the `MPI_TAG_UB` attribute, at least 32767).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// assert!(mpi.tag_ub() >= 32767); // the largest tag this MPI accepts
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn tag_ub(&self) -> i32 {
         tag_ub()
     }
@@ -546,11 +717,28 @@ impl Mpi {
     }
 
     /// Aborts every process of `MPI_COMM_WORLD` with `code` (`MPI_Abort`, MPI-4.0 chapter 11).
+    ///
+    /// ```no_run
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// if mpi.world().rank() == 0 && std::path::Path::new("stop").exists() {
+    ///     mpi.abort(3); // every rank ends, the launcher reports code 3
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn abort(&self, code: i32) -> ! {
         abort_world(code)
     }
 
     /// Finalizes MPI now, reporting any error (dropping [`Mpi`] does the same, ignoring errors).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// world.barrier()?;
+    /// drop(world);
+    /// mpi.finalize()?; // like dropping `mpi`, but reports an error
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::Mpi`] if `MPI_Finalize` fails.

@@ -381,6 +381,13 @@ macro_rules! error_classes {
             pub const ALL: &'static [ErrorClass] = &[ $( $(#[$cfg])* ErrorClass::$variant, )* ];
 
             /// The class for a raw class number of the installed MPI.
+            ///
+            /// ```
+            /// use ferrompi::ErrorClass;
+            /// let raw = ErrorClass::Truncate.raw(); // MPI_ERR_TRUNCATE of this MPI
+            /// assert_eq!(ErrorClass::from_raw(raw), ErrorClass::Truncate);
+            /// assert!(matches!(ErrorClass::from_raw(-7), ErrorClass::Unlisted(-7)));
+            /// ```
             pub fn from_raw(class: i32) -> ErrorClass {
                 match class {
                     $( $(#[$cfg])* ffi::$konst => ErrorClass::$variant, )*
@@ -389,6 +396,11 @@ macro_rules! error_classes {
             }
 
             /// The raw class number in the installed MPI.
+            ///
+            /// ```
+            /// use ferrompi::ErrorClass;
+            /// assert_ne!(ErrorClass::Rank.raw(), ErrorClass::Tag.raw());
+            /// ```
             pub fn raw(self) -> i32 {
                 match self {
                     $( $(#[$cfg])* ErrorClass::$variant => ffi::$konst, )*

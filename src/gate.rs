@@ -37,6 +37,15 @@ impl ThreadLevel {
     ];
 
     /// The `MPI_THREAD_*` constant of the installed MPI.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::ThreadLevel;
+    /// let funneled = ThreadLevel::Funneled.raw(); // MPI_THREAD_FUNNELED of this MPI
+    /// assert_eq!(ThreadLevel::from_raw(funneled), Some(ThreadLevel::Funneled));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn raw(self) -> c_int {
         match self {
             ThreadLevel::Single => crate::c_int_const!(ffi::MPI_THREAD_SINGLE),
@@ -47,6 +56,14 @@ impl ThreadLevel {
     }
 
     /// The level for an `MPI_THREAD_*` value, if it is one.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::ThreadLevel;
+    /// assert_eq!(ThreadLevel::from_raw(ThreadLevel::Multiple.raw()), Some(ThreadLevel::Multiple));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn from_raw(raw: c_int) -> Option<ThreadLevel> {
         ThreadLevel::ALL
             .into_iter()

@@ -178,6 +178,12 @@ macro_rules! predefined {
             /// Whether MPI may combine values in any order (`MPI_Op_commutative`, MPI-4.0
             /// §6.9.7): `true` for every predefined op.
             ///
+            /// ```
+            /// # let mpi = ferrompi::Mpi::init()?;
+            /// assert!(ferrompi::op::Sum.is_commutative()?);
+            /// # Ok::<(), ferrompi::Error>(())
+            /// ```
+            ///
             /// # Errors
             /// [`Error::WrongThread`] (also before initialisation); [`Error::Mpi`].
             pub fn is_commutative(&self) -> Result<bool> {

@@ -98,6 +98,12 @@ fn expand_brackets(inner: &str) -> std::result::Result<Vec<String>, ParseError> 
 /// prints them (checked against Slurm 22.05's). One extension: text after the last bracket
 /// group (`gpu[1-2]-ib`) is kept, where that `scontrol` calls the list invalid.
 ///
+/// ```
+/// use ferrompi::slurm::expand_hostlist;
+/// assert_eq!(expand_hostlist("node[1-3,7],gpu01")?, ["node1", "node2", "node3", "node7", "gpu01"]);
+/// # Ok::<(), ferrompi::ParseError>(())
+/// ```
+///
 /// # Errors
 /// [`ParseError`] for unbalanced or nested brackets, a bound that is not a number, a range that
 /// ends before it starts, or more than [`MAX_EXPANSION`] names.
@@ -138,6 +144,12 @@ pub fn expand_hostlist(expr: &str) -> std::result::Result<Vec<String>, ParseErro
 /// Expands Slurm's compressed per-node counts (`SLURM_TASKS_PER_NODE`,
 /// `SLURM_JOB_CPUS_PER_NODE`): `2(x3),1` is `[2, 2, 2, 1]`.
 ///
+/// ```
+/// use ferrompi::slurm::expand_counts;
+/// assert_eq!(expand_counts("2(x3),1")?, [2, 2, 2, 1]); // SLURM_TASKS_PER_NODE's form
+/// # Ok::<(), ferrompi::ParseError>(())
+/// ```
+///
 /// # Errors
 /// [`ParseError`] for an empty item, a count or repetition that is not a number, a repetition
 /// of zero, or more than [`MAX_EXPANSION`] counts.
@@ -170,6 +182,13 @@ pub fn expand_counts(expr: &str) -> std::result::Result<Vec<u32>, ParseError> {
 /// Parses a Slurm memory size (`SLURM_MEM_PER_NODE`, `SLURM_MEM_PER_CPU`) to MiB: a plain
 /// number is MiB, as Slurm exports them; a `K`, `M`, `G` or `T` suffix (as `--mem` accepts) is
 /// honoured.
+///
+/// ```
+/// use ferrompi::slurm::parse_memory_mib;
+/// assert_eq!(parse_memory_mib("4G")?, 4096);
+/// assert_eq!(parse_memory_mib("512")?, 512); // MiB when no unit
+/// # Ok::<(), ferrompi::ParseError>(())
+/// ```
 ///
 /// # Errors
 /// [`ParseError`] for anything else, or a size past `u64` MiB.
@@ -242,6 +261,14 @@ pub struct SlurmJob {
 impl SlurmJob {
     /// Reads this process's environment: `Ok(None)` outside Slurm (no `SLURM_JOB_ID`).
     ///
+    /// ```
+    /// match ferrompi::slurm::SlurmJob::from_env()? {
+    ///     Some(job) => println!("Slurm job {}", job.job_id),
+    ///     None => println!("not under Slurm"),
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::Environment`] naming the first malformed variable.
     pub fn from_env() -> Result<Option<SlurmJob>> {
@@ -250,6 +277,16 @@ impl SlurmJob {
 
     /// Builds the job from `lookup`, which gives a variable's value or `None`: the
     /// environment, a saved dump, a test's table.
+    ///
+    /// ```
+    /// use ferrompi::slurm::SlurmJob;
+    /// let vars = [("SLURM_JOB_ID", "42"), ("SLURM_CPUS_PER_TASK", "8"), ("SLURM_NODEID", "0"),
+    ///             ("SLURM_STEP_TASKS_PER_NODE", "2(x2)")];
+    /// let lookup = |name: &str| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string());
+    /// let job = SlurmJob::from_vars(lookup)?.expect("SLURM_JOB_ID is set");
+    /// assert_eq!((job.job_id, job.cpus_per_task), (42, Some(8)));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::Environment`] naming the first malformed variable.
@@ -293,6 +330,15 @@ impl SlurmJob {
     }
 
     /// Tasks of this step on this node: `tasks_per_node[node_id]`.
+    ///
+    /// ```
+    /// use ferrompi::slurm::SlurmJob;
+    /// let vars = [("SLURM_JOB_ID", "7"), ("SLURM_NODEID", "1"), ("SLURM_STEP_TASKS_PER_NODE", "4,2")];
+    /// let lookup = |name: &str| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string());
+    /// let job = SlurmJob::from_vars(lookup)?.expect("in a job");
+    /// assert_eq!(job.tasks_on_node(), Some(2));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn tasks_on_node(&self) -> Option<u32> {
         let node = usize::try_from(self.node_id?).ok()?;
         self.tasks_per_node.get(node).copied()
@@ -300,6 +346,15 @@ impl SlurmJob {
 
     /// Threads each rank should run: `-c` (`SLURM_CPUS_PER_TASK`) when given, else this node's
     /// CPUs shared by its tasks (`SLURM_CPUS_ON_NODE / tasks on node`, at least 1).
+    ///
+    /// ```
+    /// use ferrompi::slurm::SlurmJob;
+    /// let vars = [("SLURM_JOB_ID", "7"), ("SLURM_CPUS_PER_TASK", "16")];
+    /// let lookup = |name: &str| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string());
+    /// let job = SlurmJob::from_vars(lookup)?.expect("in a job");
+    /// assert_eq!(job.threads_per_rank(), Some(16));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn threads_per_rank(&self) -> Option<u32> {
         if let Some(c) = self.cpus_per_task {
             return Some(c.max(1));
@@ -310,6 +365,15 @@ impl SlurmJob {
     /// Memory each rank may use, in bytes: `--mem-per-cpu` times this rank's CPUs, else
     /// `--mem` shared by the tasks on this node. `None` when the job set neither (a plain
     /// `srun --mem` exports no variable).
+    ///
+    /// ```
+    /// use ferrompi::slurm::SlurmJob;
+    /// let vars = [("SLURM_JOB_ID", "7"), ("SLURM_MEM_PER_CPU", "2048"), ("SLURM_CPUS_PER_TASK", "4")];
+    /// let lookup = |name: &str| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string());
+    /// let job = SlurmJob::from_vars(lookup)?.expect("in a job");
+    /// assert_eq!(job.memory_per_rank(), Some(8192 << 20)); // bytes
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn memory_per_rank(&self) -> Option<u64> {
         let mib = match (self.mem_per_cpu_mib, self.mem_per_node_mib) {
             (Some(per_cpu), _) => per_cpu.checked_mul(u64::from(self.threads_per_rank()?))?,

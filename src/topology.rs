@@ -53,6 +53,12 @@ const MAX_CPU: usize = 1 << 16;
 /// Parses a Linux CPU list (`/sys/devices/system/node/node0/cpulist`, `taskset -c`):
 /// `0-3,8,10-11` is `[0, 1, 2, 3, 8, 10, 11]`, sorted and without duplicates; empty is empty.
 ///
+/// ```
+/// use ferrompi::topology::parse_cpulist;
+/// assert_eq!(parse_cpulist("0-3,8,10-11\n")?, [0, 1, 2, 3, 8, 10, 11]);
+/// # Ok::<(), ferrompi::ParseError>(())
+/// ```
+///
 /// # Errors
 /// [`ParseError`] for anything else, or a CPU above 65535.
 pub fn parse_cpulist(list: &str) -> std::result::Result<Vec<usize>, ParseError> {
@@ -83,6 +89,12 @@ pub fn parse_cpulist(list: &str) -> std::result::Result<Vec<usize>, ParseError> 
 }
 
 /// Writes CPUs as a compact list, the inverse of [`parse_cpulist`].
+///
+/// ```
+/// use ferrompi::topology::format_cpulist;
+/// assert_eq!(format_cpulist(&[0, 1, 2, 3, 8]), "0-3,8");
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 pub fn format_cpulist(cpus: &[usize]) -> String {
     let mut out = String::new();
     let mut i = 0;
@@ -130,6 +142,12 @@ impl Placement {
     /// Reads the affinity of this process and the NUMA nodes of `/sys/devices/system/node`
     /// (or of `FERROMPI_NUMA_SYSFS`).
     ///
+    /// ```
+    /// let placement = ferrompi::topology::Placement::detect()?; // sched_getaffinity and sysfs
+    /// println!("NUMA nodes this process may run on: {:?}", placement.numa_nodes_used());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::Environment`] naming the file that could not be read or parsed.
     pub fn detect() -> Result<Placement> {
@@ -141,6 +159,14 @@ impl Placement {
     /// The placement of a process allowed on `allowed_cpus`, on a machine whose NUMA nodes
     /// are described by `dir` (laid out as `/sys/devices/system/node`: `node0/cpulist`,
     /// `node0/meminfo`, …). A missing `dir` is one node holding every online CPU.
+    ///
+    /// ```
+    /// use ferrompi::topology::Placement;
+    /// // A missing directory means one node holding every allowed CPU.
+    /// let placement = Placement::from_sysfs(std::path::Path::new("/nonexistent"), vec![0, 1])?;
+    /// assert_eq!(placement.numa_nodes_used(), [0]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::Environment`] naming a file that exists but cannot be read or parsed.
@@ -190,6 +216,12 @@ impl Placement {
     }
 
     /// The NUMA nodes holding at least one of this process's CPUs.
+    ///
+    /// ```
+    /// let placement = ferrompi::topology::Placement::detect()?;
+    /// assert!(!placement.numa_nodes_used().is_empty());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn numa_nodes_used(&self) -> Vec<u32> {
         self.numa_nodes
             .iter()
@@ -204,6 +236,15 @@ impl Placement {
 
     /// The NUMA node this process is bound within: `Some` when all its CPUs lie in one node
     /// (always, on a machine with one NUMA node), `None` when they span several.
+    ///
+    /// ```
+    /// let placement = ferrompi::topology::Placement::detect()?;
+    /// match placement.bound_numa_node() {
+    ///     Some(node) => println!("bound to NUMA node {node}"),
+    ///     None => println!("not bound to one NUMA node"),
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn bound_numa_node(&self) -> Option<u32> {
         match self.numa_nodes_used()[..] {
             [node] => Some(node),
@@ -212,6 +253,13 @@ impl Placement {
     }
 
     /// Whether this process may run on fewer CPUs than the machine has (it was bound).
+    ///
+    /// ```
+    /// let placement = ferrompi::topology::Placement::detect()?;
+    /// // Bound: fewer CPUs allowed than the machine has (taskset, mpirun --bind-to, srun --cpu-bind).
+    /// println!("bound: {}", placement.is_bound());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn is_bound(&self) -> bool {
         let all: usize = self.numa_nodes.iter().map(|n| n.cpus.len()).sum();
         self.allowed_cpus.len() < all
@@ -358,6 +406,16 @@ impl<'env> Communicator<'env> {
     /// [module docs](self) for how boundness is decided and which MPI split is used).
     /// Collective.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// // The ranks of this node bound to this rank's NUMA node; None when not bound to one.
+    /// if let Some(numa) = world.split_numa()? {
+    ///     assert!(numa.size() >= 1);
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Communicator::split_type`] and [`Communicator::split`]. A placement Linux cannot
     /// report counts as unbound.
@@ -372,6 +430,14 @@ impl<'env> Communicator<'env> {
     /// Node, node leaders, NUMA groups and NUMA leaders, host names and binding of every rank,
     /// and the Slurm job, in one collective call. Ranks keep their order in every communicator
     /// made.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let h = world.hierarchy()?;
+    /// println!("{h}"); // nodes, leaders, NUMA groups, hosts, the Slurm job
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Communicator::split_type`]; [`Error::Environment`] for a malformed Slurm variable
@@ -482,11 +548,27 @@ pub struct Hierarchy<'env> {
 
 impl Hierarchy<'_> {
     /// The number of nodes.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let h = world.hierarchy()?;
+    /// assert!(h.node_count() >= 1);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn node_count(&self) -> usize {
         self.ranks.iter().map(|r| r.node + 1).max().unwrap_or(0)
     }
 
     /// This process's node index.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let h = world.hierarchy()?;
+    /// assert!(h.node_index() < h.node_count());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn node_index(&self) -> usize {
         self.ranks
             .get(usize::try_from(self.rank).unwrap_or(0))
@@ -494,6 +576,14 @@ impl Hierarchy<'_> {
     }
 
     /// How many ranks run on each node, by node index.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let h = world.hierarchy()?;
+    /// assert_eq!(h.ranks_per_node().iter().sum::<usize>(), world.size() as usize);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn ranks_per_node(&self) -> Vec<usize> {
         let mut counts = vec![0; self.node_count()];
         for r in &self.ranks {
@@ -503,6 +593,14 @@ impl Hierarchy<'_> {
     }
 
     /// The host name of each node, by node index.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let h = world.hierarchy()?;
+    /// assert_eq!(h.node_hosts().len(), h.node_count());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn node_hosts(&self) -> Vec<&str> {
         let mut hosts = vec![""; self.node_count()];
         for r in self.ranks.iter().rev() {
@@ -514,6 +612,15 @@ impl Hierarchy<'_> {
     /// Threads this rank should run: Slurm's answer when in a Slurm step
     /// ([`SlurmJob::threads_per_rank`]), else its CPUs when it is bound, else the node's CPUs
     /// shared by the node's ranks. At least 1.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let h = world.hierarchy()?;
+    /// let pool = h.threads_per_rank(); // from Slurm, else the CPUs this rank may use
+    /// assert!(pool >= 1);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn threads_per_rank(&self) -> usize {
         if let Some(n) = self.slurm.as_ref().and_then(SlurmJob::threads_per_rank) {
             return n as usize;
@@ -529,6 +636,16 @@ impl Hierarchy<'_> {
 
     /// Checks a "one rank per NUMA domain" deployment: every rank is bound within a NUMA
     /// domain and alone in its NUMA group. The answer is the same on every rank.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let h = world.hierarchy()?;
+    /// if let Err(e) = h.check_one_rank_per_numa() {
+    ///     println!("{e}"); // which ranks are unbound or share a domain, and how to launch instead
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] saying which ranks are unbound or share a domain, and how

@@ -136,10 +136,8 @@ impl HwResource {
     /// The value of the `mpi_hw_resource_type` info key.
     ///
     /// ```
-    /// # let mpi = ferrompi::Mpi::init()?;
-    /// # let world = mpi.world();
-    /// assert_eq!(world.name()?, "MPI_COMM_WORLD");
-    /// # Ok::<(), ferrompi::Error>(())
+    /// use ferrompi::HwResource;
+    /// assert_eq!(HwResource::NumaNode.name(), "NUMANode");
     /// ```
     pub fn name(self) -> &'static str {
         match self {
@@ -541,6 +539,13 @@ impl<'env> Communicator<'env> {
     }
 
     /// The communicator's name (`MPI_Comm_get_name`, MPI-4.0 §7.8).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// assert_eq!(world.name()?, "MPI_COMM_WORLD");
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].

@@ -134,6 +134,18 @@ impl<'env> Communicator<'env> {
     /// matched-probes without blocking until the message is there, then receives it without
     /// blocking, and decodes it. Its value is `None` exactly when `source` is
     /// [`PROC_NULL`](crate::PROC_NULL), as with [`recv_value`](Communicator::recv_value).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let sending = world.isend_value(&"hello", me, 0)?;
+    /// let receiving = world.recv_value_async::<String>(me, 0); // a future; any executor drives it
+    /// let (value, _) = futures::executor::block_on(receiving)?;
+    /// assert_eq!(value.as_deref(), Some("hello"));
+    /// sending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn recv_value_async<T: DeserializeOwned>(
         &self,
         source: impl Into<Source>,

@@ -83,6 +83,21 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// closing an epoch opens the next, and the first one opens with `MPI_MODE_NOPRECEDE`.
     /// `assert` goes to the closing fence.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// let mine = [i64::from(me)];
+    /// // Every rank puts its rank into slot 0 of its right neighbour; the closing fence completes it.
+    /// win.fence(Assert::empty(), |epoch| epoch.put(&mine, (me + 1) % size, 0))??;
+    /// let mut seen = [0i64];
+    /// win.fence(Assert::empty(), |epoch| epoch.get(&mut seen, me, 0))??;
+    /// assert_eq!(seen[0], i64::from((me + size - 1) % size));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::EpochMisuse`] if another epoch is open on this process; [`Error::WrongThread`];
     /// [`Error::Mpi`] from opening the epoch. The calls inside return their own errors to
@@ -121,6 +136,19 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// An access epoch to the processes of `group` (`MPI_Win_start` … `MPI_Win_complete`,
     /// MPI-4.0 §12.5.2); they expose their windows with [`expose`](Window::expose).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// let everyone = world.group()?;
+    /// let exposure = win.expose(&everyone, Assert::empty())?; // MPI_Win_post
+    /// win.access(&everyone, Assert::empty(), |epoch| epoch.put(&[1i64], me, 1))??; // start/complete
+    /// exposure.wait()?; // MPI_Win_wait
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Window::fence`].
     pub fn access<'buf, R>(
@@ -144,6 +172,19 @@ impl<'c, T: Equivalence> Window<'c, T> {
 
     /// Exposes this window to the processes of `group` (`MPI_Win_post`, MPI-4.0 §12.5.2) until
     /// the returned epoch is waited for or dropped (`MPI_Win_wait`).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// let everyone = world.group()?;
+    /// let exposure = win.expose(&everyone, Assert::empty())?; // others may now access this rank
+    /// win.access(&everyone, Assert::empty(), |_epoch| ())?;
+    /// exposure.wait()?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::EpochMisuse`] if an exposure epoch is open already; [`Error::WrongThread`];
@@ -179,6 +220,18 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// A passive-target epoch on `target` (`MPI_Win_lock` … `MPI_Win_unlock`, MPI-4.0
     /// §12.5.3): the target takes no part.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{LockType, Window, window::Assert};
+    /// let win = Window::<u64>::allocate(&world, 1)?;
+    /// // Passive target: rank 0's memory, no action from rank 0.
+    /// win.lock(LockType::Exclusive, 0, Assert::empty(), |epoch| {
+    ///     epoch.accumulate(&[1u64], 0, 0, ferrompi::op::Sum)
+    /// })??;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidRank`]; as [`Window::fence`].
     pub fn lock<'buf, R>(
@@ -211,6 +264,19 @@ impl<'c, T: Equivalence> Window<'c, T> {
 
     /// A passive-target epoch on every process (`MPI_Win_lock_all` … `MPI_Win_unlock_all`,
     /// MPI-4.0 §12.5.3), shared locks.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// let last = win.lock_all(Assert::empty(), |epoch| {
+    ///     epoch.fetch_and_op(1, 0, 3, ferrompi::op::Sum) // a shared counter in rank 0's slot 3
+    /// })??;
+    /// assert!(last >= 0);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Window::fence`].
@@ -333,6 +399,16 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
 
     /// Writes `buf` into `target`'s window from element `index` (`MPI_Put`, MPI-4.0 §12.3.1).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// win.fence(Assert::empty(), |epoch| epoch.put(&[5i64, 6], me, 2))??; // into slots 2 and 3
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidRank`], [`Error::OutOfBounds`], [`Error::EpochMisuse`] (another rank
     /// than a `lock` epoch's); [`Error::CountOverflow`]; [`Error::WrongThread`]; [`Error::Mpi`].
@@ -346,6 +422,18 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// Reads `buf.len()` values of `target`'s window from element `index` into `buf`
     /// (`MPI_Get`, MPI-4.0 §12.3.2); they are there once the epoch is complete.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// let mut slots = [1i64; 4];
+    /// win.fence(Assert::empty(), |epoch| epoch.get(&mut slots, me, 0))??;
+    /// assert_eq!(slots, [0; 4]); // zeroed at allocation
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`WindowEpoch::put`].
     #[inline]
@@ -358,6 +446,19 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// Writes `buf` into `target`'s window and waits until it is there (`MPI_Put`, then
     /// `MPI_Win_flush`): `buf` is borrowed for this call only, so one buffer can be reused
     /// in a loop. Passive epochs only.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// win.lock_all(Assert::empty(), |epoch| {
+    ///     let local = [3i64]; // a buffer local to the closure: put_now completes before returning
+    ///     epoch.put_now(&local, me, 0)
+    /// })??;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`WindowEpoch::put`]; [`Error::EpochMisuse`] outside `lock`/`lock_all`.
@@ -373,6 +474,21 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
 
     /// Reads from `target`'s window into `buf` and waits for the values (`MPI_Get`, then
     /// `MPI_Win_flush_local`): `buf` is borrowed for this call only. Passive epochs only.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// let value = win.lock_all(Assert::empty(), |epoch| {
+    ///     let mut one = [0i64];
+    ///     epoch.get_now(&mut one, me, 0)?; // complete on return
+    ///     Ok::<_, ferrompi::Error>(one[0])
+    /// })??;
+    /// assert_eq!(value, 0);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`WindowEpoch::put_now`].
@@ -395,6 +511,20 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// Combines `buf` into `target`'s window with `op` (`MPI_Accumulate`, MPI-4.0 §12.3.4),
     /// element-wise atomic with other accumulates.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// use ferrompi::op::Sum;
+    /// win.fence(Assert::empty(), |epoch| epoch.accumulate(&[1i64], 0, 0, Sum))??;
+    /// let mut total = [0i64];
+    /// win.fence(Assert::empty(), |epoch| epoch.get(&mut total, 0, 0))??;
+    /// assert_eq!(total[0], i64::from(size)); // every rank added 1 at rank 0
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`WindowEpoch::put`].
     #[inline]
@@ -412,6 +542,19 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
 
     /// Fetches `target`'s values into `result`, then combines `origin` into them with `op`
     /// (`MPI_Get_accumulate`, MPI-4.0 §12.3.5); with [`NoOp`](crate::NoOp) an atomic read.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// use ferrompi::op::Sum;
+    /// let mut before = [0i64];
+    /// win.fence(Assert::empty(), |epoch| epoch.get_accumulate(&[2i64], &mut before, me, 1, Sum))??;
+    /// assert_eq!(before, [0]); // the value before this rank's addition
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::BufferSize`] if the lengths differ; as [`WindowEpoch::put`].
@@ -439,6 +582,18 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// Atomically combines `value` into element `index` of `target` and returns the element's
     /// previous value (`MPI_Fetch_and_op` then `MPI_Win_flush`, MPI-4.0 §12.3.5). Passive
     /// epochs only, where the flush makes the result available at once.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// use ferrompi::op::Sum;
+    /// let ticket = win.lock_all(Assert::empty(), |epoch| epoch.fetch_and_op(1, 0, 0, Sum))??;
+    /// assert!((0..i64::from(size)).contains(&ticket)); // each rank a different ticket
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::EpochMisuse`] outside `lock`/`lock_all`; [`Error::InvalidArgument`] if `T` is
@@ -468,6 +623,18 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// and returns the previous value (`MPI_Compare_and_swap` then `MPI_Win_flush`, MPI-4.0
     /// §12.3.5). Integer types; passive epochs only.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// // Claim slot 0 of rank 0: exactly one rank finds 0 there.
+    /// let found = win.lock_all(Assert::empty(), |epoch| epoch.compare_and_swap(i64::from(me) + 1, 0, 0, 0))??;
+    /// let _claimed = found == 0;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`WindowEpoch::fetch_and_op`].
     pub fn compare_and_swap(&self, value: T, compare: T, target: i32, index: usize) -> Result<T>
@@ -491,6 +658,19 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// Completes every call to `target` at origin and target (`MPI_Win_flush`, MPI-4.0
     /// §12.5.4): `get` results from it are in their buffers. Passive epochs only.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// win.lock_all(Assert::empty(), |epoch| {
+    ///     epoch.accumulate(&[1i64], 0, 0, ferrompi::op::Sum)?;
+    ///     epoch.flush(0) // complete at rank 0 now, not at unlock
+    /// })??;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::EpochMisuse`]; [`Error::InvalidRank`]; [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn flush(&self, target: i32) -> Result<()> {
@@ -500,6 +680,19 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     }
 
     /// Completes every call of the epoch (`MPI_Win_flush_all`). Passive epochs only.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// win.lock_all(Assert::empty(), |epoch| {
+    ///     epoch.accumulate(&[1i64], me, 0, ferrompi::op::Sum)?;
+    ///     epoch.flush_all()
+    /// })??;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`WindowEpoch::flush`].
@@ -513,6 +706,19 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// Completes every call to `target` at the origin only (`MPI_Win_flush_local`). Passive
     /// epochs only.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// win.lock_all(Assert::empty(), |epoch| {
+    ///     epoch.put(&[4i64], me, 0)?;
+    ///     epoch.flush_local(me) // the origin buffer may be reused
+    /// })??;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`WindowEpoch::flush`].
     pub fn flush_local(&self, target: i32) -> Result<()> {
@@ -525,6 +731,19 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
 
     /// Completes every call of the epoch at the origin (`MPI_Win_flush_local_all`).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// win.lock_all(Assert::empty(), |epoch| {
+    ///     epoch.put(&[4i64], me, 0)?;
+    ///     epoch.flush_local_all()
+    /// })??;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`WindowEpoch::flush`].
     pub fn flush_local_all(&self) -> Result<()> {
@@ -536,6 +755,16 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
 
     /// Synchronises the private and public copies of the local window (`MPI_Win_sync`,
     /// MPI-4.0 §12.5.4). Passive epochs only.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// win.lock_all(Assert::empty(), |epoch| epoch.sync())??; // MPI_Win_sync: memory views agree
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`WindowEpoch::flush`].
@@ -559,6 +788,23 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// Request-based put (`MPI_Rput`, MPI-4.0 §12.3.1): the request completes when `buf` may
     /// be reused, and follows the [`scope`](crate::scope) discipline. Passive epochs only.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// let data = [8i64, 9];
+    /// win.lock_all(Assert::empty(), |epoch| {
+    ///     ferrompi::scope(|s| -> ferrompi::Result<()> {
+    ///         let put = epoch.rput(s, &data, me, 0)?; // MPI_Rput
+    ///         put.wait()?; // the origin buffer is free again
+    ///         Ok(())
+    ///     })
+    /// })??;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`WindowEpoch::fetch_and_op`].
     pub fn rput<'s>(
@@ -581,6 +827,20 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// Request-based get (`MPI_Rget`): the values are in `buf` once the request completes.
     /// Passive epochs only.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// let mut got = [1i64; 2];
+    /// win.lock_all(Assert::empty(), |epoch| {
+    ///     ferrompi::scope(|s| epoch.rget(s, &mut got, me, 0)?.wait().map(drop)) // MPI_Rget
+    /// })??;
+    /// assert_eq!(got, [0, 0]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`WindowEpoch::fetch_and_op`].
     pub fn rget<'s>(
@@ -595,6 +855,20 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     }
 
     /// Request-based accumulate (`MPI_Raccumulate`). Passive epochs only.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// use ferrompi::op::Sum;
+    /// let one = [1i64];
+    /// win.lock_all(Assert::empty(), |epoch| {
+    ///     ferrompi::scope(|s| epoch.raccumulate(s, &one, 0, 0, Sum)?.wait().map(drop))
+    /// })??;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`WindowEpoch::fetch_and_op`].
@@ -646,6 +920,19 @@ impl<T: Equivalence> std::fmt::Debug for Exposure<'_, '_, T> {
 impl<T: Equivalence> Exposure<'_, '_, T> {
     /// Waits until every process of the group has completed its access epoch (`MPI_Win_wait`).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// let everyone = world.group()?;
+    /// let exposure = win.expose(&everyone, Assert::empty())?;
+    /// win.access(&everyone, Assert::empty(), |_| ())?;
+    /// exposure.wait()?; // MPI_Win_wait: every origin has completed
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn wait(mut self) -> Result<()> {
@@ -654,6 +941,19 @@ impl<T: Equivalence> Exposure<'_, '_, T> {
 
     /// Whether every access epoch has completed, without blocking (`MPI_Win_test`); once
     /// `true`, the exposure is over.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let (me, size) = (world.rank(), world.size());
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// let everyone = world.group()?;
+    /// let mut exposure = win.expose(&everyone, Assert::empty())?;
+    /// win.access(&everyone, Assert::empty(), |_| ())?;
+    /// while !exposure.test()? {} // MPI_Win_test
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].

@@ -90,6 +90,15 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// `MPI_Win_allocate` (MPI-4.0 §12.2.2): `len` zeroed values of memory MPI allocates, on
     /// each process. Collective; lengths may differ between ranks (zero too).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Window;
+    /// let win = Window::<i64>::allocate(&world, 4)?; // collective; zeroed, MPI's memory
+    /// assert_eq!(win.local_len(), 4);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a zero-sized `T`; [`Error::CountOverflow`];
     /// [`Error::WrongThread`]; [`Error::Mpi`].
@@ -98,6 +107,16 @@ impl<'c, T: Equivalence> Window<'c, T> {
     }
 
     /// [`allocate`](Window::allocate) with hints (e.g. `accumulate_ops`, `same_size`).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Window;
+    /// let hints = ferrompi::Info::with(&mpi, &[("no_locks", "true")])?; // fence and PSCW only
+    /// let win = Window::<f64>::allocate_with_info(&world, 8, Some(&hints))?;
+    /// let _ = win;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Window::allocate`].
@@ -148,6 +167,16 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// `MPI_Win_create` (MPI-4.0 §12.2.1) over a vector the window owns, handed back by
     /// [`into_vec`](Window::into_vec). Collective.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Window;
+    /// let win = Window::from_vec(&world, vec![1u32, 2, 3])?; // MPI_Win_create over the vector
+    /// let back = win.into_vec()?; // collective: frees the window, returns the vector
+    /// assert_eq!(back, [1, 2, 3]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Window::allocate`].
     pub fn from_vec(comm: &'c Communicator<'_>, mut data: Vec<T>) -> Result<Self> {
@@ -165,6 +194,19 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// the window is freed (collectively) before this returns, and `buf` then holds what the
     /// epochs left in it. A panic in `body` ends the job, since remote processes may still
     /// write `buf`.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let mut data = vec![0u64; 4];
+    /// Window::with_buffer(&world, &mut data, |win| {
+    ///     let me = world.rank();
+    ///     win.fence(Assert::empty(), |epoch| epoch.put(&[7u64; 4], me, 0))?
+    /// })??;
+    /// assert_eq!(data, [7; 4]); // the window is freed: `data` is ours again
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Window::allocate`], and errors freeing the window; `body`'s own result is inside.
@@ -202,7 +244,8 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// `MPI_Win_create` over `buf`; `None` where Open MPI 4.1 cannot create windows over
     /// user memory with its single-copy mechanism off (which ferrompi does, see
     /// [`env`](mod@crate::env)): its `osc/ucx` component fails with `MPI_ERR_WIN` on every
-    /// rank alike. The caller then allocates a window and copies instead.
+    /// rank alike; and on MPICH before 5.0 when any rank's buffer is not a multiple of 16
+    /// bytes. The caller then allocates a window and copies instead.
     ///
     /// # Safety
     /// `buf` must not be read or written through Rust, nor freed, until the window is freed.
@@ -210,6 +253,18 @@ impl<'c, T: Equivalence> Window<'c, T> {
         const OP: &str = "win_create";
         let unit = disp_unit::<T>(OP)?;
         let bytes = window_bytes::<T>(buf.len(), OP)?;
+        if crate::env::mpich_before((5, 0)) {
+            // MPICH 4.0.2 misplaces puts into windows whose size is not a multiple of 16 bytes
+            // (see `allocate_init`), and a user's buffer cannot be padded: if any rank's is
+            // such, every rank takes the stand-in (a padded window and a copy), so that all
+            // make the same call.
+            let mut any_odd = [0u8];
+            comm.allreduce(&[u8::from(bytes % 16 != 0)], &mut any_odd, crate::op::Max)
+                .map_err(|e| rename(e, OP))?;
+            if any_odd[0] != 0 {
+                return Ok(None);
+            }
+        }
         let _gate = enter(OP)?;
         let mut raw = super::win_null();
         // SAFETY: `buf` holds `bytes` bytes, reserved for MPI per the caller.
@@ -262,6 +317,15 @@ impl<'c, T: Equivalence> Window<'c, T> {
     }
 
     /// The number of values in `rank`'s window; `None` for a rank outside the communicator.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Window;
+    /// let win = Window::<u8>::allocate(&world, 3)?;
+    /// assert_eq!(win.len_of(0), Some(3)); // checked before every remote access
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn len_of(&self, rank: i32) -> Option<usize> {
         usize::try_from(rank)
             .ok()
@@ -269,11 +333,29 @@ impl<'c, T: Equivalence> Window<'c, T> {
     }
 
     /// The number of values in this process's window.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Window;
+    /// let win = Window::<u8>::allocate(&world, 3)?;
+    /// assert_eq!(win.local_len(), 3);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn local_len(&self) -> usize {
         self.len_of(self.rank).unwrap_or(0)
     }
 
     /// The hints MPI uses for the window (`MPI_Win_get_info`, MPI-4.0 §12.2.7).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Window;
+    /// let win = Window::<u8>::allocate(&world, 3)?;
+    /// let _ = win.info()?.entries()?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
@@ -282,12 +364,30 @@ impl<'c, T: Equivalence> Window<'c, T> {
     }
 
     /// The raw handle, for calling `ffi` directly. It stays owned by `self`.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Window;
+    /// let win = Window::<u8>::allocate(&world, 3)?;
+    /// let _raw: ferrompi::ffi::MPI_Win = win.as_raw();
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn as_raw(&self) -> ffi::MPI_Win {
         self.win.raw
     }
 
     /// Frees the window (`MPI_Win_free`, collective), reporting errors; dropping it does the
     /// same silently.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Window;
+    /// let win = Window::<u8>::allocate(&world, 3)?;
+    /// win.free()?; // collective; dropping does the same
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`] (e.g. an exposure epoch still open).
@@ -299,6 +399,15 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// [`from_vec`](Window::from_vec), or a copy of MPI's memory for
     /// [`allocate`](Window::allocate) (read with a `get` under a lock on itself first).
     /// Collective.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::Window;
+    /// let win = Window::from_vec(&world, vec![0.5f64; 2])?;
+    /// assert_eq!(win.into_vec()?, [0.5, 0.5]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Window::free`]; [`Error::InvalidArgument`] for a window over a borrowed buffer.

@@ -163,6 +163,19 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
     /// [`split_shared`](Communicator::split_shared) is known to be; any other is checked with a
     /// `split_shared` of it.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// // The node's first rank stores 4 values, the others none ("leader stores, all read").
+    /// let len = if node.rank() == 0 { 4 } else { 0 };
+    /// let mut table = SharedWindow::<f64>::allocate(&node, len)?; // collective
+    /// table.write()?.local().fill(1.0); // each rank writes its own segment (the leader's 4)
+    /// assert_eq!(table.read()?.segment(0), Some(&[1.0; 4][..]));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::NotSharedMemory`] on every process if `comm`'s processes span nodes;
     /// [`Error::InvalidArgument`] for a zero-sized `T`; [`Error::CountOverflow`];
@@ -174,6 +187,17 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
     /// [`allocate`](SharedWindow::allocate) with hints, e.g. `alloc_shared_noncontig` =
     /// `true` (each segment placed for its own process's NUMA domain; the whole window is
     /// then not one slice).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let hints = ferrompi::Info::with(&mpi, &[("alloc_shared_noncontig", "true")])?;
+    /// let window = SharedWindow::<u64>::allocate_with_info(&node, 8, Some(&hints))?;
+    /// assert_eq!(window.local_len(), 8);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`SharedWindow::allocate`].
@@ -434,6 +458,20 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
     /// Enters a read epoch with every other process (collective): shared references to every
     /// segment until the next epoch.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let mut w = SharedWindow::<u32>::allocate(&node, 2)?;
+    /// w.write()?.local().fill(node.rank() as u32);
+    /// let read = w.read()?; // collective: everyone's writes are visible now
+    /// for r in 0..node.size() {
+    ///     assert_eq!(read.segment(r), Some(&[r as u32; 2][..]));
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::EpochMismatch`] if the processes did not all call `read` as their next epoch
     /// (or an earlier epoch went out of step); [`Error::WrongThread`]; [`Error::Mpi`].
@@ -444,6 +482,20 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
 
     /// Enters a write epoch with every other process (collective): this process's segment,
     /// mutably, until the next epoch.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let mut w = SharedWindow::<i64>::allocate(&node, 3)?;
+    /// {
+    ///     let mut write = w.write()?; // collective; `&mut` of this rank's segment only
+    ///     write.local().copy_from_slice(&[1, 2, 3]);
+    /// } // the epoch ends when it drops
+    /// assert_eq!(w.read()?.local(), &[1, 2, 3]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`SharedWindow::read`].
@@ -459,6 +511,21 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
     /// Enters an atomic epoch with every other process (collective): element-wise atomic
     /// operations on any segment, no references.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// use ferrompi::op::Sum;
+    /// let mut counter = SharedWindow::<u64>::allocate(&node, if node.rank() == 0 { 1 } else { 0 })?;
+    /// {
+    ///     let atomic = counter.atomic()?; // collective
+    ///     atomic.fetch_and_op(1, 0, 0, Sum)?; // every rank adds 1 to the leader's counter
+    /// }
+    /// assert_eq!(counter.read()?.segment(0), Some(&[node.size() as u64][..]));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`SharedWindow::read`].
     pub fn atomic(&mut self) -> Result<AtomicEpoch<'_, T>>
@@ -470,6 +537,17 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
     }
 
     /// The number of values in `rank`'s segment; `None` for a rank outside the communicator.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let w = SharedWindow::<u8>::allocate(&node, 5)?;
+    /// assert_eq!(w.len_of(0), Some(5));
+    /// assert_eq!(w.len_of(node.size()), None); // no such rank
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn len_of(&self, rank: i32) -> Option<usize> {
         usize::try_from(rank)
             .ok()
@@ -478,32 +556,95 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
     }
 
     /// The number of values in this process's segment.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let w = SharedWindow::<u8>::allocate(&node, 5)?;
+    /// assert_eq!(w.local_len(), 5);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn local_len(&self) -> usize {
         self.segments[self.rank].len
     }
 
     /// The number of values in the whole window, all segments together.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let w = SharedWindow::<u8>::allocate(&node, 5)?;
+    /// assert_eq!(w.len(), 5 * node.size() as usize); // every segment together
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.segments.iter().map(|s| s.len).sum()
     }
 
     /// Whether the whole window holds no values.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let w = SharedWindow::<u8>::allocate(&node, 0)?;
+    /// assert!(w.is_empty());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Whether the segments lie back to back in rank order, so a read epoch gives the whole
     /// window as one slice ([`ReadEpoch::as_slice`]).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let w = SharedWindow::<u8>::allocate(&node, 5)?;
+    /// println!("one slice of the whole window: {}", w.is_contiguous());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn is_contiguous(&self) -> bool {
         self.whole.is_some()
     }
 
     /// How many epochs this process has entered (or tried to).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let mut w = SharedWindow::<u8>::allocate(&node, 1)?;
+    /// let before = w.epochs();
+    /// drop(w.read()?);
+    /// assert_eq!(w.epochs(), before + 1);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn epochs(&self) -> u64 {
         self.seq
     }
 
     /// The hints MPI uses for the window (`MPI_Win_get_info`, MPI-4.0 §12.2.7).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let w = SharedWindow::<u8>::allocate(&node, 1)?;
+    /// let hints = w.info()?; // MPI_Win_get_info: what the MPI applied
+    /// let _ = hints.entries()?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
@@ -513,12 +654,32 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
 
     /// The raw handle, for calling `ffi` directly. It stays owned by `self`, and is inside a
     /// `lock_all` epoch for its whole life.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let w = SharedWindow::<u8>::allocate(&node, 1)?;
+    /// let _raw: ferrompi::ffi::MPI_Win = w.as_raw();
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn as_raw(&self) -> ffi::MPI_Win {
         self.win.raw
     }
 
     /// Frees the window (`MPI_Win_unlock_all`, `MPI_Win_free`; collective), reporting errors;
     /// dropping it does the same silently.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let w = SharedWindow::<u8>::allocate(&node, 1)?;
+    /// w.free()?; // collective; dropping does the same
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
@@ -609,6 +770,18 @@ pub struct ReadEpoch<'w, T: Pod> {
 
 impl<'w, T: Pod> ReadEpoch<'w, T> {
     /// Process `rank`'s segment; `None` for a rank outside the communicator.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let mut w = SharedWindow::<u16>::allocate(&node, 1)?;
+    /// w.write()?.local()[0] = node.rank() as u16;
+    /// let read = w.read()?;
+    /// assert_eq!(read.segment(0), Some(&[0u16][..]));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn segment(&self, rank: i32) -> Option<&'w [T]> {
         let window: &'w SharedWindow<'w, T> = self.window;
         let s = usize::try_from(rank)
@@ -621,18 +794,56 @@ impl<'w, T: Pod> ReadEpoch<'w, T> {
     }
 
     /// This process's own segment.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let mut w = SharedWindow::<u16>::allocate(&node, 2)?;
+    /// w.write()?.local().fill(7);
+    /// assert_eq!(w.read()?.local(), &[7, 7]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn local(&self) -> &'w [T] {
         let rank = i32::try_from(self.window.rank).unwrap_or(0);
         self.segment(rank).unwrap_or(&[])
     }
 
     /// Every segment in rank order.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let mut w = SharedWindow::<u16>::allocate(&node, 1)?;
+    /// w.write()?.local()[0] = 1;
+    /// let read = w.read()?;
+    /// let total: u16 = read.segments().map(|s| s.iter().sum::<u16>()).sum();
+    /// assert_eq!(total, node.size() as u16);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn segments(&self) -> impl Iterator<Item = &'w [T]> + '_ {
         (0..self.window.segments.len()).filter_map(|r| self.segment(r as i32))
     }
 
     /// The whole window as one slice, when the segments are contiguous
     /// ([`SharedWindow::is_contiguous`]).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let mut w = SharedWindow::<u16>::allocate(&node, 1)?;
+    /// w.write()?.local()[0] = 1;
+    /// let read = w.read()?;
+    /// if let Some(all) = read.as_slice() { // when the segments are contiguous
+    ///     assert_eq!(all.len(), node.size() as usize);
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn as_slice(&self) -> Option<&'w [T]> {
         let window: &'w SharedWindow<'w, T> = self.window;
         let s = window.whole?;
@@ -660,6 +871,18 @@ pub struct WriteEpoch<'w, T: Pod> {
 
 impl<'w, T: Pod> WriteEpoch<'w, T> {
     /// This process's segment.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let mut w = SharedWindow::<f32>::allocate(&node, 3)?;
+    /// let mut write = w.write()?;
+    /// write.local()[2] = 0.5; // only this rank's segment is writable
+    /// drop(write);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn local(&mut self) -> &mut [T] {
         // SAFETY: this process's segment; in a write epoch no other process reads or writes it
         // (module docs), and the reference borrows the epoch, which borrows the window.
@@ -667,6 +890,17 @@ impl<'w, T: Pod> WriteEpoch<'w, T> {
     }
 
     /// This process's segment, for the rest of the epoch.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let mut w = SharedWindow::<f32>::allocate(&node, 3)?;
+    /// let mine: &mut [f32] = w.write()?.into_local(); // keeps the epoch's borrow
+    /// mine.fill(2.0);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     pub fn into_local(self) -> &'w mut [T] {
         // SAFETY: as in `local`; the epoch is consumed, so this is the only reference, and it
         // keeps the window borrowed.
@@ -690,6 +924,19 @@ impl<T: Pod + Equivalence> AtomicEpoch<'_, T> {
 
     /// Atomically combines `value` into element `index` of `rank`'s segment and returns its
     /// previous value (`MPI_Fetch_and_op`).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// use ferrompi::op::Sum;
+    /// let mut w = SharedWindow::<u32>::allocate(&node, 1)?;
+    /// let atomic = w.atomic()?;
+    /// let before = atomic.fetch_and_op(5, node.rank(), 0, Sum)?; // on this rank's own element
+    /// assert_eq!(before, 0);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// [`Error::InvalidRank`], [`Error::OutOfBounds`]; [`Error::InvalidArgument`] if `T` is
@@ -716,6 +963,17 @@ impl<T: Pod + Equivalence> AtomicEpoch<'_, T> {
     /// Atomically reads element `index` of `rank`'s segment (`MPI_Fetch_and_op` with
     /// `MPI_NO_OP`).
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let mut w = SharedWindow::<u32>::allocate(&node, 1)?;
+    /// let atomic = w.atomic()?;
+    /// assert_eq!(atomic.load(node.rank(), 0)?, 0); // an atomic read
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`AtomicEpoch::fetch_and_op`].
     pub fn load(&self, rank: i32, index: usize) -> Result<T> {
@@ -725,6 +983,18 @@ impl<T: Pod + Equivalence> AtomicEpoch<'_, T> {
     /// Atomically writes element `index` of `rank`'s segment (`MPI_Fetch_and_op` with
     /// `MPI_REPLACE`), returning the previous value.
     ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let mut w = SharedWindow::<u32>::allocate(&node, 1)?;
+    /// let atomic = w.atomic()?;
+    /// assert_eq!(atomic.swap(9, node.rank(), 0)?, 0); // the old value
+    /// assert_eq!(atomic.load(node.rank(), 0)?, 9);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`AtomicEpoch::fetch_and_op`].
     pub fn swap(&self, value: T, rank: i32, index: usize) -> Result<T> {
@@ -733,6 +1003,20 @@ impl<T: Pod + Equivalence> AtomicEpoch<'_, T> {
 
     /// Atomically replaces element `index` of `rank`'s segment with `value` if it equals
     /// `compare`; returns the previous value (`MPI_Compare_and_swap`). Integer types.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::SharedWindow;
+    /// let node = world.split_shared(0)?; // the processes sharing this one's memory
+    /// let mut w = SharedWindow::<u64>::allocate(&node, if node.rank() == 0 { 1 } else { 0 })?;
+    /// let atomic = w.atomic()?;
+    /// // One rank wins the slot: it finds 0 there and writes its rank + 1.
+    /// let found = atomic.compare_and_swap(node.rank() as u64 + 1, 0, 0, 0)?;
+    /// let won = found == 0;
+    /// let _ = won;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`AtomicEpoch::fetch_and_op`].

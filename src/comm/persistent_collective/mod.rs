@@ -138,6 +138,18 @@ const BUILT: PersistentCollectives = if cfg!(ferrompi_persistent_coll) {
 static FORCE_EMULATION: AtomicBool = AtomicBool::new(false);
 
 /// The path persistent collectives created now take (see the [module docs](self)).
+///
+/// ```
+/// # let mpi = ferrompi::Mpi::init()?;
+/// # let world = mpi.world();
+/// use ferrompi::PersistentCollectives;
+/// match ferrompi::persistent_collectives() {
+///     PersistentCollectives::Native => println!("MPI-4's MPI_*_init"),
+///     PersistentCollectives::OpenMpiExtension => println!("Open MPI's MPIX_*_init"),
+///     PersistentCollectives::Emulated => println!("a nonblocking collective per start"),
+/// }
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 pub fn persistent_collectives() -> PersistentCollectives {
     if FORCE_EMULATION.load(Ordering::Relaxed) {
         PersistentCollectives::Emulated
@@ -149,6 +161,17 @@ pub fn persistent_collectives() -> PersistentCollectives {
 /// Makes persistent collectives created from now on use the emulated path (`true`) or the
 /// MPI's own (`false`, the default). Requests already created keep their path. Every rank must
 /// make the same choice, since a native and an emulated collective do not match.
+///
+/// ```
+/// # let mpi = ferrompi::Mpi::init()?;
+/// # let world = mpi.world();
+/// ferrompi::set_persistent_emulation(true); // on every rank: the paths do not match
+/// let mut sum = world.allreduce_init_in_place(vec![1u32], ferrompi::op::Sum)?;
+/// assert!(sum.is_emulated());
+/// sum.start()?.wait()?;
+/// ferrompi::set_persistent_emulation(false);
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 pub fn set_persistent_emulation(on: bool) {
     FORCE_EMULATION.store(on, Ordering::Relaxed);
 }

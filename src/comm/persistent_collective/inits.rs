@@ -94,9 +94,23 @@ impl<'env> Communicator<'env> {
 
 /// The persistent forms of the reductions with `MPI_Allreduce`'s arguments.
 macro_rules! reduction_inits {
-    ($($f:expr => $name:ident, $in_place:ident, $mpi:literal, $what:literal;)*) => {$(
+    ($($f:expr => $name:ident, $in_place:ident, $mpi:literal, $what:literal, $send:literal;)*) => {$(
         #[doc = concat!("Sets up a persistent ", $what, " (`", $mpi, "`, MPI-4.0 §6.13); the")]
         /// request owns `send`, `recv` and `op`.
+        #[doc = ""]
+        #[doc = " ```"]
+        #[doc = " # let mpi = ferrompi::Mpi::init()?;"]
+        #[doc = " # let world = mpi.world();"]
+        #[doc = " let n = world.size() as usize;"]
+        #[doc = " let root = world.rank() == 0;"]
+        #[doc = concat!(" let mut request = world.", stringify!($name), "(vec![1u32; ", $send, "], vec![0u32; 1], ferrompi::op::Sum)", "?;")]
+        #[doc = " for _ in 0..2 {"]
+        #[doc = "     request.start()?.wait()?; // set up once, started many times"]
+        #[doc = " }"]
+        #[doc = " # let _ = (n, root);"]
+        #[doc = " # Ok::<(), ferrompi::Error>(())"]
+        #[doc = " ```"]
+        ///
         ///
         /// # Errors
         /// [`Error::BufferSize`], [`Error::InvalidArgument`], [`Error::CountOverflow`] before
@@ -117,6 +131,19 @@ macro_rules! reduction_inits {
         }
 
         #[doc = concat!("The in-place form of [`", stringify!($name), "`](Communicator::", stringify!($name), "): `buf` is input and result.")]
+        #[doc = ""]
+        #[doc = " ```"]
+        #[doc = " # let mpi = ferrompi::Mpi::init()?;"]
+        #[doc = " # let world = mpi.world();"]
+        #[doc = " let n = world.size() as usize;"]
+        #[doc = " let root = world.rank() == 0;"]
+        #[doc = concat!(" let mut request = world.", stringify!($in_place), "(vec![1u32; ", $send, "], ferrompi::op::Sum)", "?;")]
+        #[doc = " for _ in 0..2 {"]
+        #[doc = "     request.start()?.wait()?; // set up once, started many times"]
+        #[doc = " }"]
+        #[doc = " # let _ = (n, root);"]
+        #[doc = " # Ok::<(), ferrompi::Error>(())"]
+        #[doc = " ```"]
         ///
         /// # Errors
         #[doc = concat!("As [`", stringify!($name), "`](Communicator::", stringify!($name), ").")]
@@ -133,8 +160,21 @@ macro_rules! reduction_inits {
 
 /// The persistent forms of `gather`, `scatter`, `allgather` and `alltoall`.
 macro_rules! move_inits {
-    (no root: $($f:expr => $name:ident, $in_place:ident, $mpi:literal, $blocking:ident;)*) => {$(
+    (no root: $($f:expr => $name:ident, $in_place:ident, $mpi:literal, $blocking:ident, $send:literal, $recv:literal, $buf:literal;)*) => {$(
         #[doc = concat!("Sets up a persistent [`", stringify!($blocking), "`](Communicator::", stringify!($blocking), ") (`", $mpi, "`, MPI-4.0 §6.13); the request owns both buffers.")]
+        #[doc = ""]
+        #[doc = " ```"]
+        #[doc = " # let mpi = ferrompi::Mpi::init()?;"]
+        #[doc = " # let world = mpi.world();"]
+        #[doc = " let n = world.size() as usize;"]
+        #[doc = " let root = world.rank() == 0;"]
+        #[doc = concat!(" let mut request = world.", stringify!($name), "(vec![1u32; ", $send, "], vec![0u32; ", $recv, "])", "?;")]
+        #[doc = " for _ in 0..2 {"]
+        #[doc = "     request.start()?.wait()?; // set up once, started many times"]
+        #[doc = " }"]
+        #[doc = " # let _ = (n, root);"]
+        #[doc = " # Ok::<(), ferrompi::Error>(())"]
+        #[doc = " ```"]
         ///
         /// # Errors
         #[doc = concat!("As [`", stringify!($blocking), "`](Communicator::", stringify!($blocking), ").")]
@@ -146,7 +186,20 @@ macro_rules! move_inits {
             self.move_init_pair($f, send, recv, 0)
         }
 
-        #[doc = concat!("The in-place form of [`", stringify!($name), "`](Communicator::", stringify!($name), "), with `buf` as [`", stringify!($blocking), "`](Communicator::", stringify!($blocking), ") takes it.")]
+        #[doc = concat!("The in-place form of [`", stringify!($name), "`](Communicator::", stringify!($name), "), with `buf` as [`", stringify!($blocking), "_in_place`](Communicator::", stringify!($blocking), "_in_place) takes it.")]
+        #[doc = ""]
+        #[doc = " ```"]
+        #[doc = " # let mpi = ferrompi::Mpi::init()?;"]
+        #[doc = " # let world = mpi.world();"]
+        #[doc = " let n = world.size() as usize;"]
+        #[doc = " let root = world.rank() == 0;"]
+        #[doc = concat!(" let mut request = world.", stringify!($in_place), "(vec![1u32; ", $buf, "])", "?;")]
+        #[doc = " for _ in 0..2 {"]
+        #[doc = "     request.start()?.wait()?; // set up once, started many times"]
+        #[doc = " }"]
+        #[doc = " # let _ = (n, root);"]
+        #[doc = " # Ok::<(), ferrompi::Error>(())"]
+        #[doc = " ```"]
         ///
         /// # Errors
         #[doc = concat!("As [`", stringify!($name), "`](Communicator::", stringify!($name), ").")]
@@ -154,8 +207,21 @@ macro_rules! move_inits {
             self.move_init_one($f, buf, 0)
         }
     )*};
-    ($($f:expr => $name:ident, $in_place:ident, $mpi:literal, $blocking:ident;)*) => {$(
+    ($($f:expr => $name:ident, $in_place:ident, $mpi:literal, $blocking:ident, $send:literal, $recv:literal, $buf:literal;)*) => {$(
         #[doc = concat!("Sets up a persistent [`", stringify!($blocking), "`](Communicator::", stringify!($blocking), ") (`", $mpi, "`, MPI-4.0 §6.13); the request owns both buffers.")]
+        #[doc = ""]
+        #[doc = " ```"]
+        #[doc = " # let mpi = ferrompi::Mpi::init()?;"]
+        #[doc = " # let world = mpi.world();"]
+        #[doc = " let n = world.size() as usize;"]
+        #[doc = " let root = world.rank() == 0;"]
+        #[doc = concat!(" let mut request = world.", stringify!($name), "(vec![1u32; ", $send, "], vec![0u32; ", $recv, "], 0)", "?;")]
+        #[doc = " for _ in 0..2 {"]
+        #[doc = "     request.start()?.wait()?; // set up once, started many times"]
+        #[doc = " }"]
+        #[doc = " # let _ = (n, root);"]
+        #[doc = " # Ok::<(), ferrompi::Error>(())"]
+        #[doc = " ```"]
         ///
         /// # Errors
         #[doc = concat!("As [`", stringify!($blocking), "`](Communicator::", stringify!($blocking), ").")]
@@ -172,7 +238,20 @@ macro_rules! move_inits {
             self.move_init_pair($f, send, recv, root)
         }
 
-        #[doc = concat!("The in-place form of [`", stringify!($name), "`](Communicator::", stringify!($name), "), with `buf` as the in-place [`", stringify!($blocking), "`](Communicator::", stringify!($blocking), ") takes it.")]
+        #[doc = concat!("The in-place form of [`", stringify!($name), "`](Communicator::", stringify!($name), "), with `buf` as [`", stringify!($blocking), "_in_place`](Communicator::", stringify!($blocking), "_in_place) takes it.")]
+        #[doc = ""]
+        #[doc = " ```"]
+        #[doc = " # let mpi = ferrompi::Mpi::init()?;"]
+        #[doc = " # let world = mpi.world();"]
+        #[doc = " let n = world.size() as usize;"]
+        #[doc = " let root = world.rank() == 0;"]
+        #[doc = concat!(" let mut request = world.", stringify!($in_place), "(vec![1u32; ", $buf, "], 0)", "?;")]
+        #[doc = " for _ in 0..2 {"]
+        #[doc = "     request.start()?.wait()?; // set up once, started many times"]
+        #[doc = " }"]
+        #[doc = " # let _ = (n, root);"]
+        #[doc = " # Ok::<(), ferrompi::Error>(())"]
+        #[doc = " ```"]
         ///
         /// # Errors
         #[doc = concat!("As [`", stringify!($name), "`](Communicator::", stringify!($name), ").")]
@@ -190,22 +269,26 @@ macro_rules! move_inits {
 /// blocks (MPI-4.0 §6.13).
 impl<'env> Communicator<'env> {
     reduction_inits! {
-        ReduceFn::All => allreduce_init, allreduce_init_in_place, "MPI_Allreduce_init", "allreduce";
-        ReduceFn::Scan => scan_init, scan_init_in_place, "MPI_Scan_init", "inclusive prefix reduction";
-        ReduceFn::Exscan => exscan_init, exscan_init_in_place, "MPI_Exscan_init", "exclusive prefix reduction";
+        ReduceFn::All => allreduce_init, allreduce_init_in_place, "MPI_Allreduce_init", "allreduce", "1";
+        ReduceFn::Scan => scan_init, scan_init_in_place, "MPI_Scan_init", "inclusive prefix reduction", "1";
+        ReduceFn::Exscan => exscan_init, exscan_init_in_place, "MPI_Exscan_init", "exclusive prefix reduction", "1";
         ReduceFn::ScatterBlock => reduce_scatter_block_init, reduce_scatter_block_init_in_place,
-            "MPI_Reduce_scatter_block_init", "reduce-scatter of equal blocks";
+            "MPI_Reduce_scatter_block_init", "reduce-scatter of equal blocks", "n";
     }
 
     move_inits! {
-        MoveFn::Gather => gather_init, gather_init_in_place, "MPI_Gather_init", gather_in_place;
-        MoveFn::Scatter => scatter_init, scatter_init_in_place, "MPI_Scatter_init", scatter_in_place;
+        MoveFn::Gather => gather_init, gather_init_in_place, "MPI_Gather_init", gather,
+            "1", "if root { n } else { 0 }", "if root { n } else { 1 }";
+        MoveFn::Scatter => scatter_init, scatter_init_in_place, "MPI_Scatter_init", scatter,
+            "if root { n } else { 0 }", "1", "if root { n } else { 1 }";
     }
 
     move_inits! {
         no root:
-        MoveFn::Allgather => allgather_init, allgather_init_in_place, "MPI_Allgather_init", allgather_in_place;
-        MoveFn::Alltoall => alltoall_init, alltoall_init_in_place, "MPI_Alltoall_init", alltoall_in_place;
+        MoveFn::Allgather => allgather_init, allgather_init_in_place, "MPI_Allgather_init", allgather,
+            "1", "n", "n";
+        MoveFn::Alltoall => alltoall_init, alltoall_init_in_place, "MPI_Alltoall_init", alltoall,
+            "n", "n", "n";
     }
 
     /// Sets up a persistent reduction of `send` with `op` into `recv` at `root`

@@ -24,12 +24,14 @@
 //! | [`barrier_bcast`] | `barrier`, `bcast` |
 //! | [`reduce`] | `reduce`, `allreduce`, `scan`, `exscan`, `reduce_scatter_block` |
 //! | [`gather_scatter`] | `gather`, `scatter`, `allgather`, `alltoall` |
-//! | [`vector`] | `gatherv`, `scatterv`, `allgatherv`, `alltoallv`, `alltoallw`, `reduce_scatter` |
+//! | [`vector`] | `gatherv`, `scatterv`, `allgatherv` |
+//! | [`alltoallv`] | `alltoallv`, `alltoallw`, `reduce_scatter` |
 //! | [`in_place`] | the nonblocking in-place forms, and the body each shares with its blocking form |
 //!
 //! This module holds what they share: how a call is issued (blocking or in a scope), the
 //! argument checks, and the agreement signatures of checked mode.
 
+pub mod alltoallv;
 pub mod barrier_bcast;
 pub mod gather_scatter;
 pub mod in_place;

@@ -83,7 +83,8 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`inits`] | every public `*_init` method |
+//! | [`inits`] | the public `*_init` methods with equal blocks (and `reduce_init`) |
+//! | [`vector_inits`] | the public `*_init` methods with per-rank blocks |
 //! | `call` | one collective's arguments, and its native init or nonblocking start |
 //! | `emulated` | the emulated path and the datatypes a request keeps |
 //!
@@ -92,6 +93,7 @@
 mod call;
 mod emulated;
 pub mod inits;
+pub mod vector_inits;
 
 use crate::comm::Communicator;
 use crate::comm::call::{MoveFn, ReduceFn, in_place};

@@ -34,6 +34,25 @@ use std::mem::ManuallyDrop;
 /// `Send + Sync` at every thread level: each call passes the thread gate described in
 /// [`env`](mod@crate::env), and the raw handle is only an identifier (a pointer in Open MPI, an
 /// integer in MPICH) that MPI itself synchronises.
+///
+/// # Methods by family
+///
+/// Each family is an `impl` block of its own below, documented and with a runnable example on
+/// every method (rustdoc lists the blocks by module, so here they are in reading order):
+///
+/// | family | methods | MPI-4.0 |
+/// |---|---|---|
+/// | the communicator | [`rank`](Self::rank), [`size`](Self::size), [`dup`](Self::dup), [`split`](Self::split), [`split_shared`](Self::split_shared), [`split_type`](Self::split_type), [`compare`](Self::compare), [`set_name`](Self::set_name), [`free`](Self::free) | ch. 7 |
+/// | point-to-point | [`send`](Self::send), [`ssend`](Self::ssend), [`bsend`](Self::bsend), [`rsend`](Self::rsend), [`recv`](Self::recv), [`sendrecv`](Self::sendrecv), [`sendrecv_replace`](Self::sendrecv_replace) | §3.2–§3.4, §3.10 |
+/// | probes | [`probe`](Self::probe), [`iprobe`](Self::iprobe), [`mprobe`](Self::mprobe), [`improbe`](Self::improbe), [`recv_vec`](Self::recv_vec), [`recv_uninit`](Self::recv_uninit) | §3.8 |
+/// | nonblocking point-to-point | [`isend`](Self::isend), [`irecv`](Self::irecv), [`isend_owned`](Self::isend_owned), [`irecv_owned`](Self::irecv_owned), [`isendrecv`](Self::isendrecv), … | §3.7 |
+/// | persistent point-to-point | [`send_init`](Self::send_init), [`recv_init`](Self::recv_init), … | §3.9 |
+/// | collectives | [`barrier`](Self::barrier), [`bcast`](Self::bcast), [`reduce`](Self::reduce), [`allreduce`](Self::allreduce), [`scan`](Self::scan), [`gather`](Self::gather), [`scatter`](Self::scatter), [`allgather`](Self::allgather), [`alltoall`](Self::alltoall), their `_in_place` and `i` forms | §6.3–§6.12 |
+/// | collectives with per-rank blocks | [`gatherv`](Self::gatherv), [`scatterv`](Self::scatterv), [`allgatherv`](Self::allgatherv), [`alltoallv`](Self::alltoallv), [`alltoallw`](Self::alltoallw), [`reduce_scatter`](Self::reduce_scatter), … | §6.5–§6.10 |
+/// | persistent collectives | [`barrier_init`](Self::barrier_init), [`allreduce_init`](Self::allreduce_init), [`gatherv_init`](Self::gatherv_init), … | §6.13 |
+/// | groups | [`group`](Self::group), [`create`](Self::create), [`create_from_group`](Self::create_from_group) | §7.3, §7.4.2 |
+/// | channels, typed messages | [`channel`](Self::channel), `send_value`, `recv_value` (feature `serde`) | ch. 3 |
+/// | the node and NUMA hierarchy | [`hierarchy`](Self::hierarchy), [`split_numa`](Self::split_numa) | §7.4.2 |
 #[derive(Debug)]
 pub struct Communicator<'env> {
     raw: ffi::MPI_Comm,

@@ -556,25 +556,38 @@ fn main() {
     }
     collectives(&mut bench, &mut rows, world);
     windows(&mut bench, &mut rows, world, node);
-    // FERROMPI_BENCH_ONLY=group,group keeps only those rows (for profiling one operation).
-    if let Ok(only) = std::env::var("FERROMPI_BENCH_ONLY") {
-        let keep: Vec<&str> = only.split(',').collect();
-        rows.retain(|r| keep.contains(&r.group));
-        bench.retain(|group| keep.contains(&group));
-    }
+    // FERROMPI_BENCH_ONLY=group,group keeps only those rows, and FERROMPI_BENCH_BYTES=8,4096
+    // only those sizes (for profiling one operation).
+    let list = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .map(|v| v.split(',').map(String::from).collect::<Vec<_>>())
+    };
+    let (groups, sizes) = (list("FERROMPI_BENCH_ONLY"), list("FERROMPI_BENCH_BYTES"));
+    let keep = |group: &str, bytes: usize| {
+        groups.as_ref().is_none_or(|g| g.iter().any(|x| x == group))
+            && sizes
+                .as_ref()
+                .is_none_or(|s| s.iter().any(|x| *x == bytes.to_string()))
+    };
+    rows.retain(|r| keep(r.group, r.bytes));
+    bench.retain(keep);
     let Some(mut session) = bench.run(harness::criterion()) else {
         return;
     };
     let quick = std::env::args().any(|a| a == "--test");
     let rounds = if quick { 2 } else { 150 };
     let implementation = format!("{:?}", ferrompi::IMPLEMENTATION);
+    // How the launcher placed the ranks (tools/bench.sh: "dedicated" when they fit the cores,
+    // "oversubscribed" when they do not), said beside every table.
+    let mode = std::env::var("FERROMPI_BENCH_MODE").unwrap_or_else(|_| "unstated".into());
     let mut md = format!(
-        "### {implementation}, {ranks} ranks\n\n\
+        "### {implementation}, {ranks} ranks ({mode})\n\n\
          | operation | bytes | ferrompi µs | C µs | ferrompi / C | target | allocations | |\n\
          |---|---:|---:|---:|---:|---:|---:|---|\n"
     );
     let mut csv = String::from(
-        "implementation,ranks,group,operation,bytes,ferrompi_us,c_us,ratio,target,allocations\n",
+        "implementation,ranks,group,operation,bytes,ferrompi_us,c_us,ratio,target,allocations,mode\n",
     );
     for row in &rows {
         let ours = session.summary().get(row.group, "ferrompi", row.bytes) * 1e6;
@@ -593,7 +606,7 @@ fn main() {
             row.what, row.bytes, row.target
         );
         csv += &format!(
-            "{implementation},{ranks},{},{},{},{ours:.4},{theirs:.4},{ratio:.4},{},{allocations}\n",
+            "{implementation},{ranks},{},{},{},{ours:.4},{theirs:.4},{ratio:.4},{},{allocations},{mode}\n",
             row.group, row.what, row.bytes, row.target
         );
     }
@@ -612,6 +625,12 @@ fn library_effect(session: &mut Session<'_>, rounds: usize) -> String {
          | bytes | persistent / blocking | persistent / iallreduce + wait |\n|---:|---:|---:|\n",
     );
     for bytes in COLLECTIVE {
+        if !["allreduce_init", "allreduce", "iallreduce"]
+            .iter()
+            .all(|g| session.has(g, "c", bytes))
+        {
+            continue;
+        }
         let p = ("allreduce_init", "c");
         let blocking = session.ratio(p, ("allreduce", "c"), bytes, rounds);
         let nonblocking = session.ratio(p, ("iallreduce", "c"), bytes, rounds);

@@ -215,9 +215,9 @@ pub(crate) fn count_of<T: Equivalence>(len: usize, operation: &'static str) -> R
 /// The error for `len` values of `per_value` elements not fitting MPI's `int`.
 #[cold]
 pub(crate) fn count_overflow(len: usize, per_value: usize, operation: &'static str) -> Error {
-    let count = u128::try_from(len)
-        .unwrap_or(u128::MAX)
-        .saturating_mul(u128::try_from(per_value).unwrap_or(u128::MAX));
+    let count = u64::try_from(len)
+        .unwrap_or(u64::MAX)
+        .saturating_mul(u64::try_from(per_value).unwrap_or(u64::MAX));
     Error::CountOverflow {
         operation,
         count,
@@ -291,7 +291,7 @@ mod tests {
         assert_eq!(count_of::<u8>(max, "t"), Ok(c_int::MAX));
         assert!(matches!(
             count_of::<u8>(max + 1, "send"),
-            Err(Error::CountOverflow { operation: "send", count, .. }) if count == (max as u128) + 1
+            Err(Error::CountOverflow { operation: "send", count, .. }) if count == (max as u64) + 1
         ));
         assert!(matches!(
             count_of::<[u8; 2]>(max, "t"),

@@ -59,8 +59,9 @@ pub enum Error {
     CountOverflow {
         /// The operation.
         operation: &'static str,
-        /// The count, in elements of the MPI datatype.
-        count: u128,
+        /// The count, in elements of the MPI datatype (`u64::MAX` where it does not fit even
+        /// that, or is unknown).
+        count: u64,
         /// The largest count the call accepts.
         max: i64,
     },

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The comparison with C, in one command: for Open MPI and MPICH in turn, runs
 # benches/comparison.rs under the launcher with 2 ranks (point-to-point and collectives) and
-# 4 ranks (collectives). Rank 0 drives criterion; the C reference runs in the same binary. Each
+# 4 ranks (collectives), oversubscribing only when the ranks exceed the cores (tools/setup.sh's
+# launcher_for; the report names each run's mode). Rank 0 drives criterion; the C reference runs in the same binary. Each
 # run writes target/bench/<impl>-n<ranks>.{md,csv}; then benches/report (a package of its own)
 # combines them into target/bench/report.md with the ratio table and a log-log plot per
 # operation (plotters; SVG and PNG).
@@ -26,9 +27,11 @@ for impl in "${impls[@]}"; do
     | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
   for ranks in 2 4; do
     out="$out_dir/$impl-n$ranks"
-    echo "== $impl: comparison under $MPIEXEC -n $ranks -> $out.md"
-    # shellcheck disable=SC2086 # MPIEXEC holds the launcher and its options
-    FERROMPI_BENCH_OUT="$out" timeout 1200 $MPIEXEC -n "$ranks" "$exe" "${mode[@]}" > "$out.log" 2>&1 \
+    launcher=$(launcher_for "$ranks")
+    echo "== $impl: comparison under $launcher -n $ranks ($(launch_mode "$ranks")) -> $out.md"
+    # shellcheck disable=SC2086 # the launcher and its options
+    FERROMPI_BENCH_MODE="$(launch_mode "$ranks")" FERROMPI_BENCH_OUT="$out" \
+      timeout 1200 $launcher -n "$ranks" "$exe" "${mode[@]}" > "$out.log" 2>&1 \
       || { echo "comparison failed on $impl with $ranks ranks:" >&2; tail -n 40 "$out.log" >&2; exit 1; }
   done
 done

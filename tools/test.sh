@@ -116,6 +116,8 @@ for impl in "${impls[@]}"; do
   done
   echo "== $impl: benchmarks, each run once under the launcher (criterion --test)"
   QUICK=1 bash tools/bench.sh "$impl" > /dev/null
+  echo "== $impl: the plain-C and ferrompi programs at every thread level, one round"
+  ROUNDS=1 bash tools/thread-levels.sh "$impl" > /dev/null
   bash tools/cluster-tests.sh "$impl"
   echo "== $impl: docs"
   RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features --locked --quiet

@@ -98,9 +98,9 @@ impl<'a> MpiBench<'a> {
         });
     }
 
-    /// Keeps only the benchmarks of the groups `keep` accepts (the same on every rank).
-    pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
-        self.entries.retain(|e| keep(&e.group));
+    /// Keeps only the benchmarks `keep(group, parameter)` accepts (the same on every rank).
+    pub fn retain(&mut self, keep: impl Fn(&str, usize) -> bool) {
+        self.entries.retain(|e| keep(&e.group, e.parameter));
     }
 
     /// One sample: every rank runs benchmark `id` for `iters` iterations; the slowest time.
@@ -202,6 +202,13 @@ pub struct Session<'a> {
 impl Session<'_> {
     pub fn summary(&self) -> &Summary {
         &self.summary
+    }
+
+    /// Whether `group/function/parameter` was measured (not filtered out).
+    pub fn has(&self, group: &str, function: &str, parameter: usize) -> bool {
+        self.entries
+            .iter()
+            .any(|e| e.group == group && e.function == function && e.parameter == parameter)
     }
 
     fn id(&self, group: &str, function: &str, parameter: usize) -> usize {

@@ -354,7 +354,7 @@ impl<'env> Communicator<'env> {
     /// [`Error::InvalidRank`], [`Error::InvalidTag`],
     /// [`Error::CountOverflow`] before any communication;
     /// [`Error::WrongThread`]; [`Error::Mpi`].
-    #[inline]
+    #[inline(always)]
     pub fn isend<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -385,7 +385,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::isend`].
-    #[inline]
+    #[inline(always)]
     pub fn issend<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -617,7 +617,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::isend`].
-    #[inline]
+    #[inline(always)]
     pub fn irecv<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,

@@ -388,7 +388,7 @@ fn check_fits(
 fn overflow(operation: &'static str) -> Error {
     Error::CountOverflow {
         operation,
-        count: u128::MAX,
+        count: u64::MAX,
         max: i64::from(c_int::MAX),
     }
 }
@@ -658,7 +658,7 @@ impl TypedPartition {
             let count = self.blocks.iter().map(|b| b.count.max(b.bytes)).max();
             return Err(Error::CountOverflow {
                 operation,
-                count: u128::try_from(count.unwrap_or(0)).unwrap_or(u128::MAX),
+                count: u64::try_from(count.unwrap_or(0)).unwrap_or(u64::MAX),
                 max: i64::from(c_int::MAX),
             });
         }

@@ -316,6 +316,9 @@ impl<'scope> RequestSet<'scope> {
         if let Some(in_flight) = self.in_flight {
             in_flight.completed(newly_completed);
         }
+        if self.repairs.is_empty() {
+            return;
+        }
         let null = request_null();
         let raw = &self.raw;
         self.repairs.retain(|&(index, repair)| {
@@ -330,6 +333,7 @@ impl<'scope> RequestSet<'scope> {
     }
 
     /// After an error, MPI may have completed some requests: count what is still pending.
+    #[cold]
     fn recount(&mut self) {
         let null = request_null();
         let still = self.raw.iter().filter(|&&r| r != null).count();
@@ -364,7 +368,7 @@ impl<'scope> RequestSet<'scope> {
     /// [`Error::Mpi`](crate::Error::Mpi) (class `InStatus` when some operations failed; use
     /// [`wait_all_statuses`](RequestSet::wait_all_statuses) to see which);
     /// [`Error::WrongThread`](crate::Error::WrongThread).
-    #[inline]
+    #[inline(always)]
     pub fn wait_all(&mut self) -> Result<()> {
         const OP: &str = "wait_all";
         let n = self.count(OP)?;
@@ -413,7 +417,7 @@ impl<'scope> RequestSet<'scope> {
         self.finish_all(rc, OP)
     }
 
-    #[inline]
+    #[inline(always)]
     fn finish_all(&mut self, rc: c_int, operation: &'static str) -> Result<()> {
         if rc == ffi::MPI_SUCCESS {
             self.settle(self.pending);

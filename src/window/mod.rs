@@ -213,7 +213,7 @@ pub(crate) fn window_bytes<T>(len: usize, operation: &'static str) -> Result<ffi
         .and_then(|bytes| ffi::MPI_Aint::try_from(bytes).ok())
         .ok_or(Error::CountOverflow {
             operation,
-            count: len as u128,
+            count: u64::try_from(len).unwrap_or(u64::MAX),
             // MPI_Aint is pointer-sized: `isize` in Open MPI, `long` in MPICH.
             max: (isize::MAX as i64) / i64::try_from(std::mem::size_of::<T>().max(1)).unwrap_or(1),
         })

@@ -28,11 +28,13 @@ struct Row {
     ratio: f64,
     target: f64,
     allocations: u64,
+    /// "dedicated" (ranks fit the cores) or "oversubscribed"; empty in older tables.
+    mode: String,
 }
 
 fn parse(line: &str) -> Option<Row> {
     let f: Vec<&str> = line.split(',').collect();
-    if f.len() != 10 {
+    if f.len() != 10 && f.len() != 11 {
         return None;
     }
     Some(Row {
@@ -46,6 +48,7 @@ fn parse(line: &str) -> Option<Row> {
         ratio: f[7].parse().ok()?,
         target: f[8].parse().ok()?,
         allocations: f[9].parse().ok()?,
+        mode: f.get(10).map_or(String::new(), |m| (*m).into()),
     })
 }
 
@@ -233,6 +236,27 @@ fn main() {
     for (implementation, ranks) in &runs {
         let _ = write!(md, " {implementation} {ranks} ranks |");
     }
+    // How each run's ranks were placed, in the header's order ("dedicated" when they fit the
+    // cores; oversubscribed Open MPI also yields the CPU when idle).
+    let modes: Vec<String> = runs
+        .iter()
+        .filter_map(|(implementation, ranks)| {
+            rows.iter()
+                .find(|r| &r.implementation == implementation && r.ranks == *ranks)
+                .filter(|r| !r.mode.is_empty())
+                .map(|r| format!("{implementation} {ranks} ranks: {}", r.mode))
+        })
+        .collect();
+    let launch = if modes.is_empty() {
+        String::new()
+    } else {
+        format!("Launch modes: {}.\n\n", modes.join("; "))
+    };
+    md = md.replacen(
+        "| operation | bytes |",
+        &format!("{launch}| operation | bytes |"),
+        1,
+    );
     md += "\n|---|---:|";
     md += &"---:|".repeat(runs.len());
     md += "\n";

@@ -72,7 +72,7 @@ impl Made {
         }
         let overflow = |n: usize| Error::CountOverflow {
             operation,
-            count: u128::try_from(n).unwrap_or(u128::MAX),
+            count: u64::try_from(n).unwrap_or(u64::MAX),
             max: i64::MAX,
         };
         let at = ffi::MPI_Aint::try_from(block.bytes).map_err(|_| overflow(block.bytes))?;

@@ -133,7 +133,7 @@ impl Spanning {
         let int = |n: u64| {
             c_int::try_from(n).map_err(|_| Error::CountOverflow {
                 operation,
-                count: u128::from(n),
+                count: n,
                 max: i64::from(c_int::MAX),
             })
         };

@@ -279,6 +279,12 @@ pub(crate) fn finalize_completed() {
     STATE.store(STATE_FINALIZED, Ordering::Release);
 }
 
+/// Whether MPI runs at `MPI_THREAD_SINGLE`, where the process promised MPI that only one thread
+/// executes, so the crate starts no thread of its own.
+pub(crate) fn is_single() -> bool {
+    PROVIDED.load(Ordering::Relaxed) == ThreadLevel::Single as u8
+}
+
 /// Whether MPI is initialised and not being finalized.
 pub(crate) fn is_active() -> bool {
     STATE.load(Ordering::Acquire) == STATE_ACTIVE

@@ -9,6 +9,11 @@
 //!
 //! Cost: one thread for the whole process, asleep when nothing is pending; per tick, one
 //! `MPI_Test` per pending future. Completion is noticed within about one interval.
+//!
+//! At [`ThreadLevel::Single`](crate::ThreadLevel::Single) the process has promised MPI that only
+//! one thread executes (MPI-4.0 §11.6), so there is no ticker: a pending future wakes its task
+//! at once and the executor polls it again straight away. That is a busy test loop on the one
+//! thread, which costs a core while a future waits; use `Funneled` for long waits.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -67,8 +72,14 @@ pub(crate) fn poll_tested(
     }
 }
 
-/// Asks the ticker to wake `waker` after about one interval.
+/// Asks the ticker to wake `waker` after about one interval. At `Single` there is no ticker: the
+/// task is woken at once, so the executor polls again straight away (a test loop on the one
+/// thread, as a C program at `MPI_THREAD_SINGLE` would write it).
 pub(crate) fn wake_soon(waker: &Waker) {
+    if crate::gate::is_single() {
+        waker.wake_by_ref();
+        return;
+    }
     STARTED.call_once(|| {
         std::thread::Builder::new()
             .name("ferrompi-progress".into())

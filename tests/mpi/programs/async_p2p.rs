@@ -1,6 +1,6 @@
 //! Request futures under two executors (futures' block_on and tokio's current-thread runtime):
 //! many concurrent receives driven by one executor, owned and persistent futures, and proof that
-//! they cost one progress thread in total, not one each.
+//! they cost one progress thread in total, not one each; at `Single` (program `async_single`), none.
 
 use crate::checks::Checks;
 use crate::values::values;
@@ -13,6 +13,17 @@ fn threads_of_this_process() -> usize {
     std::fs::read_dir("/proc/self/task")
         .map(|d| d.count())
         .unwrap_or(0)
+}
+
+/// Whether ferrompi's progress thread runs in this process (by its name; Linux cuts names to
+/// 15 bytes).
+fn progress_thread_runs() -> bool {
+    std::fs::read_dir("/proc/self/task").is_ok_and(|tasks| {
+        tasks.filter_map(Result::ok).any(|task| {
+            std::fs::read_to_string(task.path().join("comm"))
+                .is_ok_and(|name| name.starts_with("ferrompi-progre"))
+        })
+    })
 }
 
 pub fn run(mpi: &Mpi, t: &mut Checks) {
@@ -54,6 +65,21 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         );
     }
     let threads_after = threads_of_this_process();
+    // At Single the process promised MPI one thread: the crate starts none (futures re-poll at
+    // once instead); at the other levels one ticker serves every future (started only once a
+    // future was pending, which a 1-rank run may never see).
+    let single = mpi.thread_level() == ferrompi::ThreadLevel::Single;
+    t.ok(
+        !(single && progress_thread_runs()),
+        format!("no progress thread at Single ({:?})", mpi.thread_level()),
+    );
+    if single {
+        t.eq(
+            threads_of_this_process(),
+            threads_before,
+            "no thread started at Single",
+        );
+    }
     t.ok(
         threads_after <= threads_before + 1,
         format!("{CONCURRENT} futures cost at most one progress thread ({threads_before} -> {threads_after} threads)"),

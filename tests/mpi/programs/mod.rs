@@ -198,6 +198,16 @@ pub const ALL: &[Program] = &[
         run: async_p2p::run,
     },
     Program {
+        name: "async_single",
+        file: "async_p2p",
+        level: ThreadLevel::Single,
+        ranks: &[1, 2, 3],
+        singleton: false,
+        expect: Expect::Pass,
+        slow: false,
+        run: async_p2p::run,
+    },
+    Program {
         name: "channel",
         file: "channel",
         level: ThreadLevel::Funneled,

@@ -7,7 +7,8 @@
 # combines them into target/bench/report.md with the ratio table and a log-log plot per
 # operation (plotters; SVG and PNG).
 #
-#   tools/bench.sh                # everything (about 10 minutes on 2 cores)
+#   tools/bench.sh                # everything (about 17 minutes on 2 cores)
+#   RANKS="2 4 8 16" tools/bench.sh   # the rank counts (default: 2, 4, and 8, 16 where the cores are)
 #   tools/bench.sh mpich          # one implementation
 #   QUICK=1 tools/bench.sh        # each benchmark once (criterion --test): checks that it runs
 set -euo pipefail
@@ -18,6 +19,14 @@ impls=("$@")
 ((${#impls[@]})) || impls=(openmpi mpich)
 out_dir="$ROOT/target/bench"
 mkdir -p "$out_dir"
+# 2 and 4 ranks everywhere; 8 and 16 where the machine has that many cores (more ranks than
+# cores measure the scheduler). RANKS="2 4 8" chooses.
+if [[ -n ${RANKS:-} ]]; then
+  read -r -a rank_counts <<< "$RANKS"
+else
+  rank_counts=(2 4)
+  for n in 8 16; do (($(nproc) >= n)) && rank_counts+=("$n"); done
+fi
 mode=(--bench)
 [[ -z "${QUICK:-}" ]] || mode=(--bench --test)
 for impl in "${impls[@]}"; do
@@ -25,7 +34,7 @@ for impl in "${impls[@]}"; do
   rm -f "$out_dir/$impl-"*
   exe=$(cargo bench --locked --bench comparison --no-run --message-format=json 2>/dev/null \
     | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
-  for ranks in 2 4; do
+  for ranks in "${rank_counts[@]}"; do
     out="$out_dir/$impl-n$ranks"
     launcher=$(launcher_for "$ranks")
     echo "== $impl: comparison under $launcher -n $ranks ($(launch_mode "$ranks")) -> $out.md"
@@ -34,6 +43,12 @@ for impl in "${impls[@]}"; do
       timeout 1200 $launcher -n "$ranks" "$exe" "${mode[@]}" > "$out.log" 2>&1 \
       || { echo "comparison failed on $impl with $ranks ranks:" >&2; tail -n 40 "$out.log" >&2; exit 1; }
   done
+  # The same small operations as separate plain-C and ferrompi programs at every thread level
+  # (one round when QUICK): its table joins the report.
+  rounds=12
+  [[ -z "${QUICK:-}" ]] || rounds=1
+  ROUNDS=$rounds bash "$ROOT/tools/thread-levels.sh" "$impl" > "$out_dir/thread-levels-$impl.log" 2>&1 \
+    || { echo "thread levels failed on $impl:" >&2; tail -n 40 "$out_dir/thread-levels-$impl.log" >&2; exit 1; }
 done
 FERROMPI_BENCH_DIR="$out_dir" cargo run --locked --release -p ferrompi-bench-report > "$out_dir/report.log" 2>&1 \
   || { echo "report failed:" >&2; cat "$out_dir/report.log" >&2; exit 1; }

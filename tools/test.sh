@@ -114,10 +114,9 @@ for impl in "${impls[@]}"; do
       || { echo "example $1 failed on $impl:"; cat "$CARGO_TARGET_DIR/example-$1.log"; exit 1; }
     echo "   $1 -n $2: ok ($(tail -n 1 "$CARGO_TARGET_DIR/example-$1.log"))"
   done
-  echo "== $impl: benchmarks, each run once under the launcher (criterion --test)"
+  echo "== $impl: benchmarks, each run once under the launcher (criterion --test), and the"
+  echo "   plain-C and ferrompi programs at every thread level, one round"
   QUICK=1 bash tools/bench.sh "$impl" > /dev/null
-  echo "== $impl: the plain-C and ferrompi programs at every thread level, one round"
-  ROUNDS=1 bash tools/thread-levels.sh "$impl" > /dev/null
   bash tools/cluster-tests.sh "$impl"
   echo "== $impl: docs"
   RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features --locked --quiet

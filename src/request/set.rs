@@ -186,20 +186,24 @@ impl<'scope> RequestSet<'scope> {
     /// assert!(storage.capacity() >= 4);
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn into_storage(mut self) -> RequestStorage {
         self.complete_on_drop();
         if self.pending > 0 {
             // MPI still holds some handle: the memory cannot be reused; give fresh storage.
             return RequestStorage::default();
         }
-        self.raw.clear();
-        self.kinds.clear();
+        // Nothing is pending, so `Drop` would do nothing but free the vectors this hands back:
+        // take them without moving the set again.
+        let mut set = std::mem::ManuallyDrop::new(self);
+        drop(std::mem::take(&mut set.repairs));
+        set.raw.clear();
+        set.kinds.clear();
         RequestStorage {
-            raw: std::mem::take(&mut self.raw),
-            kinds: std::mem::take(&mut self.kinds),
-            indices: std::mem::take(&mut self.indices),
-            statuses: std::mem::take(&mut self.statuses),
+            raw: std::mem::take(&mut set.raw),
+            kinds: std::mem::take(&mut set.kinds),
+            indices: std::mem::take(&mut set.indices),
+            statuses: std::mem::take(&mut set.statuses),
         }
     }
 
@@ -696,11 +700,16 @@ impl Drop for RequestSet<'_> {
 
 impl RequestSet<'_> {
     /// Completes pending requests for a destructor: cancels receives, then waits for all.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn complete_on_drop(&mut self) {
-        if self.pending == 0 {
-            return;
+        if self.pending != 0 {
+            self.complete_pending();
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn complete_pending(&mut self) {
         for (raw, &kind) in self.raw.iter_mut().zip(&self.kinds) {
             if kind == Kind::Recv && *raw != request_null() {
                 let mut request = RawRequest { raw: *raw, kind };

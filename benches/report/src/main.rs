@@ -91,6 +91,7 @@ fn plot(
     dir: &Path,
     stem: &str,
     title: &str,
+    x: Axis,
     series: &[(String, Vec<(f64, f64)>)],
     png: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
@@ -98,6 +99,7 @@ fn plot(
     draw(
         SVGBackend::new(&svg, SIZE).into_drawing_area(),
         title,
+        x,
         series,
     )?;
     if png {
@@ -105,10 +107,18 @@ fn plot(
         draw(
             BitMapBackend::new(&png, SIZE).into_drawing_area(),
             title,
+            x,
             series,
         )?;
     }
     Ok(())
+}
+
+/// What a plot's x axis shows.
+#[derive(Clone, Copy)]
+enum Axis {
+    Bytes,
+    Ranks,
 }
 
 /// Registers a TrueType font as plotters' `sans-serif` for the bitmap backend; false when none
@@ -137,11 +147,12 @@ fn register_font() -> bool {
     false
 }
 
-/// A log-log plot of time per operation against message size, one line per series (ferrompi
-/// solid, C dashed, one colour per implementation).
+/// A log-log plot of time per operation against message size or rank count, one line per
+/// series (ferrompi solid, C dashed, one colour per implementation).
 fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
+    x: Axis,
     series: &[(String, Vec<(f64, f64)>)],
 ) -> Result<(), Box<dyn std::error::Error>>
 where
@@ -157,12 +168,19 @@ where
         .x_label_area_size(40)
         .y_label_area_size(60)
         .build_cartesian_2d(
-            (x0..x1 * 1.2).log_scale(),
+            // Rank counts span too little of a decade for log-scale labels: show 1 to 32.
+            match x {
+                Axis::Bytes => (x0..x1 * 1.2).log_scale(),
+                Axis::Ranks => (1.0..32.0).log_scale(),
+            },
             (y0 * 0.8..y1 * 1.25).log_scale(),
         )?;
     chart
         .configure_mesh()
-        .x_desc("message size (bytes)")
+        .x_desc(match x {
+            Axis::Bytes => "message size (bytes)",
+            Axis::Ranks => "ranks",
+        })
         .y_desc("µs per operation")
         .x_label_formatter(&|x| match *x {
             b if b >= 1e6 => format!("{}M", b / 1e6),
@@ -195,6 +213,64 @@ where
         .draw()?;
     root.present()?;
     Ok(())
+}
+
+/// One plot per (operation, size of 0, 8 or 65536 bytes) measured at more than one rank count:
+/// time against ranks,
+/// ferrompi and C side by side per implementation (`<group>-<bytes>-ranks.svg`). Returns the
+/// markdown that shows them.
+fn scaling(dir: &Path, rows: &[Row], png: bool) -> String {
+    let mut md = String::new();
+    let mut keys: Vec<(String, u64, String)> = Vec::new();
+    for r in rows {
+        let mut counts: Vec<u32> = rows
+            .iter()
+            .filter(|o| {
+                o.group == r.group && o.bytes == r.bytes && o.implementation == r.implementation
+            })
+            .map(|o| o.ranks)
+            .collect();
+        counts.sort_unstable();
+        counts.dedup();
+        // The smallest and a middle size: enough to see latency and bandwidth grow.
+        let size = matches!(r.bytes, 0 | 8 | 65536);
+        if size && counts.len() > 1 && !keys.iter().any(|(g, b, _)| *g == r.group && *b == r.bytes)
+        {
+            keys.push((r.group.clone(), r.bytes, r.operation.clone()));
+        }
+    }
+    if keys.is_empty() {
+        return md;
+    }
+    md += "\n## Scaling with ranks\n";
+    let mut implementations: Vec<&str> = rows.iter().map(|r| r.implementation.as_str()).collect();
+    implementations.sort_unstable();
+    implementations.dedup();
+    for (group, bytes, operation) in &keys {
+        let mut series = Vec::new();
+        for implementation in &implementations {
+            let pick = |c: bool| -> Vec<(f64, f64)> {
+                let mut points: Vec<(f64, f64)> = rows
+                    .iter()
+                    .filter(|r| {
+                        &r.group == group
+                            && r.bytes == *bytes
+                            && r.implementation == *implementation
+                    })
+                    .map(|r| (f64::from(r.ranks), if c { r.theirs } else { r.ours }))
+                    .collect();
+                points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                points
+            };
+            series.push((format!("{implementation} ferrompi"), pick(false)));
+            series.push((format!("{implementation} C"), pick(true)));
+        }
+        let stem = format!("{group}-{bytes}-ranks");
+        let title = format!("{operation}, {bytes} B, by ranks");
+        plot(dir, &stem, &title, Axis::Ranks, &series, png).expect("writing a plot");
+        let _ = write!(md, "\n![{title}]({stem}.svg)\n");
+    }
+    md
 }
 
 fn main() {
@@ -347,10 +423,11 @@ fn main() {
             series.push((format!("{implementation} C"), pick(true)));
         }
         if series.iter().any(|s| !s.1.is_empty()) {
-            plot(&dir, group, title, &series, png).expect("writing a plot");
+            plot(&dir, group, title, Axis::Bytes, &series, png).expect("writing a plot");
             let _ = write!(md, "\n![{title}]({group}.svg)\n");
         }
     }
+    md += &scaling(&dir, &rows, png);
     md += "\n## Each run\n\n";
     for p in files(&dir, "md") {
         md += &std::fs::read_to_string(&p).unwrap_or_default();

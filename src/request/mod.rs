@@ -286,6 +286,7 @@ impl<T> Drop for Kept<T> {
 /// assert_eq!(recv[0], 1.0);
 /// # Ok::<(), ferrompi::Error>(())
 /// ```
+#[inline(always)]
 pub fn scope<'env, F, R>(f: F) -> R
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R,

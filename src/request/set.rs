@@ -22,9 +22,9 @@ pub struct RequestSet<'scope> {
     kinds: Vec<Kind>,
     /// Repairs of receive buffers that need one (only `bool`-like types), by index.
     repairs: Vec<(usize, Repair)>,
-    /// Scratch for `MPI_Waitsome`/`MPI_Testsome`, kept to avoid allocating per call.
-    indices: Vec<c_int>,
-    statuses: Vec<Status>,
+    /// Scratch for `MPI_Waitsome`/`MPI_Testsome`, kept to avoid allocating per call; boxed, so
+    /// the set (moved in and out of storage every batch) stays small.
+    scratch: Option<Box<Scratch>>,
     pending: usize,
     in_flight: Option<&'scope InFlight<'scope>>,
 }
@@ -36,6 +36,12 @@ pub struct RequestSet<'scope> {
 pub struct RequestStorage {
     raw: Vec<ffi::MPI_Request>,
     kinds: Vec<Kind>,
+    scratch: Option<Box<Scratch>>,
+}
+
+/// The index and status arrays `MPI_Waitsome`/`MPI_Testsome` fill.
+#[derive(Debug, Default)]
+struct Scratch {
     indices: Vec<c_int>,
     statuses: Vec<Status>,
 }
@@ -134,8 +140,7 @@ impl<'scope> RequestSet<'scope> {
             raw: Vec::with_capacity(n),
             kinds: Vec::with_capacity(n),
             repairs: Vec::new(),
-            indices: Vec::new(),
-            statuses: Vec::new(),
+            scratch: None,
             pending: 0,
             in_flight: None,
         }
@@ -163,8 +168,7 @@ impl<'scope> RequestSet<'scope> {
             raw: storage.raw,
             kinds: storage.kinds,
             repairs: Vec::new(),
-            indices: storage.indices,
-            statuses: storage.statuses,
+            scratch: storage.scratch,
             pending: 0,
             in_flight: None,
         }
@@ -202,8 +206,7 @@ impl<'scope> RequestSet<'scope> {
         RequestStorage {
             raw: std::mem::take(&mut set.raw),
             kinds: std::mem::take(&mut set.kinds),
-            indices: std::mem::take(&mut set.indices),
-            statuses: std::mem::take(&mut set.statuses),
+            scratch: set.scratch.take(),
         }
     }
 
@@ -632,15 +635,16 @@ impl<'scope> RequestSet<'scope> {
             return Ok(0);
         }
         let n = self.count(operation)?;
-        self.indices.resize(self.raw.len(), 0);
-        self.statuses.resize(self.raw.len(), Status::empty());
+        let scratch = self.scratch.get_or_insert_with(Box::default);
+        scratch.indices.resize(self.raw.len(), 0);
+        scratch.statuses.resize(self.raw.len(), Status::empty());
         let mut outcount: c_int = 0;
         let rc = {
             let _gate = enter(operation)?;
             let (raw, idx, st) = (
                 self.raw.as_mut_ptr(),
-                self.indices.as_mut_ptr(),
-                self.statuses.as_mut_ptr().cast(),
+                scratch.indices.as_mut_ptr(),
+                scratch.statuses.as_mut_ptr().cast(),
             );
             // SAFETY: `raw`, `indices` and `statuses` hold `n` entries each.
             unsafe {
@@ -656,9 +660,11 @@ impl<'scope> RequestSet<'scope> {
             check(rc, operation)?;
         }
         let done = usize::try_from(outcount).unwrap_or(0); // MPI_UNDEFINED: nothing was pending
-        for k in 0..done {
-            let index = usize::try_from(self.indices[k]).expect("MPI returns valid indices");
-            out.push((index, self.statuses[k]));
+        if let Some(scratch) = &self.scratch {
+            for k in 0..done {
+                let index = usize::try_from(scratch.indices[k]).expect("MPI returns valid indices");
+                out.push((index, scratch.statuses[k]));
+            }
         }
         self.settle(done);
         Ok(done)

@@ -6,7 +6,9 @@
 //! With 2 ranks: ping-pong, OSU-style windowed bandwidth, 8 × isend/irecv + wait-all, barrier,
 //! bcast, allreduce (blocking, `iallreduce` + wait, persistent), allgatherv, alltoall. With more
 //! ranks: the collectives. The table gives criterion's medians, the ratio ferrompi / C as the
-//! median of interleaved runs (C, ferrompi, ferrompi, C, …), its target, and the heap
+//! median of interleaved runs (C, ferrompi, ferrompi, C, …), the median of the same pairs'
+//! differences in ns per operation (steadier than a ratio where whole runs land fast or slow),
+//! its target, and the heap
 //! allocations of the last measured ferrompi sample (a counting global allocator). It is
 //! printed, and written to `$FERROMPI_BENCH_OUT.md` and `.csv`.
 //!
@@ -583,11 +585,11 @@ fn main() {
     let mode = std::env::var("FERROMPI_BENCH_MODE").unwrap_or_else(|_| "unstated".into());
     let mut md = format!(
         "### {implementation}, {ranks} ranks ({mode})\n\n\
-         | operation | bytes | ferrompi µs | C µs | ferrompi / C | target | allocations | |\n\
-         |---|---:|---:|---:|---:|---:|---:|---|\n"
+         | operation | bytes | ferrompi µs | C µs | ferrompi / C | ferrompi − C, ns | target | allocations | |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---|\n"
     );
     let mut csv = String::from(
-        "implementation,ranks,group,operation,bytes,ferrompi_us,c_us,ratio,target,allocations,mode\n",
+        "implementation,ranks,group,operation,bytes,ferrompi_us,c_us,ratio,target,allocations,mode,difference_ns\n",
     );
     for row in &rows {
         let ours = session.summary().get(row.group, "ferrompi", row.bytes) * 1e6;
@@ -595,18 +597,19 @@ fn main() {
         let allocations = session
             .summary()
             .allocations(row.group, "ferrompi", row.bytes);
-        let ratio = session.ratio((row.group, "ferrompi"), (row.group, "c"), row.bytes, rounds);
+        let paired = session.compare((row.group, "ferrompi"), (row.group, "c"), row.bytes, rounds);
+        let (ratio, difference) = (paired.ratio, paired.difference * 1e9);
         let verdict = if ratio <= row.target && allocations == 0 {
             "ok"
         } else {
             "**over**"
         };
         md += &format!(
-            "| {} | {} | {ours:.2} | {theirs:.2} | {ratio:.3} | {:.2} | {allocations} | {verdict} |\n",
+            "| {} | {} | {ours:.2} | {theirs:.2} | {ratio:.3} | {difference:+.0} | {:.2} | {allocations} | {verdict} |\n",
             row.what, row.bytes, row.target
         );
         csv += &format!(
-            "{implementation},{ranks},{},{},{},{ours:.4},{theirs:.4},{ratio:.4},{},{allocations},{mode}\n",
+            "{implementation},{ranks},{},{},{},{ours:.4},{theirs:.4},{ratio:.4},{},{allocations},{mode},{difference:.1}\n",
             row.group, row.what, row.bytes, row.target
         );
     }

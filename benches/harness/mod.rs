@@ -229,11 +229,22 @@ impl Session<'_> {
     /// A B B A order.
     pub fn ratio(
         &mut self,
+        a: (&str, &str),
+        b: (&str, &str),
+        parameter: usize,
+        rounds: usize,
+    ) -> f64 {
+        self.compare(a, b, parameter, rounds).ratio
+    }
+
+    /// [`Session::ratio`], and from the same rounds the median of the paired differences.
+    pub fn compare(
+        &mut self,
         (group_a, a): (&str, &str),
         (group_b, b): (&str, &str),
         parameter: usize,
         rounds: usize,
-    ) -> f64 {
+    ) -> Paired {
         let (ia, ib) = (
             self.id(group_a, a, parameter),
             self.id(group_b, b, parameter),
@@ -248,6 +259,7 @@ impl Session<'_> {
             1
         };
         let mut ratios = Vec::with_capacity(rounds);
+        let mut differences = Vec::with_capacity(rounds);
         for round in 0..rounds {
             let (ta, tb) = if round % 2 == 0 {
                 let ta = self.command(ia, iters);
@@ -257,10 +269,25 @@ impl Session<'_> {
                 (self.command(ia, iters), tb)
             };
             ratios.push(ta / tb);
+            differences.push((ta - tb) / iters as f64);
         }
-        ratios.sort_by(f64::total_cmp);
-        ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN)
+        let middle = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+        };
+        Paired {
+            ratio: middle(ratios),
+            difference: middle(differences),
+        }
     }
+}
+
+/// What [`Session::compare`] measured: medians of the paired ratios, and of the paired
+/// differences in seconds per operation (A − B).
+#[derive(Clone, Copy, Debug)]
+pub struct Paired {
+    pub ratio: f64,
+    pub difference: f64,
 }
 
 impl Drop for Session<'_> {

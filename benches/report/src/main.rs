@@ -30,11 +30,13 @@ struct Row {
     allocations: u64,
     /// "dedicated" (ranks fit the cores) or "oversubscribed"; empty in older tables.
     mode: String,
+    /// Median of the paired differences ferrompi − C, ns per operation (NaN in older tables).
+    difference: f64,
 }
 
 fn parse(line: &str) -> Option<Row> {
     let f: Vec<&str> = line.split(',').collect();
-    if f.len() != 10 && f.len() != 11 {
+    if !(10..=12).contains(&f.len()) {
         return None;
     }
     Some(Row {
@@ -49,6 +51,7 @@ fn parse(line: &str) -> Option<Row> {
         target: f[8].parse().ok()?,
         allocations: f[9].parse().ok()?,
         mode: f.get(10).map_or(String::new(), |m| (*m).into()),
+        difference: f.get(11).and_then(|d| d.parse().ok()).unwrap_or(f64::NAN),
     })
 }
 
@@ -380,7 +383,7 @@ fn main() {
     for r in &over {
         let _ = writeln!(
             md,
-            "- {} {} ranks, {} at {} B: {:.3} (target {:.2}; {:.2} µs against {:.2} µs; {} allocations)",
+            "- {} {} ranks, {} at {} B: {:.3} (target {:.2}; {:.2} µs against {:.2} µs; paired difference {:+.0} ns; {} allocations)",
             r.implementation,
             r.ranks,
             r.operation,
@@ -389,6 +392,7 @@ fn main() {
             r.target,
             r.ours,
             r.theirs,
+            r.difference,
             r.allocations
         );
     }

@@ -37,13 +37,14 @@
 //!
 //! What a level costs a plain C program, against one that calls `MPI_Init`
 //! (`tools/thread-levels.sh`: separate C programs, 2 ranks, medians of paired per-round
-//! differences; per small blocking call, and per batch of 8 `isend` + 8 `irecv` + `MPI_Waitall`):
+//! differences; ranges over three runs, one run for the 5.0 releases; per small blocking call,
+//! and per batch of 8 `isend` + 8 `irecv` + `MPI_Waitall`):
 //!
 //! | MPI | `Funneled` or `Serialized` | `Multiple` |
 //! |---|---|---|
-//! | Open MPI 4.1.4 | +50 to +170 ns per call, +490 to +620 ns per batch | +80 to +130 ns per call (ping-pong: noise) |
+//! | Open MPI 4.1.4 | +50 to +340 ns per call, +490 to +1140 ns per batch | +80 to +240 ns per call, up to +890 ns per batch |
 //! | Open MPI 5.0.11 | nothing measurable | +60 to +250 ns per call, +890 ns per batch |
-//! | MPICH 4.0.2 | nothing measurable | +10 to +50 ns per call, +260 ns per batch |
+//! | MPICH 4.0.2 | nothing measurable | up to +70 ns per call, +260 to +350 ns per batch |
 //! | MPICH 5.0.2 | nothing measurable | +1.6 to +2.6 µs per collective |
 //!
 //! Open MPI 4.1 turns its internal locking on (`opal_set_using_threads(true)` in `ompi_mpi_init`)
@@ -51,13 +52,13 @@
 //! of an 8-byte exchange. Open MPI 5 and MPICH charge only at `MULTIPLE`. So:
 //!
 //! - **The default, `Funneled`**, is free on Open MPI 5 and MPICH, and correct for any program.
-//! - **`Mpi::init_thread(ThreadLevel::Single)`** saves the 50–170 ns per call on Open MPI 4.x for
-//!   a program that runs one thread. By the standard's wording no other thread may exist. In
-//!   these implementations the level decides whether MPI locks its own state, so threads that
-//!   never call MPI (which the gate guarantees) are harmless in practice; that is what the
-//!   implementations do, not what the standard promises. At `Single`
-//!   ferrompi starts no thread of its own: futures re-poll at once instead of waiting for the
-//!   ticker ([`progress`](mod@crate::request::progress)).
+//! - **`Mpi::init_thread(ThreadLevel::Single)`** saves `Funneled`'s 110–340 ns per call on
+//!   Open MPI 4.x for a program that runs one thread. By the standard's wording no other thread
+//!   may exist. In these implementations the level decides whether MPI locks its own state, so
+//!   threads that never call MPI (which the gate guarantees) are harmless in practice; that is
+//!   what the implementations do, not what the standard promises. At `Single` ferrompi starts
+//!   no thread of its own: futures re-poll at once instead of waiting for the ticker
+//!   ([`progress`](mod@crate::request::progress)).
 //! - **`Serialized`** costs what `Funneled` costs, plus ferrompi's process-wide lock per call.
 //! - **`Multiple`** only when threads really call MPI at once: it costs on every MPI above.
 //!
@@ -440,7 +441,7 @@ impl Mpi {
     /// Initialises MPI with [`ThreadLevel::Funneled`] and the panic hook on.
     ///
     /// `Funneled` is correct for every program, threads or not, and costs nothing on Open MPI 5
-    /// and MPICH; on Open MPI 4.x it costs 50–170 ns per call against `MPI_Init`, which a
+    /// and MPICH; on Open MPI 4.x it costs 110–340 ns per call against `MPI_Init`, which a
     /// single-threaded program saves with [`Mpi::init_thread`]`(ThreadLevel::Single)`. The
     /// module docs, "Choosing a thread level", have the measurements and the standard's rules.
     ///

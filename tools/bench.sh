@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The comparison with C, in one command: for Open MPI and MPICH in turn, runs
 # benches/comparison.rs under the launcher with 2 ranks (point-to-point and collectives) and
-# 4 ranks (collectives), oversubscribing only when the ranks exceed the cores (tools/setup.sh's
-# launcher_for; the report names each run's mode). Rank 0 drives criterion; the C reference runs in the same binary. Each
-# run writes target/bench/<impl>-n<ranks>.{md,csv}; then benches/report (a package of its own)
-# combines them into target/bench/report.md with the ratio table and a log-log plot per
-# operation (plotters; SVG and PNG).
+# 4 ranks (collectives), and 8 and 16 where the cores are, oversubscribing only when the ranks
+# exceed the cores (tools/setup.sh's launcher_for; the report names each run's mode). Rank 0
+# drives criterion; the C reference runs in the same binary. Each run writes
+# target/bench/<impl>-n<ranks>.{md,csv}; then benches/report (a package of its own) combines them into target/bench/report.md with the ratio table and log-log plots per
+# operation against size and ranks (plotters; SVG and PNG). Per MPI it then runs
+# tools/thread-levels.sh (separate plain-C and ferrompi programs at every thread level).
 #
-#   tools/bench.sh                # everything (about 17 minutes on 2 cores)
-#   RANKS="2 4 8 16" tools/bench.sh   # the rank counts (default: 2, 4, and 8, 16 where the cores are)
+#   tools/bench.sh                # everything (about 20 minutes on 2 cores)
+#   RANKS="2 4 8 16" tools/bench.sh   # the rank counts (default 2, 4; 8, 16 where the cores are)
 #   tools/bench.sh mpich          # one implementation
 #   QUICK=1 tools/bench.sh        # each benchmark once (criterion --test): checks that it runs
 set -euo pipefail

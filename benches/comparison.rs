@@ -563,6 +563,7 @@ fn main() {
     let list = |name: &str| {
         std::env::var(name)
             .ok()
+            .filter(|v| !v.is_empty())
             .map(|v| v.split(',').map(String::from).collect::<Vec<_>>())
     };
     let (groups, sizes) = (list("FERROMPI_BENCH_ONLY"), list("FERROMPI_BENCH_BYTES"));

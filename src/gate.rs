@@ -84,6 +84,11 @@ const LEVEL_NONE: u8 = u8::MAX;
 
 static STATE: AtomicU8 = AtomicU8::new(STATE_UNINIT);
 static PROVIDED: AtomicU8 = AtomicU8::new(LEVEL_NONE);
+/// The gate's fast path as one table: bit `t` is set when a thread whose [`THREAD`] bits are
+/// `t` may call MPI at the provided level without further checks. Written with [`PROVIDED`]
+/// (see [`set_provided`]); zero when MPI is not active and at `Serialized` (always the slow
+/// path).
+static OPEN_FOR: AtomicU8 = AtomicU8::new(0);
 /// Serializes MPI calls when MPI provided `MPI_THREAD_SERIALIZED`.
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -131,18 +136,42 @@ impl Drop for SerialGuard {
 /// passes without taking it again.
 #[inline(always)]
 pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate, Refusal> {
-    const FUNNELED: u8 = ThreadLevel::Funneled as u8;
-    const MULTIPLE: u8 = ThreadLevel::Multiple as u8;
-    let level = PROVIDED.load(Ordering::Relaxed);
     let thread = THREAD.with(Cell::get);
-    // The two fast paths, a load and a thread-local read each: `Multiple` outside callbacks,
-    // and the initialising thread below `Serialized` (exactly INIT_THREAD: not in a callback).
-    if (level == MULTIPLE && thread & IN_CALLBACK == 0)
-        || (level <= FUNNELED && thread == INIT_THREAD)
-    {
+    // The fast path, a load, a thread-local read and one test: see `OPEN_FOR`.
+    if (OPEN_FOR.load(Ordering::Relaxed) >> thread) & 1 != 0 {
         return Ok(ThreadGate::Open);
     }
-    enter_slow(operation, level, thread)
+    enter_slow(operation, PROVIDED.load(Ordering::Relaxed), thread)
+}
+
+/// The [`OPEN_FOR`] table of a provided level (`LEVEL_NONE`: MPI not active).
+const fn open_for(level: u8) -> u8 {
+    const FUNNELED: u8 = ThreadLevel::Funneled as u8;
+    const MULTIPLE: u8 = ThreadLevel::Multiple as u8;
+    let mut table = 0;
+    let mut thread: u8 = 0;
+    // Every combination of the thread bits.
+    while thread < 8 {
+        let open = match level {
+            // Any thread outside callbacks.
+            MULTIPLE => thread & IN_CALLBACK == 0,
+            // The initialising thread only, outside callbacks (and holding no lock).
+            level if level <= FUNNELED => thread == INIT_THREAD,
+            // `Serialized` takes its lock in the slow path; no level: refused there.
+            _ => false,
+        };
+        if open {
+            table |= 1 << thread;
+        }
+        thread += 1;
+    }
+    table
+}
+
+/// Records the provided level (an index, or `LEVEL_NONE`) for the gate.
+fn set_provided(level: u8) {
+    OPEN_FOR.store(open_for(level), Ordering::Release);
+    PROVIDED.store(level, Ordering::Release);
 }
 
 /// Everything but the fast paths of [`enter`]: `Serialized`, refusals.
@@ -246,7 +275,7 @@ pub(crate) fn claim_init() -> Result<(), Stage> {
 /// (an error lookup of a failing call made while initialisation finishes).
 pub(crate) fn mpi_started(provided: ThreadLevel) {
     set_thread_flag(INIT_THREAD, true);
-    PROVIDED.store(provided.index(), Ordering::Release);
+    set_provided(provided.index());
 }
 
 /// Initialisation completed.
@@ -257,7 +286,7 @@ pub(crate) fn init_completed() {
 /// Initialisation failed; `mpi_initialized` says whether MPI is half-initialised anyway (it
 /// can then only be finalized, never initialised again).
 pub(crate) fn init_failed(mpi_initialized: bool) {
-    PROVIDED.store(LEVEL_NONE, Ordering::Release);
+    set_provided(LEVEL_NONE);
     set_thread_flag(INIT_THREAD, false);
     let state = if mpi_initialized {
         STATE_FINALIZED
@@ -270,7 +299,7 @@ pub(crate) fn init_failed(mpi_initialized: bool) {
 /// Finalization starts: every gated call is refused from now on.
 pub(crate) fn finalize_started() {
     STATE.store(STATE_BUSY, Ordering::Release);
-    PROVIDED.store(LEVEL_NONE, Ordering::Release);
+    set_provided(LEVEL_NONE);
 }
 
 /// `MPI_Finalize` returned.
@@ -334,4 +363,27 @@ pub(crate) fn set_checked(on: bool) {
 /// Whether checked mode is on.
 pub(crate) fn is_checked() -> bool {
     CHECKED.load(Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table opens exactly the two fast paths, for every level and thread state: any
+    /// thread outside callbacks at `Multiple`, and the initialising thread, outside callbacks,
+    /// at `Single` and `Funneled`. Everything else goes to `enter_slow`.
+    #[test]
+    fn open_for_is_the_two_fast_paths() {
+        const FUNNELED: u8 = ThreadLevel::Funneled as u8;
+        const MULTIPLE: u8 = ThreadLevel::Multiple as u8;
+        let levels = ThreadLevel::ALL.map(ThreadLevel::index);
+        for level in levels.into_iter().chain([LEVEL_NONE]) {
+            for thread in 0..8u8 {
+                let table = (open_for(level) >> thread) & 1 != 0;
+                let rules = (level == MULTIPLE && thread & IN_CALLBACK == 0)
+                    || (level <= FUNNELED && thread == INIT_THREAD);
+                assert_eq!(table, rules, "level {level}, thread bits {thread:03b}");
+            }
+        }
+    }
 }

@@ -3,7 +3,7 @@
 //! calls are made while one is open; [`Exposure`], the target side of post/wait.
 
 use super::rma::{ACCESS, EXPOSED, FENCE_OPEN, Window, zeroed};
-use super::target::{Calls, Layout, RequestCall, operand, single_element};
+use super::target::{Calls, Completion, Layout, RequestCall, operand, single_element};
 use super::{Assert, LockType};
 use crate::comm::group::Group;
 use crate::datatype::Equivalence;
@@ -309,6 +309,16 @@ fn misuse(operation: &'static str, reason: std::fmt::Arguments<'_>) -> Error {
     }
 }
 
+/// The misuse of a call only passive-target epochs allow.
+#[cold]
+#[inline(never)]
+fn not_passive(operation: &'static str) -> Error {
+    misuse(
+        operation,
+        format_args!("only passive-target (lock, lock_all) epochs allow this"),
+    )
+}
+
 /// Which synchronisation opened an epoch, and so which calls it allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum EpochKind {
@@ -390,11 +400,28 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     fn passive(&self, operation: &'static str) -> Result<()> {
         match self.kind {
             EpochKind::Lock(_) | EpochKind::LockAll => Ok(()),
-            _ => Err(misuse(
-                operation,
-                format_args!("only passive-target (lock, lock_all) epochs allow this"),
-            )),
+            _ => Err(not_passive(operation)),
         }
+    }
+
+    /// [`passive`](Self::passive) and [`target`](Self::target) in one test of the epoch's
+    /// kind, for the calls that complete before returning (`put_now`, `get_now`, `flush`).
+    #[inline(always)]
+    fn passive_target(
+        &self,
+        rank: i32,
+        index: usize,
+        len: usize,
+        operation: &'static str,
+    ) -> Result<super::target::Target> {
+        match self.kind {
+            EpochKind::LockAll => {}
+            EpochKind::Lock(locked) if locked == rank => {}
+            // Another rank than the locked one: `target` says so.
+            EpochKind::Lock(_) => return self.target(rank, index, len, operation),
+            _ => return Err(not_passive(operation)),
+        }
+        self.layout.locate::<T>(rank, index, len, operation)
     }
 
     /// Writes `buf` into `target`'s window from element `index` (`MPI_Put`, MPI-4.0 §12.3.1).
@@ -416,7 +443,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     pub fn put(&self, buf: &'buf [T], target: i32, index: usize) -> Result<()> {
         let t = self.target(target, index, buf.len(), "put")?;
         // SAFETY: `buf` is borrowed for 'buf, beyond the epoch's completion.
-        unsafe { self.calls.put(buf, t) }
+        unsafe { self.calls.put(buf, t, Completion::AtEpochEnd) }
     }
 
     /// Reads `buf.len()` values of `target`'s window from element `index` into `buf`
@@ -440,7 +467,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     pub fn get(&self, buf: &'buf mut [T], target: i32, index: usize) -> Result<()> {
         let t = self.target(target, index, buf.len(), "get")?;
         // SAFETY: `buf` is exclusively borrowed for 'buf, beyond the epoch's completion.
-        unsafe { self.calls.get(buf, t) }
+        unsafe { self.calls.get(buf, t, Completion::AtEpochEnd) }
     }
 
     /// Writes `buf` into `target`'s window and waits until it is there (`MPI_Put`, then
@@ -465,11 +492,9 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     #[inline]
     pub fn put_now(&self, buf: &[T], target: i32, index: usize) -> Result<()> {
         const OP: &str = "put";
-        self.passive(OP)?;
-        let t = self.target(target, index, buf.len(), OP)?;
-        // SAFETY: `buf` is borrowed until the flush below has completed the put.
-        unsafe { self.calls.put(buf, t)? };
-        self.calls.flush(t.rank)
+        let t = self.passive_target(target, index, buf.len(), OP)?;
+        // SAFETY: `buf` is borrowed until the flush, in a passive epoch, has completed the put.
+        unsafe { self.calls.put(buf, t, Completion::Flush) }
     }
 
     /// Reads from `target`'s window into `buf` and waits for the values (`MPI_Get`, then
@@ -495,17 +520,10 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     #[inline]
     pub fn get_now(&self, buf: &mut [T], target: i32, index: usize) -> Result<()> {
         const OP: &str = "get";
-        self.passive(OP)?;
-        let t = self.target(target, index, buf.len(), OP)?;
-        // SAFETY: `buf` is exclusively borrowed until the local flush below has completed
-        // the get.
-        unsafe { self.calls.get(buf, t)? };
-        let _gate = enter("win_flush_local")?;
-        // SAFETY: a valid window in a passive epoch; a checked rank.
-        check(
-            unsafe { ffi::MPI_Win_flush_local(t.rank, self.calls.win) },
-            "win_flush_local",
-        )
+        let t = self.passive_target(target, index, buf.len(), OP)?;
+        // SAFETY: `buf` is exclusively borrowed until the local flush, in a passive epoch, has
+        // completed the get.
+        unsafe { self.calls.get(buf, t, Completion::FlushLocal) }
     }
 
     /// Combines `buf` into `target`'s window with `op` (`MPI_Accumulate`, MPI-4.0 §12.3.4),
@@ -674,8 +692,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// # Errors
     /// [`Error::EpochMisuse`]; [`Error::InvalidRank`]; [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn flush(&self, target: i32) -> Result<()> {
-        self.passive("win_flush")?;
-        let t = self.target(target, 0, 0, "win_flush")?;
+        let t = self.passive_target(target, 0, 0, "win_flush")?;
         self.calls.flush(t.rank)
     }
 

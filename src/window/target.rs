@@ -107,20 +107,36 @@ pub(crate) fn single_element<T: Equivalence>(operation: &'static str) -> Result<
     }
 }
 
+/// When a put or get made by [`Calls`] completes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Completion {
+    /// When the epoch ends (or at a flush the user makes).
+    AtEpochEnd,
+    /// Before the call returns, at origin and target (`MPI_Win_flush`; passive epochs only).
+    Flush,
+    /// Before the call returns, at the origin (`MPI_Win_flush_local`; passive epochs only).
+    FlushLocal,
+}
+
 /// The typed calls. Each is `unsafe`: the caller guarantees the window is valid, an epoch
-/// that allows the call is open, and the buffers stay untouched (send side) or unobserved
-/// (receive side) until MPI completes the call.
+/// that allows the call is open (a passive one for a flushing [`Completion`]), and the buffers
+/// stay untouched (send side) or unobserved (receive side) until MPI completes the call.
 pub(crate) struct Calls {
     pub(crate) win: ffi::MPI_Win,
 }
 
 impl Calls {
-    /// `MPI_Put`.
+    /// `MPI_Put`, then `then`, under one pass of the thread gate.
     ///
     /// # Safety
     /// See [`Calls`].
-    #[inline]
-    pub(crate) unsafe fn put<T: Equivalence>(&self, buf: &[T], t: Target) -> Result<()> {
+    #[inline(always)]
+    pub(crate) unsafe fn put<T: Equivalence>(
+        &self,
+        buf: &[T],
+        t: Target,
+        then: Completion,
+    ) -> Result<()> {
         const OP: &str = "put";
         let dt = T::datatype().as_raw();
         let _gate = enter(OP)?;
@@ -138,15 +154,21 @@ impl Calls {
                 self.win,
             )
         };
-        check(rc, OP)
+        check(rc, OP)?;
+        self.complete(then, t.rank)
     }
 
-    /// `MPI_Get`.
+    /// `MPI_Get`, then `then`, under one pass of the thread gate.
     ///
     /// # Safety
     /// See [`Calls`].
-    #[inline]
-    pub(crate) unsafe fn get<T: Equivalence>(&self, buf: &mut [T], t: Target) -> Result<()> {
+    #[inline(always)]
+    pub(crate) unsafe fn get<T: Equivalence>(
+        &self,
+        buf: &mut [T],
+        t: Target,
+        then: Completion,
+    ) -> Result<()> {
         const OP: &str = "get";
         let dt = T::datatype().as_raw();
         let _gate = enter(OP)?;
@@ -163,7 +185,24 @@ impl Calls {
                 self.win,
             )
         };
-        check(rc, OP)
+        check(rc, OP)?;
+        self.complete(then, t.rank)
+    }
+
+    /// Completes the calls to `rank` as `then` says; the caller has passed the thread gate.
+    #[inline(always)]
+    fn complete(&self, then: Completion, rank: c_int) -> Result<()> {
+        let (rc, operation) = match then {
+            Completion::AtEpochEnd => return Ok(()),
+            // SAFETY: a valid window in a passive epoch (the callers' invariant, see `Calls`).
+            Completion::Flush => (unsafe { ffi::MPI_Win_flush(rank, self.win) }, "win_flush"),
+            Completion::FlushLocal => (
+                // SAFETY: as above.
+                unsafe { ffi::MPI_Win_flush_local(rank, self.win) },
+                "win_flush_local",
+            ),
+        };
+        check(rc, operation)
     }
 
     /// `MPI_Accumulate`.

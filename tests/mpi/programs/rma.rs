@@ -407,6 +407,59 @@ fn bad_input(comm: &Communicator<'_>, t: &mut Checks) {
         |e| matches!(e, Error::InvalidRank { .. }),
         "lock on a bad rank",
     );
+    // The calls that complete before returning check the same, in one test of the epoch.
+    let me = comm.rank();
+    let locked = t.okay(
+        win.lock(LockType::Shared, me, Assert::empty(), |e| {
+            let mut back = [0i32; 2];
+            [
+                e.put_now(&two, other, 0),
+                e.get_now(&mut back, size, 0),
+                e.flush(-1),
+                e.put_now(&two, me, 3),
+            ]
+        }),
+        "lock for put_now and get_now",
+    );
+    let [unlocked, beyond, negative, past] = locked;
+    if size == 1 {
+        t.okay(unlocked, "put_now to the locked rank (the only one)"); // `other` is this rank
+    } else {
+        t.err(
+            unlocked,
+            |e| matches!(e, Error::EpochMisuse { .. }),
+            "put_now to an unlocked rank",
+        );
+    }
+    for (result, what) in [
+        (beyond, "get_now from rank = size under a lock"),
+        (negative, "flush of rank -1 under a lock"),
+    ] {
+        t.err(result, |e| matches!(e, Error::EpochMisuse { .. }), what);
+    }
+    t.err(
+        past,
+        |e| matches!(e, Error::OutOfBounds { .. }),
+        "put_now past the end",
+    );
+    let all = t.okay(
+        win.lock_all(Assert::empty(), |e| {
+            let mut back = [0i32; 2];
+            [
+                e.get_now(&mut back, size, 0),
+                e.put_now(&two, -1, 0),
+                e.flush(size),
+            ]
+        }),
+        "lock_all for put_now and get_now",
+    );
+    for (result, what) in all.into_iter().zip(["get_now", "put_now", "flush"]) {
+        t.err(
+            result,
+            |e| matches!(e, Error::InvalidRank { .. }),
+            format!("{what} to a rank outside the window"),
+        );
+    }
     // Atomics on multi-element types are refused.
     let arrays = t.okay(Window::<[i32; 2]>::allocate(comm, 1), "allocate arrays");
     t.err(

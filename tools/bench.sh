@@ -6,7 +6,8 @@
 # drives criterion; the C reference runs in the same binary. Each run writes
 # target/bench/<impl>-n<ranks>.{md,csv}; then benches/report (a package of its own) combines them into target/bench/report.md with the ratio table and log-log plots per
 # operation against size and ranks (plotters; SVG and PNG). Per MPI it then runs
-# tools/thread-levels.sh (separate plain-C and ferrompi programs at every thread level).
+# tools/thread-levels.sh (separate plain-C and ferrompi programs at every thread level) and
+# benches/request_cost.rs (the binding's cost per request, on one process).
 #
 #   tools/bench.sh                # everything (about 20 minutes on 2 cores)
 #   RANKS="2 4 8 16" tools/bench.sh   # the rank counts (default 2, 4; 8, 16 where the cores are)
@@ -50,8 +51,18 @@ for impl in "${impls[@]}"; do
   [[ -z "${QUICK:-}" ]] || rounds=1
   ROUNDS=$rounds bash "$ROOT/tools/thread-levels.sh" "$impl" > "$out_dir/thread-levels-$impl.log" 2>&1 \
     || { echo "thread levels failed on $impl:" >&2; tail -n 40 "$out_dir/thread-levels-$impl.log" >&2; exit 1; }
+  # The binding's own cost per request, on one process (no second rank's timing in it).
+  echo "== $impl: request cost on one process -> $out_dir/request-cost-$impl.txt"
+  for level in single funneled; do
+    cargo bench --locked --bench request_cost -- "$level" ${QUICK:+--test} 2>/dev/null | tail -n 1
+  done > "$out_dir/request-cost-$impl.txt" \
+    || { echo "request cost failed on $impl" >&2; exit 1; }
 done
 FERROMPI_BENCH_DIR="$out_dir" cargo run --locked --release -p ferrompi-bench-report > "$out_dir/report.log" 2>&1 \
   || { echo "report failed:" >&2; cat "$out_dir/report.log" >&2; exit 1; }
 echo "== report: $out_dir/report.md (plots: $out_dir/*.svg, *.png)"
 cat "$out_dir/report.md"
+for impl in "${impls[@]}"; do
+  echo "request cost on one process, $impl:"
+  cat "$out_dir/request-cost-$impl.txt"
+done

@@ -376,22 +376,29 @@ impl<T: Equivalence> std::fmt::Debug for WindowEpoch<'_, '_, T> {
 }
 
 impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
-    /// Checks the target for this epoch and the window.
-    #[inline]
+    /// Checks the target for this epoch and the window; with `passive_only`, also that the
+    /// epoch is a passive one (the calls that complete before returning: `put_now`, `get_now`,
+    /// `flush`), in the same test of the epoch's kind.
+    #[inline(always)]
     fn target(
         &self,
+        passive_only: bool,
         rank: i32,
         index: usize,
         len: usize,
         operation: &'static str,
     ) -> Result<super::target::Target> {
-        if let EpochKind::Lock(locked) = self.kind
-            && locked != rank
-        {
-            return Err(misuse(
-                operation,
-                format_args!("the epoch locks rank {locked}, not {rank}"),
-            ));
+        match self.kind {
+            EpochKind::Lock(locked) if locked != rank => {
+                return Err(misuse(
+                    operation,
+                    format_args!("the epoch locks rank {locked}, not {rank}"),
+                ));
+            }
+            EpochKind::Fence | EpochKind::Access if passive_only => {
+                return Err(not_passive(operation));
+            }
+            _ => {}
         }
         self.layout.locate::<T>(rank, index, len, operation)
     }
@@ -402,26 +409,6 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
             EpochKind::Lock(_) | EpochKind::LockAll => Ok(()),
             _ => Err(not_passive(operation)),
         }
-    }
-
-    /// [`passive`](Self::passive) and [`target`](Self::target) in one test of the epoch's
-    /// kind, for the calls that complete before returning (`put_now`, `get_now`, `flush`).
-    #[inline(always)]
-    fn passive_target(
-        &self,
-        rank: i32,
-        index: usize,
-        len: usize,
-        operation: &'static str,
-    ) -> Result<super::target::Target> {
-        match self.kind {
-            EpochKind::LockAll => {}
-            EpochKind::Lock(locked) if locked == rank => {}
-            // Another rank than the locked one: `target` says so.
-            EpochKind::Lock(_) => return self.target(rank, index, len, operation),
-            _ => return Err(not_passive(operation)),
-        }
-        self.layout.locate::<T>(rank, index, len, operation)
     }
 
     /// Writes `buf` into `target`'s window from element `index` (`MPI_Put`, MPI-4.0 §12.3.1).
@@ -441,7 +428,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// than a `lock` epoch's); [`Error::CountOverflow`]; [`Error::WrongThread`]; [`Error::Mpi`].
     #[inline]
     pub fn put(&self, buf: &'buf [T], target: i32, index: usize) -> Result<()> {
-        let t = self.target(target, index, buf.len(), "put")?;
+        let t = self.target(false, target, index, buf.len(), "put")?;
         // SAFETY: `buf` is borrowed for 'buf, beyond the epoch's completion.
         unsafe { self.calls.put(buf, t, Completion::AtEpochEnd) }
     }
@@ -465,7 +452,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// As [`WindowEpoch::put`].
     #[inline]
     pub fn get(&self, buf: &'buf mut [T], target: i32, index: usize) -> Result<()> {
-        let t = self.target(target, index, buf.len(), "get")?;
+        let t = self.target(false, target, index, buf.len(), "get")?;
         // SAFETY: `buf` is exclusively borrowed for 'buf, beyond the epoch's completion.
         unsafe { self.calls.get(buf, t, Completion::AtEpochEnd) }
     }
@@ -492,7 +479,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     #[inline]
     pub fn put_now(&self, buf: &[T], target: i32, index: usize) -> Result<()> {
         const OP: &str = "put";
-        let t = self.passive_target(target, index, buf.len(), OP)?;
+        let t = self.target(true, target, index, buf.len(), OP)?;
         // SAFETY: `buf` is borrowed until the flush, in a passive epoch, has completed the put.
         unsafe { self.calls.put(buf, t, Completion::Flush) }
     }
@@ -520,7 +507,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     #[inline]
     pub fn get_now(&self, buf: &mut [T], target: i32, index: usize) -> Result<()> {
         const OP: &str = "get";
-        let t = self.passive_target(target, index, buf.len(), OP)?;
+        let t = self.target(true, target, index, buf.len(), OP)?;
         // SAFETY: `buf` is exclusively borrowed until the local flush, in a passive epoch, has
         // completed the get.
         unsafe { self.calls.get(buf, t, Completion::FlushLocal) }
@@ -553,7 +540,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         index: usize,
         op: O,
     ) -> Result<()> {
-        let t = self.target(target, index, buf.len(), "accumulate")?;
+        let t = self.target(false, target, index, buf.len(), "accumulate")?;
         // SAFETY: as in `put`.
         unsafe { self.calls.accumulate(buf, t, operand(&op)) }
     }
@@ -592,7 +579,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
                 actual: result.len(),
             });
         }
-        let t = self.target(target, index, origin.len(), OP)?;
+        let t = self.target(false, target, index, origin.len(), OP)?;
         // SAFETY: both borrowed for 'buf, beyond the epoch's completion.
         unsafe { self.calls.get_accumulate(origin, result, t, operand(&op)) }
     }
@@ -626,7 +613,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         const OP: &str = "fetch_and_op";
         self.passive(OP)?;
         single_element::<T>(OP)?;
-        let t = self.target(target, index, 1, OP)?;
+        let t = self.target(false, target, index, 1, OP)?;
         let mut result = zeroed::<T>();
         // SAFETY: `value` and `result` live until the flush below completes the call.
         unsafe {
@@ -662,7 +649,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         const OP: &str = "compare_and_swap";
         self.passive(OP)?;
         single_element::<T>(OP)?;
-        let t = self.target(target, index, 1, OP)?;
+        let t = self.target(false, target, index, 1, OP)?;
         let mut result = zeroed::<T>();
         // SAFETY: the three values live until the flush below completes the call.
         unsafe {
@@ -692,7 +679,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// # Errors
     /// [`Error::EpochMisuse`]; [`Error::InvalidRank`]; [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn flush(&self, target: i32) -> Result<()> {
-        let t = self.passive_target(target, 0, 0, "win_flush")?;
+        let t = self.target(true, target, 0, 0, "win_flush")?;
         self.calls.flush(t.rank)
     }
 
@@ -739,7 +726,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// # Errors
     /// As [`WindowEpoch::flush`].
     pub fn flush_local(&self, target: i32) -> Result<()> {
-        let t = self.target(target, 0, 0, "win_flush_local")?;
+        let t = self.target(false, target, 0, 0, "win_flush_local")?;
         self.sync_call("win_flush_local", |win| {
             // SAFETY: a valid window in a passive epoch; a checked rank.
             unsafe { ffi::MPI_Win_flush_local(t.rank, win) }
@@ -910,8 +897,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         len: usize,
         operation: &'static str,
     ) -> Result<Request<'s>> {
-        self.passive(operation)?;
-        let t = self.target(target, index, len, operation)?;
+        let t = self.target(true, target, index, len, operation)?;
         // SAFETY: the buffer is borrowed for 's; the scope completes or aborts before 's ends.
         let raw = unsafe { self.calls.request(call, t)? };
         Ok(Request::started(raw, None, &scope.in_flight))

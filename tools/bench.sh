@@ -54,9 +54,9 @@ for impl in "${impls[@]}"; do
   # The binding's own cost per request, on one process (no second rank's timing in it).
   echo "== $impl: request cost on one process -> $out_dir/request-cost-$impl.txt"
   for level in single funneled; do
-    cargo bench --locked --bench request_cost -- "$level" ${QUICK:+--test} 2>/dev/null | tail -n 1
-  done > "$out_dir/request-cost-$impl.txt" \
-    || { echo "request cost failed on $impl" >&2; exit 1; }
+    cargo bench --locked --bench request_cost -- "$level" ${QUICK:+--test} 2>/dev/null | tail -n 1 \
+      || { echo "request cost failed on $impl at $level" >&2; exit 1; }
+  done > "$out_dir/request-cost-$impl.txt"
 done
 FERROMPI_BENCH_DIR="$out_dir" cargo run --locked --release -p ferrompi-bench-report > "$out_dir/report.log" 2>&1 \
   || { echo "report failed:" >&2; cat "$out_dir/report.log" >&2; exit 1; }

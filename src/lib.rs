@@ -54,8 +54,8 @@
 //! the test suite):
 //!
 //! ```text
-//!  channel   window (shared, rma, epoch)   topology   slurm      what programs build on
-//!     |            |                         |          |
+//!  channel   window (shared, rma, epoch, exposure)   topology   slurm  what programs build on
+//!     |         |                                       |         |
 //!  comm: p2p, probe, nonblocking, persistent, bsend,             the operations of a
 //!        collective/ (barrier_bcast, reduce, gather_scatter,     communicator, each family
 //!        vector, in_place), persistent_collective/ (inits),      in its own module
@@ -72,6 +72,7 @@
 //!  error (Error, check)                                           return codes to errors
 //!     |
 //!  gate (thread gate, ThreadLevel, process state)                 may MPI be called now?
+//!  launcher (Launcher, Pmi: from environment variables)           who started this process?
 //!     |
 //!  ffi (bindgen bindings, constants shim)                         the raw layer
 //! ```
@@ -175,6 +176,7 @@ pub mod error;
 pub mod ffi;
 mod gate;
 pub mod info;
+mod launcher;
 pub mod op;
 pub mod request;
 pub mod slurm;

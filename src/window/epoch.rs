@@ -1,6 +1,7 @@
-//! The epochs of an RMA [`Window`] (MPI-4.0 §12.5): the methods that open them (fence,
-//! post/start/complete/wait, lock, lock_all), and [`WindowEpoch`], through which the one-sided
-//! calls are made while one is open; [`Exposure`], the target side of post/wait.
+//! The access epochs of an RMA [`Window`] (MPI-4.0 §12.5): the methods that open them (fence,
+//! start/complete, lock, lock_all), and [`WindowEpoch`], through which the one-sided calls are
+//! made while one is open. The target side of post/wait ([`Exposure`](super::Exposure)) is in
+//! `exposure`.
 
 use super::rma::{ACCESS, EXPOSED, FENCE_OPEN, Window, zeroed};
 use super::target::{Calls, Completion, Layout, RequestCall, operand, single_element};
@@ -168,53 +169,6 @@ impl<'c, T: Equivalence> Window<'c, T> {
             ("win_start", "win_complete"),
             body,
         )
-    }
-
-    /// Exposes this window to the processes of `group` (`MPI_Win_post`, MPI-4.0 §12.5.2) until
-    /// the returned epoch is waited for or dropped (`MPI_Win_wait`).
-    ///
-    /// ```
-    /// # let mpi = ferrompi::Mpi::init()?;
-    /// # let world = mpi.world();
-    /// use ferrompi::{Window, window::Assert};
-    /// let (me, size) = (world.rank(), world.size());
-    /// let win = Window::<i64>::allocate(&world, 4)?;
-    /// let everyone = world.group()?;
-    /// let exposure = win.expose(&everyone, Assert::empty())?; // others may now access this rank
-    /// win.access(&everyone, Assert::empty(), |_epoch| ())?;
-    /// exposure.wait()?;
-    /// # Ok::<(), ferrompi::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// [`Error::EpochMisuse`] if an exposure epoch is open already; [`Error::WrongThread`];
-    /// [`Error::Mpi`].
-    pub fn expose(&self, group: &Group<'_>, assert: Assert) -> Result<Exposure<'_, 'c, T>> {
-        const OP: &str = "win_post";
-        if self.state.fetch_or(EXPOSED, Ordering::AcqRel) & EXPOSED != 0 {
-            return Err(Error::EpochMisuse {
-                operation: OP,
-                reason: "the window is exposed already".into(),
-            });
-        }
-        self.state.fetch_and(!FENCE_OPEN, Ordering::AcqRel);
-        let posted = enter(OP).and_then(|_gate| {
-            // SAFETY: a valid window and group.
-            check(
-                unsafe { ffi::MPI_Win_post(group.as_raw(), assert.bits(), self.win.raw) },
-                OP,
-            )
-        });
-        match posted {
-            Ok(()) => Ok(Exposure {
-                window: self,
-                open: true,
-            }),
-            Err(e) => {
-                self.state.fetch_and(!EXPOSED, Ordering::AcqRel);
-                Err(e)
-            }
-        }
     }
 
     /// A passive-target epoch on `target` (`MPI_Win_lock` … `MPI_Win_unlock`, MPI-4.0
@@ -546,7 +500,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     }
 
     /// Fetches `target`'s values into `result`, then combines `origin` into them with `op`
-    /// (`MPI_Get_accumulate`, MPI-4.0 §12.3.5); with [`NoOp`](crate::NoOp) an atomic read.
+    /// (`MPI_Get_accumulate`, MPI-4.0 §12.3.4); with [`NoOp`](crate::NoOp) an atomic read.
     ///
     /// ```
     /// # let mpi = ferrompi::Mpi::init()?;
@@ -585,7 +539,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     }
 
     /// Atomically combines `value` into element `index` of `target` and returns the element's
-    /// previous value (`MPI_Fetch_and_op` then `MPI_Win_flush`, MPI-4.0 §12.3.5). Passive
+    /// previous value (`MPI_Fetch_and_op` then `MPI_Win_flush`, MPI-4.0 §12.3.4). Passive
     /// epochs only, where the flush makes the result available at once.
     ///
     /// ```
@@ -626,7 +580,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
 
     /// Atomically replaces element `index` of `target` with `value` if it equals `compare`,
     /// and returns the previous value (`MPI_Compare_and_swap` then `MPI_Win_flush`, MPI-4.0
-    /// §12.3.5). Integer types; passive epochs only.
+    /// §12.3.4). Integer types; passive epochs only.
     ///
     /// ```
     /// # let mpi = ferrompi::Mpi::init()?;
@@ -789,7 +743,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         check(call(self.calls.win), operation)
     }
 
-    /// Request-based put (`MPI_Rput`, MPI-4.0 §12.3.1): the request completes when `buf` may
+    /// Request-based put (`MPI_Rput`, MPI-4.0 §12.3.5): the request completes when `buf` may
     /// be reused, and follows the [`scope`](crate::scope) discipline. Passive epochs only.
     ///
     /// ```
@@ -901,99 +855,6 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         // SAFETY: the buffer is borrowed for 's; the scope completes or aborts before 's ends.
         let raw = unsafe { self.calls.request(call, t)? };
         Ok(Request::started(raw, None, &scope.in_flight))
-    }
-}
-
-/// An exposure epoch (`MPI_Win_post`): the window is the target of the group's access epochs
-/// until [`wait`](Exposure::wait) or drop (`MPI_Win_wait`, MPI-4.0 §12.5.2).
-#[must_use = "dropping the exposure waits for the access epochs to complete"]
-pub struct Exposure<'w, 'c, T: Equivalence> {
-    window: &'w Window<'c, T>,
-    open: bool,
-}
-
-impl<T: Equivalence> std::fmt::Debug for Exposure<'_, '_, T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Exposure")
-            .field("open", &self.open)
-            .finish()
-    }
-}
-
-impl<T: Equivalence> Exposure<'_, '_, T> {
-    /// Waits until every process of the group has completed its access epoch (`MPI_Win_wait`).
-    ///
-    /// ```
-    /// # let mpi = ferrompi::Mpi::init()?;
-    /// # let world = mpi.world();
-    /// use ferrompi::{Window, window::Assert};
-    /// let (me, size) = (world.rank(), world.size());
-    /// let win = Window::<i64>::allocate(&world, 4)?;
-    /// let everyone = world.group()?;
-    /// let exposure = win.expose(&everyone, Assert::empty())?;
-    /// win.access(&everyone, Assert::empty(), |_| ())?;
-    /// exposure.wait()?; // MPI_Win_wait: every origin has completed
-    /// # Ok::<(), ferrompi::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
-    pub fn wait(mut self) -> Result<()> {
-        self.close()
-    }
-
-    /// Whether every access epoch has completed, without blocking (`MPI_Win_test`); once
-    /// `true`, the exposure is over.
-    ///
-    /// ```
-    /// # let mpi = ferrompi::Mpi::init()?;
-    /// # let world = mpi.world();
-    /// use ferrompi::{Window, window::Assert};
-    /// let (me, size) = (world.rank(), world.size());
-    /// let win = Window::<i64>::allocate(&world, 4)?;
-    /// let everyone = world.group()?;
-    /// let mut exposure = win.expose(&everyone, Assert::empty())?;
-    /// win.access(&everyone, Assert::empty(), |_| ())?;
-    /// while !exposure.test()? {} // MPI_Win_test
-    /// # Ok::<(), ferrompi::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
-    pub fn test(&mut self) -> Result<bool> {
-        const OP: &str = "win_test";
-        if !self.open {
-            return Ok(true);
-        }
-        let _gate = enter(OP)?;
-        let mut flag: c_int = 0;
-        // SAFETY: a valid window with an exposure epoch open; writes one int.
-        let rc = unsafe { ffi::MPI_Win_test(self.window.win.raw, &mut flag) };
-        check(rc, OP)?;
-        if flag != 0 {
-            self.open = false;
-            self.window.state.fetch_and(!EXPOSED, Ordering::AcqRel);
-        }
-        Ok(flag != 0)
-    }
-
-    fn close(&mut self) -> Result<()> {
-        const OP: &str = "win_wait";
-        if !self.open {
-            return Ok(());
-        }
-        let _gate = enter(OP)?;
-        self.open = false;
-        // SAFETY: a valid window with an exposure epoch open.
-        let rc = unsafe { ffi::MPI_Win_wait(self.window.win.raw) };
-        self.window.state.fetch_and(!EXPOSED, Ordering::AcqRel);
-        check(rc, OP)
-    }
-}
-
-impl<T: Equivalence> Drop for Exposure<'_, '_, T> {
-    fn drop(&mut self) {
-        let _ = self.close();
     }
 }
 

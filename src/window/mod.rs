@@ -29,11 +29,13 @@
 //! creation) before each call: [`Error::OutOfBounds`], never an access outside the window.
 
 pub mod epoch;
+pub mod exposure;
 pub mod rma;
 pub mod shared;
 mod target;
 
-pub use epoch::{Exposure, WindowEpoch};
+pub use epoch::WindowEpoch;
+pub use exposure::Exposure;
 pub use rma::Window;
 pub use shared::{AtomicEpoch, ReadEpoch, SharedWindow, WriteEpoch};
 

@@ -607,7 +607,7 @@ impl<'env> Communicator<'env> {
     }
 
     /// Starts an in-place reduction (`MPI_Ireduce` with `MPI_IN_PLACE` at the root, MPI-4.0
-    /// §6.12.4): at the root `buf` is input and result, elsewhere only input.
+    /// §6.12.7): at the root `buf` is input and result, elsewhere only input.
     ///
     /// ```
     /// # let mpi = ferrompi::Mpi::init()?;

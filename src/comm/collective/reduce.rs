@@ -123,7 +123,7 @@ impl<'env> Communicator<'env> {
             .map(drop)
     }
 
-    /// Starts a reduction (`MPI_Ireduce`, §6.12.4).
+    /// Starts a reduction (`MPI_Ireduce`, §6.12.7).
     ///
     /// ```
     /// # let mpi = ferrompi::Mpi::init()?;
@@ -310,7 +310,7 @@ impl<'env> Communicator<'env> {
         self.reduce_like_in_place(ReduceFn::All, buf, op)
     }
 
-    /// Starts an allreduce (`MPI_Iallreduce`, §6.12.5).
+    /// Starts an allreduce (`MPI_Iallreduce`, §6.12.8).
     ///
     /// ```
     /// # let mpi = ferrompi::Mpi::init()?;

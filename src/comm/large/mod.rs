@@ -24,7 +24,7 @@
 //! partition), or because the substitute is the same call (`alltoallw`). A temporary datatype
 //! is freed as soon as the call that uses it returns, also for nonblocking and persistent
 //! calls: freeing a datatype lets the operations using it complete normally (MPI-4.0
-//! §5.1.10). Arrays MPI reads until a nonblocking call completes are kept in its scope.
+//! §5.1.9). Arrays MPI reads until a nonblocking call completes are kept in its scope.
 //!
 //! What is left is an error before any communication, for these reasons:
 //! - `alltoallv` without `_c` calls: its partitions differ per rank, and a rank whose blocks
@@ -75,7 +75,7 @@ pub(crate) struct Spanning {
 }
 
 /// Datatypes made for one call, freed when it returns: after a blocking call, or once a
-/// nonblocking one has started (MPI-4.0 §5.1.10 lets it complete normally). The caller holds
+/// nonblocking one has started (MPI-4.0 §5.1.9 lets it complete normally). The caller holds
 /// the thread gate, or takes the types over with [`Made::into_types`].
 pub(crate) struct Made(Vec<ffi::MPI_Datatype>);
 
@@ -220,7 +220,7 @@ fn in_chunks(count: usize, extent: usize, mut call: impl FnMut((usize, c_int)) -
 ///
 /// The type is freed as soon as `call` returns, also when `call` only started a nonblocking or
 /// persistent operation: freeing a datatype lets an operation that uses it complete normally
-/// (MPI-4.0 §5.1.10, "Commit and Free").
+/// (MPI-4.0 §5.1.9, "Commit and Free").
 ///
 /// # Safety
 /// The caller holds the thread gate.
@@ -342,7 +342,7 @@ pub(crate) fn copy_out_on_completion<'s, T: Equivalence>(
 
 impl Drop for Spanning {
     fn drop(&mut self) {
-        // SAFETY: a committed type we own; operations still using it complete normally (§5.1.10).
+        // SAFETY: a committed type we own; operations still using it complete normally (§5.1.9).
         unsafe { ffi::MPI_Type_free(&mut self.raw) };
     }
 }
@@ -674,7 +674,7 @@ impl Communicator<'_> {
 
     /// A nonblocking reduction of more than `i32::MAX` elements without `_c` calls: one element
     /// of a spanning type, reduced by a span op (see `span_op`). The type is freed once the
-    /// operation has started (MPI-4.0 §5.1.10).
+    /// operation has started (MPI-4.0 §5.1.9).
     ///
     /// # Safety
     /// As [`Communicator::reduce_large`].

@@ -118,6 +118,10 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
     /// message). In the one case where no buffer can be handed back safely — MPI reports an error
     /// *and* keeps the operation — the job is aborted rather than let MPI write freed memory.
     ///
+    /// # Errors
+    /// In the returned `Result`: [`Error::Mpi`](crate::Error::Mpi), for instance
+    /// `MPI_ERR_TRUNCATE` when a message was longer than the buffer.
+    ///
     /// # Panics
     /// If the thread gate refuses the wait (a thread the thread level does not allow, inside a
     /// reduction callback, after finalize): MPI was not called, the operation is still in flight

@@ -565,9 +565,8 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         op: O,
     ) -> Result<T> {
         const OP: &str = "fetch_and_op";
-        self.passive(OP)?;
+        let t = self.target(true, target, index, 1, OP)?;
         single_element::<T>(OP)?;
-        let t = self.target(false, target, index, 1, OP)?;
         let mut result = zeroed::<T>();
         // SAFETY: `value` and `result` live until the flush below completes the call.
         unsafe {
@@ -601,9 +600,8 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         T: Bitwise,
     {
         const OP: &str = "compare_and_swap";
-        self.passive(OP)?;
+        let t = self.target(true, target, index, 1, OP)?;
         single_element::<T>(OP)?;
-        let t = self.target(false, target, index, 1, OP)?;
         let mut result = zeroed::<T>();
         // SAFETY: the three values live until the flush below completes the call.
         unsafe {

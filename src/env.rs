@@ -684,6 +684,16 @@ impl Mpi {
                 self.world_rank
             );
         }
+        let windows = gate::leaked_windows();
+        if windows > 0 {
+            eprintln!(
+                "ferrompi: rank {}: {windows} window(s) were dropped on a thread the thread level \
+                 refuses, so MPI never freed them (their memory stays allocated); some MPIs \
+                 (MPICH over UCX) abort in MPI_Finalize over windows still registered. Drop \
+                 windows on the initialising thread below ThreadLevel::Serialized",
+                self.world_rank
+            );
+        }
         gate::finalize_started();
         // SAFETY: MPI is initialised and this is the initialising thread (`Mpi` is !Send). Every
         // handle borrowed `self`, so none is left to be used afterwards.

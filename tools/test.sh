@@ -3,7 +3,7 @@
 # turn builds the crate, runs clippy, the unit and doc tests, the multi-rank harness (1, 2, 3
 # and 4 ranks, plus singleton runs), every example under the launcher, each benchmark once under
 # the launcher, the flagship solver's tests (examples/sddp: the same cuts and bounds at 1-4 ranks,
-# convergence, bad input), and rustdoc; rustfmt first. On MPICH it also runs the user-op and request
+# convergence, bad input), and rustdoc; rustfmt first. On MPICH it also runs the user-op, request and RMA
 # programs under valgrind (memcheck, 2 ranks): MPICH is clean under memcheck, Open MPI's PMIx is
 # not. On both (as root) it then runs tools/cluster-tests.sh: a synthetic two-domain NUMA
 # machine, three fake hosts (network namespaces), and a real Slurm on two of them (srun).
@@ -100,10 +100,10 @@ for impl in "${impls[@]}"; do
   cargo clippy -p ferrompi-sddp -p ferrompi-bench-report --all-targets --locked -- -D warnings
   cargo test -p ferrompi-sddp --release --locked -- --test-threads=1
   if [[ $impl == mpich ]]; then
-    echo "== $impl: user ops and requests under valgrind (memcheck, 2 ranks)"
+    echo "== $impl: user ops, requests and RMA windows under valgrind (memcheck, 2 ranks)"
     FERROMPI_RANKS=2 FERROMPI_TEST_TIMEOUT=600 \
       FERROMPI_WRAPPER="valgrind -q --error-exitcode=99" \
-      cargo test --all-features --locked --test mpi -- soundness reductions nonblocking persistent leak
+      cargo test --all-features --locked --test mpi -- soundness reductions nonblocking persistent leak rma
   fi
   echo "== $impl: examples under the launcher (their assertions must hold)"
   for run in "hello 4" "ping_pong 2" "channel 4" "async_exchange 4" "topk_sparse_allreduce 4" \

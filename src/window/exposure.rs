@@ -50,10 +50,7 @@ impl<'c, T: Equivalence> Window<'c, T> {
             )
         });
         match posted {
-            Ok(()) => Ok(Exposure {
-                window: self,
-                open: true,
-            }),
+            Ok(()) => Ok(Exposure { window: self }),
             Err(e) => {
                 self.state.fetch_and(!EXPOSED, Ordering::AcqRel);
                 Err(e)
@@ -63,17 +60,17 @@ impl<'c, T: Equivalence> Window<'c, T> {
 }
 
 /// An exposure epoch (`MPI_Win_post`): the window is the target of the group's access epochs
-/// until [`wait`](Exposure::wait) or drop (`MPI_Win_wait`, MPI-4.0 §12.5.2).
+/// until [`wait`](Exposure::wait) or drop (`MPI_Win_wait`, MPI-4.0 §12.5.2). Whether it is
+/// still open is the window's state, so a leaked `Exposure` is ended when the window is freed.
 #[must_use = "dropping the exposure waits for the access epochs to complete"]
 pub struct Exposure<'w, 'c, T: Equivalence> {
     window: &'w Window<'c, T>,
-    open: bool,
 }
 
 impl<T: Equivalence> std::fmt::Debug for Exposure<'_, '_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Exposure")
-            .field("open", &self.open)
+            .field("open", &self.window.exposed())
             .finish()
     }
 }
@@ -120,7 +117,7 @@ impl<T: Equivalence> Exposure<'_, '_, T> {
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn test(&mut self) -> Result<bool> {
         const OP: &str = "win_test";
-        if !self.open {
+        if !self.window.exposed() {
             return Ok(true);
         }
         let _gate = enter(OP)?;
@@ -129,23 +126,17 @@ impl<T: Equivalence> Exposure<'_, '_, T> {
         let rc = unsafe { ffi::MPI_Win_test(self.window.win.raw, &mut flag) };
         check(rc, OP)?;
         if flag != 0 {
-            self.open = false;
             self.window.state.fetch_and(!EXPOSED, Ordering::AcqRel);
         }
         Ok(flag != 0)
     }
 
     fn close(&mut self) -> Result<()> {
-        const OP: &str = "win_wait";
-        if !self.open {
-            return Ok(());
+        if self.window.exposed() {
+            self.window.end_exposure()
+        } else {
+            Ok(())
         }
-        let _gate = enter(OP)?;
-        self.open = false;
-        // SAFETY: a valid window with an exposure epoch open.
-        let rc = unsafe { ffi::MPI_Win_wait(self.window.win.raw) };
-        self.window.state.fetch_and(!EXPOSED, Ordering::AcqRel);
-        check(rc, OP)
     }
 }
 

@@ -23,7 +23,11 @@
 //! the whole epoch, which is a closure: the epoch is completed (fence, complete, unlock) before
 //! the closure's caller gets its buffers back, and a panic inside it ends the job rather than
 //! return buffers MPI may still use. So `mem::forget` has nothing to leak but request-based
-//! operations, which follow the crate's [`scope`](crate::scope) discipline.
+//! operations, which follow the crate's [`scope`](crate::scope) discipline, and an
+//! [`Exposure`], whose epoch is then ended (`MPI_Win_wait`) when the window is freed. A vector
+//! moved in is dropped only after `MPI_Win_free` has succeeded; where it cannot (a drop on a
+//! thread the thread level refuses, or MPI failing), the vector is leaked, since other
+//! processes may still write it.
 //!
 //! Targets, displacements and counts are checked against the target's window size (known from
 //! creation) before each call: [`Error::OutOfBounds`], never an access outside the window.
@@ -190,7 +194,11 @@ impl RawWindow<'_> {
 
 impl Drop for RawWindow<'_> {
     fn drop(&mut self) {
-        let _ = self.free();
+        if self.free().is_err() && self.raw != win_null() {
+            // The thread gate refused (MPI was not called): MPI keeps the window until
+            // finalize, which warns about it.
+            crate::gate::count_leaked_window();
+        }
     }
 }
 

@@ -36,7 +36,7 @@ use crate::ffi;
 use crate::info::Info;
 use std::ffi::c_int;
 use std::marker::PhantomData;
-use std::sync::atomic::AtomicU8;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// The epoch state of a window, in [`Window::state`](Window).
 /// No access epoch is open.
@@ -298,14 +298,11 @@ impl<'c, T: Equivalence> Window<'c, T> {
         storage: Storage<T>,
         operation: &'static str,
     ) -> Result<Self> {
-        let size = usize::try_from(comm.size()).unwrap_or(0);
-        let mut lens = vec![0u64; size];
-        comm.allgather(&[len as u64], &mut lens)
-            .map_err(|e| rename(e, operation))?;
-        Ok(Window {
+        // The window first, so that on an error below its `Drop` frees it before the vector.
+        let mut window = Window {
             win,
             layout: Layout {
-                lens: lens.into_iter().map(|n| n as usize).collect(),
+                lens: Box::default(),
                 scale: 1,
                 rank0_offset: 0,
             },
@@ -313,7 +310,13 @@ impl<'c, T: Equivalence> Window<'c, T> {
             rank: comm.rank(),
             state: AtomicU8::new(IDLE),
             _comm: PhantomData,
-        })
+        };
+        let size = usize::try_from(comm.size()).unwrap_or(0);
+        let mut lens = vec![0u64; size];
+        comm.allgather(&[len as u64], &mut lens)
+            .map_err(|e| rename(e, operation))?;
+        window.layout.lens = lens.into_iter().map(|n| n as usize).collect();
+        Ok(window)
     }
 
     /// The number of values in `rank`'s window; `None` for a rank outside the communicator.
@@ -378,7 +381,10 @@ impl<'c, T: Equivalence> Window<'c, T> {
     }
 
     /// Frees the window (`MPI_Win_free`, collective), reporting errors; dropping it does the
-    /// same silently.
+    /// same silently. An exposure epoch whose [`Exposure`](super::Exposure) was leaked is ended
+    /// first (`MPI_Win_wait`), as dropping the `Exposure` would have. If MPI does not free the
+    /// window, the vector of [`from_vec`](Window::from_vec) is leaked rather than freed, since
+    /// other processes may still write it.
     ///
     /// ```
     /// # let mpi = ferrompi::Mpi::init()?;
@@ -390,9 +396,9 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`] (e.g. an exposure epoch still open).
+    /// [`Error::WrongThread`] (the window is then leaked); [`Error::Mpi`].
     pub fn free(mut self) -> Result<()> {
-        self.win.free()
+        self.release().map(drop)
     }
 
     /// Frees the window and gives back this process's values: the vector of
@@ -410,21 +416,23 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// ```
     ///
     /// # Errors
-    /// As [`Window::free`]; [`Error::InvalidArgument`] for a window over a borrowed buffer.
+    /// As [`Window::free`] (a vector the window could not free stays leaked);
+    /// [`Error::InvalidArgument`] for a window over a borrowed buffer.
     pub fn into_vec(mut self) -> Result<Vec<T>> {
         let rank = self.rank;
         let len = self.local_len();
-        match std::mem::replace(&mut self.storage, Storage::Borrowed) {
-            Storage::Owned(data) => {
-                self.win.free()?;
-                Ok(data)
-            }
+        if self.exposed() {
+            // A leaked `Exposure`: what its origins put is here only once it has ended.
+            self.end_exposure()?;
+        }
+        match self.storage {
+            Storage::Owned(_) => self.release().map(Option::unwrap_or_default),
             Storage::Mpi => {
                 let mut out = vec![zeroed::<T>(); len];
                 self.lock(LockType::Shared, rank, Assert::empty(), |e| {
                     e.get(&mut out, rank, 0)
                 })??;
-                self.win.free()?;
+                self.release()?;
                 Ok(out)
             }
             Storage::Borrowed => Err(Error::InvalidArgument {
@@ -432,6 +440,51 @@ impl<'c, T: Equivalence> Window<'c, T> {
                 reason: "the window is over a borrowed buffer, which with_buffer gives back".into(),
             }),
         }
+    }
+
+    /// Ends this window's exposure epoch (`MPI_Win_wait`, MPI-4.0 §12.5.2): for
+    /// [`Exposure`](super::Exposure), and when the window is freed after one was leaked.
+    /// Clears [`EXPOSED`] once MPI was called.
+    pub(super) fn end_exposure(&self) -> Result<()> {
+        const OP: &str = "win_wait";
+        let _gate = enter(OP)?;
+        // SAFETY: a valid window whose exposure epoch is open (`EXPOSED` is set).
+        let rc = unsafe { ffi::MPI_Win_wait(self.win.raw) };
+        self.state.fetch_and(!EXPOSED, Ordering::AcqRel);
+        check(rc, OP)
+    }
+
+    /// Whether an exposure epoch is open on this window.
+    pub(super) fn exposed(&self) -> bool {
+        self.state.load(Ordering::Acquire) & EXPOSED != 0
+    }
+
+    /// Frees the window (collectively) after ending a leaked exposure epoch, and hands back the
+    /// vector it owned, if any. Where MPI did not free the window (the thread gate refused, or
+    /// MPI failed), that vector is leaked instead: other processes may still write it.
+    fn release(&mut self) -> Result<Option<Vec<T>>> {
+        let exposure = if self.exposed() {
+            self.end_exposure()
+        } else {
+            Ok(())
+        };
+        let freed = self.win.free();
+        let data = match std::mem::replace(&mut self.storage, Storage::Borrowed) {
+            Storage::Owned(data) if freed.is_err() => {
+                std::mem::forget(data);
+                None
+            }
+            Storage::Owned(data) => Some(data),
+            Storage::Mpi | Storage::Borrowed => None,
+        };
+        exposure.and(freed).map(|()| data)
+    }
+}
+
+impl<T: Equivalence> Drop for Window<'_, T> {
+    fn drop(&mut self) {
+        // The vector, if any, is dropped after the window is freed (or leaked if it was not).
+        let _ = self.release();
     }
 }
 

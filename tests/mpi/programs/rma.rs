@@ -11,6 +11,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     let world = mpi.world();
     fence(&world, t);
     pscw(&world, t);
+    leaked_exposure(&world, t);
     passive(&world, t);
     requests(&world, t);
     storage(&world, t);
@@ -106,6 +107,41 @@ fn pscw(comm: &Communicator<'_>, t: &mut Checks) {
         v,
         vec![0, prev * 10, prev * 10 + 1, prev * 10],
         "values from prev",
+    );
+}
+
+/// An exposure epoch whose `Exposure` was leaked ends when the window is freed, as dropping
+/// the `Exposure` would have ended it: the owned vector comes back with what the origin put,
+/// and a window dropped with its exposure leaked is freed with the job going on.
+fn leaked_exposure(comm: &Communicator<'_>, t: &mut Checks) {
+    let (next, prev) = ring(comm);
+    let world_group = t.okay(comm.group(), "group");
+    let to = t.okay(world_group.incl(&[next]), "group of next");
+    let from = t.okay(world_group.incl(&[prev]), "group of prev");
+    let mine = [comm.rank() + 1];
+    let win = t.okay(Window::from_vec(comm, vec![0i32; 4]), "from_vec");
+    std::mem::forget(t.okay(win.expose(&from, Assert::empty()), "post"));
+    t.okay(
+        win.access(&to, Assert::empty(), |e| e.put(&mine, next, 2)),
+        "start/complete",
+    )
+    .unwrap();
+    t.eq_ok(
+        win.into_vec(),
+        vec![0, 0, prev + 1, 0],
+        "into_vec after a leaked exposure",
+    );
+    let win = t.okay(Window::<i32>::allocate(comm, 4), "allocate");
+    std::mem::forget(t.okay(win.expose(&from, Assert::empty()), "post"));
+    t.okay(
+        win.access(&to, Assert::empty(), |e| e.put(&mine, next, 0)),
+        "start/complete",
+    )
+    .unwrap();
+    drop(win);
+    t.okay(
+        comm.barrier(),
+        "barrier after a window dropped with its exposure leaked",
     );
 }
 

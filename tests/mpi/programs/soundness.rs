@@ -1,14 +1,17 @@
 //! What the adversarial review broke with safe code (issue "Soundness: …"), one check each. Run
 //! at every thread level: a user op's input is never written and its buffers never overrun;
 //! MPI calls from inside a user op are refused (at `Serialized` they deadlocked); a persistent
-//! or owned request that a refused thread cannot complete never hands out its buffer; `Debug`
+//! or owned request that a refused thread cannot complete never hands out its buffer, nor
+//! frees a window's vector; `Debug`
 //! never reads a buffer in flight; bad partitions and wrapping lengths are errors; a
 //! collective's status is the empty one; Open MPI's single-copy path cannot write past a short
 //! receive buffer; checked collectives turn mismatched lengths into errors on every rank.
 
 use crate::checks::Checks;
+use ferrompi::window::{Assert, Window};
 use ferrompi::{
-    Communicator, Error, ErrorClass, Loc, Mpi, Partition, Status, Sum, ThreadLevel, UserOp,
+    Communicator, Error, ErrorClass, Loc, LockType, Mpi, Partition, Status, Sum, ThreadLevel,
+    UserOp, ffi,
 };
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -22,6 +25,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     user_op_of_padded_values(mpi, &world, t);
     mpi_calls_inside_a_user_op_are_refused(mpi, &world, t);
     refused_threads_get_no_buffers(mpi, &world, t);
+    refused_threads_leak_window_vectors(mpi, &world, t);
     debug_does_not_read_buffers(&world, t);
     bad_partitions_and_wrapping_lengths(&world, t);
     collective_status_is_empty(&world, t);
@@ -236,6 +240,68 @@ fn refused_threads_get_no_buffers(mpi: &Mpi, world: &Communicator<'_>, t: &mut C
         }
     }
     mpi.set_abort_on_panic(true);
+}
+
+/// A window over a vector it owns, dropped on a thread the level does not allow: MPI cannot
+/// free the window there, so the vector must be leaked, not freed. Rank 1 then puts into rank
+/// 0's window, which MPI still holds: the bytes must land in the leaked vector, not in the
+/// block rank 0 allocated next (which, had the vector been freed, is likely the same memory).
+/// Every rank leaks its window the same way, then frees the handle through `ffi` on the
+/// initialising thread (MPICH's UCX layer aborts at finalize over a window still registered).
+/// Where the thread is allowed, the drops free the windows as usual.
+fn refused_threads_leak_window_vectors(mpi: &Mpi, world: &Communicator<'_>, t: &mut Checks) {
+    const LEN: usize = 4096;
+    let restricted = mpi.thread_level() < ThreadLevel::Serialized;
+    let win = t.okay(Window::from_vec(world, vec![0u8; LEN]), "from_vec");
+    let mut raw = win.as_raw();
+    let drop_elsewhere = |win: Window<'_, u8>| {
+        std::thread::scope(|s| s.spawn(move || drop(win)).join()).expect("joined");
+    };
+    if !restricted {
+        drop_elsewhere(win);
+        t.okay(
+            world.barrier(),
+            "barrier after windows freed on other threads",
+        );
+        return;
+    }
+    match (world.rank(), world.size()) {
+        (0, size) if size > 1 => {
+            drop_elsewhere(win);
+            let reused = vec![0x55u8; LEN];
+            // Rank 1's put reaches rank 0's window while rank 0's MPI progresses here.
+            t.okay(world.barrier(), "barrier while rank 1 puts");
+            t.ok(
+                reused.iter().all(|&b| b == 0x55),
+                "a put into a window dropped on a refused thread does not land in freed memory",
+            );
+        }
+        (1, _) => {
+            let bytes = [0xAAu8; LEN];
+            t.okay(
+                win.lock(LockType::Exclusive, 0, Assert::empty(), |e| {
+                    e.put(&bytes, 0, 0)
+                }),
+                "put into rank 0's leaked window",
+            )
+            .unwrap();
+            t.okay(world.barrier(), "barrier after the put");
+            drop_elsewhere(win);
+        }
+        _ => {
+            drop_elsewhere(win);
+            t.okay(world.barrier(), "barrier");
+        }
+    }
+    // SAFETY: the window every rank leaked above, still valid in MPI and used by no epoch or
+    // request; freed once, collectively, on the initialising thread. Rank 0's leaked vector
+    // stays allocated under it.
+    let rc = unsafe { ffi::MPI_Win_free(&mut raw) };
+    t.eq(
+        rc,
+        ffi::MPI_SUCCESS,
+        "the leaked windows, freed through ffi",
+    );
 }
 
 /// `Debug` of a pending owned receive, from another thread than the one MPI writes on: it must

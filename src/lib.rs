@@ -134,7 +134,9 @@
 //!   process of the node has announced identically (checked in the window's own memory, so a
 //!   disagreement is [`Error::EpochMismatch`], not a race); an RMA [`Window`]'s memory is never
 //!   referenced from Rust while the window exists, and its epochs are closures that complete
-//!   before their buffers come back. See [`window`].
+//!   before their buffers come back; a vector it owns is freed only after `MPI_Win_free`
+//!   succeeded, and leaked where it cannot (a drop on a thread the level refuses). See
+//!   [`window`].
 //! - **Crate-internal entry points are sealed by type, not by documentation**: the methods of
 //!   [`Persistent`] take a token only the crate can make.
 //! - **Handles are freed once.** Created communicators and groups are freed on drop (or by an
@@ -159,6 +161,8 @@
 //! - **A leaked operation that never completes** (a `mem::forget` of an owned pending send) is
 //!   never freed under MPI, but MPI may wait for it: MPICH's `MPI_Finalize` hangs on such a send.
 //!   Finalize prints a warning when it knows of leaked operations.
+//! - **A window dropped on a thread the level refuses** stays with MPI until finalize, where
+//!   MPICH over UCX aborts over its still-registered memory; finalize warns first.
 //! - **Erroneous programs MPI defines as such** (a receive matched by a message of another
 //!   type, a program that deadlocks) stay erroneous; ferrompi makes them fail in MPI, never in
 //!   Rust's memory model.

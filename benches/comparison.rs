@@ -9,15 +9,20 @@
 //! median of interleaved runs (C, ferrompi, ferrompi, C, …), the median of the same pairs'
 //! differences in ns per operation (steadier than a ratio where whole runs land fast or slow),
 //! its target, and the heap
-//! allocations of the last measured ferrompi sample (a counting global allocator). It is
-//! printed, and written to `$FERROMPI_BENCH_OUT.md` and `.csv`.
+//! allocations of the last measured ferrompi sample (a counting global allocator). Beside the
+//! shortest request and RMA rows (windowed bandwidth, the 8-request exchange, put/get) runs a
+//! control, the same MPI calls made from Rust through `ffi` (see [`FFI`]): its columns split
+//! ferrompi / C into Rust ffi / C and ferrompi / Rust ffi. It is printed, and written to
+//! `$FERROMPI_BENCH_OUT.md` and `.csv`.
 //!
 //! `tools/bench.sh` runs it on both MPIs with 2 and 4 ranks and builds the report and plots.
 
 mod harness;
 
 use ferrompi::window::{Assert, SharedWindow, Window};
-use ferrompi::{Communicator, Mpi, Partition, RequestSet, RequestStorage, Sum, ffi, scope};
+use ferrompi::{
+    Communicator, Equivalence, Mpi, Partition, RequestSet, RequestStorage, Sum, ffi, scope,
+};
 use harness::{MpiBench, Session};
 use std::ffi::{c_int, c_long, c_void};
 use std::time::Duration;
@@ -75,6 +80,11 @@ const PINGPONG: [usize; 6] = [8, 128, 2048, 32768, 524_288, 4_194_304];
 const COLLECTIVE: [usize; 5] = [8, 512, 4096, 65536, 1_048_576];
 const SMALL: [usize; 3] = [8, 4096, 65536];
 const WINDOW: usize = 64;
+/// The control beside some rows: the same MPI calls as the C reference, made from Rust through
+/// `ffi` with the binding's datatype and communicator or window, and none of its checks. Against
+/// C it shows what Rust calling MPI costs by itself (code layout, buffers); ferrompi against it
+/// shows the binding's own work.
+const FFI: &str = "ffi";
 
 /// `MPI_Wtime`, the clock both sides use.
 fn now() -> f64 {
@@ -206,6 +216,56 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
                 }
             })
         });
+        let (send, mut recv) = (vec![1u8; bytes], vec![0u8; WINDOW * stride]);
+        let mut requests = null_requests(WINDOW);
+        let (comm, byte, count, mut ack) =
+            (world.as_raw(), u8::datatype().as_raw(), int(bytes), 0u8);
+        bench.add("bandwidth", FFI, bytes, move |iters| {
+            let (to, handles, ack) = (recv.as_mut_ptr(), requests.as_mut_ptr(), &raw mut ack);
+            timed(iters, || {
+                // SAFETY: as the C reference: WINDOW blocks of `stride` bytes in `recv`, WINDOW
+                // handles, all alive until the wait for all of them; `send` is only read.
+                unsafe {
+                    for w in 0..WINDOW {
+                        if rank == 0 {
+                            ffi::MPI_Isend(
+                                send.as_ptr().cast(),
+                                count,
+                                byte,
+                                1,
+                                2,
+                                comm,
+                                handles.add(w),
+                            );
+                        } else {
+                            ffi::MPI_Irecv(
+                                to.add(w * stride).cast(),
+                                count,
+                                byte,
+                                0,
+                                2,
+                                comm,
+                                handles.add(w),
+                            );
+                        }
+                    }
+                    ffi::MPI_Waitall(WINDOW as c_int, handles, ffi::ferrompi_MPI_STATUSES_IGNORE);
+                    if rank == 0 {
+                        ffi::MPI_Recv(
+                            ack.cast(),
+                            1,
+                            byte,
+                            1,
+                            3,
+                            comm,
+                            ffi::ferrompi_MPI_STATUS_IGNORE,
+                        );
+                    } else {
+                        ffi::MPI_Send(ack.cast(), 1, byte, 0, 3, comm);
+                    }
+                }
+            })
+        });
         let mut buf = vec![1u8; WINDOW * stride];
         let mut requests = null_requests(WINDOW);
         bench.add("bandwidth", "c", bytes, move |iters| {
@@ -247,6 +307,35 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
                     Ok(set.into_storage())
                 })
                 .expect("exchange");
+            })
+        });
+        let (send, mut recv) = (vec![1u8; bytes], vec![0u8; 8 * stride]);
+        let mut requests = null_requests(16);
+        let (comm, byte, count) = (world.as_raw(), u8::datatype().as_raw(), int(bytes));
+        bench.add("exchange8", FFI, bytes, move |iters| {
+            let (to, handles) = (recv.as_mut_ptr(), requests.as_mut_ptr());
+            timed(iters, || {
+                // SAFETY: as the C reference: 8 blocks of `stride` bytes in `recv` and 16
+                // handles, alive until the wait for all of them; `send` is only read.
+                unsafe {
+                    for k in 0..8 {
+                        let into = to.add(k * stride).cast();
+                        ffi::MPI_Irecv(into, count, byte, peer, k as c_int, comm, handles.add(k));
+                    }
+                    for k in 0..8 {
+                        let from = send.as_ptr().cast();
+                        ffi::MPI_Isend(
+                            from,
+                            count,
+                            byte,
+                            peer,
+                            k as c_int,
+                            comm,
+                            handles.add(8 + k),
+                        );
+                    }
+                    ffi::MPI_Waitall(16, handles, ffi::ferrompi_MPI_STATUSES_IGNORE);
+                }
             })
         });
         let (send, mut recv) = (vec![1u8; bytes], vec![0u8; 8 * stride]);
@@ -517,6 +606,48 @@ fn windows<'a>(
                 })
                 .expect("lock_all")
             });
+            let control = Window::<u8>::allocate(world, RMA[1]).expect("allocate");
+            let mut buf = vec![1u8; bytes];
+            bench.add(group, FFI, bytes, move |iters| {
+                control
+                    .lock_all(Assert::empty(), |_| {
+                        let (win, byte, count) =
+                            (control.as_raw(), u8::datatype().as_raw(), int(bytes));
+                        timed(iters, || {
+                            // SAFETY: `buf` holds `count` bytes, and the target's window (of
+                            // RMA[1] ≥ `bytes`) is under lock_all; each call completes before
+                            // the next (flush).
+                            unsafe {
+                                if get {
+                                    ffi::MPI_Get(
+                                        buf.as_mut_ptr().cast(),
+                                        count,
+                                        byte,
+                                        next,
+                                        0,
+                                        count,
+                                        byte,
+                                        win,
+                                    );
+                                    ffi::MPI_Win_flush_local(next, win);
+                                } else {
+                                    ffi::MPI_Put(
+                                        buf.as_ptr().cast(),
+                                        count,
+                                        byte,
+                                        next,
+                                        0,
+                                        count,
+                                        byte,
+                                        win,
+                                    );
+                                    ffi::MPI_Win_flush(next, win);
+                                }
+                            }
+                        })
+                    })
+                    .expect("lock_all")
+            });
             let mut c_buf = vec![1u8; bytes];
             bench.add(group, "c", bytes, move |iters| {
                 // SAFETY: `c_buf` holds `bytes` bytes; the window is the C side's own.
@@ -586,11 +717,13 @@ fn main() {
     let mode = std::env::var("FERROMPI_BENCH_MODE").unwrap_or_else(|_| "unstated".into());
     let mut md = format!(
         "### {implementation}, {ranks} ranks ({mode})\n\n\
-         | operation | bytes | ferrompi µs | C µs | ferrompi / C | ferrompi − C, ns | target | allocations | |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---|\n"
+         | operation | bytes | ferrompi µs | C µs | ferrompi / C | ferrompi − C, ns | target | allocations | | \
+         Rust ffi / C | ferrompi / Rust ffi | ferrompi − Rust ffi, ns |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n"
     );
     let mut csv = String::from(
-        "implementation,ranks,group,operation,bytes,ferrompi_us,c_us,ratio,target,allocations,mode,difference_ns\n",
+        "implementation,ranks,group,operation,bytes,ferrompi_us,c_us,ratio,target,allocations,mode,difference_ns,\
+         ffi_ratio,own_ratio,own_difference_ns\n",
     );
     for row in &rows {
         let ours = session.summary().get(row.group, "ferrompi", row.bytes) * 1e6;
@@ -600,17 +733,30 @@ fn main() {
             .allocations(row.group, "ferrompi", row.bytes);
         let paired = session.compare((row.group, "ferrompi"), (row.group, "c"), row.bytes, rounds);
         let (ratio, difference) = (paired.ratio, paired.difference * 1e9);
+        // Where the row has the ffi control: Rust ffi against C, and ferrompi against Rust ffi.
+        let control = session.has(row.group, FFI, row.bytes).then(|| {
+            let ffi = session.compare((row.group, FFI), (row.group, "c"), row.bytes, rounds);
+            let own = session.compare((row.group, "ferrompi"), (row.group, FFI), row.bytes, rounds);
+            (ffi.ratio, own.ratio, own.difference * 1e9)
+        });
+        let (cells, control_csv) = match control {
+            Some((ffi, own, own_ns)) => (
+                format!(" {ffi:.3} | {own:.3} | {own_ns:+.1} |"),
+                format!("{ffi:.4},{own:.4},{own_ns:.2}"),
+            ),
+            None => (" | | |".to_string(), ",,".to_string()),
+        };
         let verdict = if ratio <= row.target && allocations == 0 {
             "ok"
         } else {
             "**over**"
         };
         md += &format!(
-            "| {} | {} | {ours:.2} | {theirs:.2} | {ratio:.3} | {difference:+.0} | {:.2} | {allocations} | {verdict} |\n",
+            "| {} | {} | {ours:.2} | {theirs:.2} | {ratio:.3} | {difference:+.0} | {:.2} | {allocations} | {verdict} |{cells}\n",
             row.what, row.bytes, row.target
         );
         csv += &format!(
-            "{implementation},{ranks},{},{},{},{ours:.4},{theirs:.4},{ratio:.4},{},{allocations},{mode},{difference:.1}\n",
+            "{implementation},{ranks},{},{},{},{ours:.4},{theirs:.4},{ratio:.4},{},{allocations},{mode},{difference:.1},{control_csv}\n",
             row.group, row.what, row.bytes, row.target
         );
     }

@@ -13,13 +13,16 @@
 #   RANKS="2 4 8 16" tools/bench.sh   # the rank counts (default 2, 4; 8, 16 where the cores are)
 #   tools/bench.sh mpich          # one implementation
 #   QUICK=1 tools/bench.sh        # each benchmark once (criterion --test): checks that it runs
+#                                 # (into target/bench-quick, apart from real reports)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$ROOT"
 
 impls=("$@")
 ((${#impls[@]})) || impls=(openmpi mpich)
-out_dir="$ROOT/target/bench"
+# A QUICK run (tools/test.sh's check that everything runs) writes elsewhere, so that its
+# one-iteration numbers never join a real report.
+out_dir="$ROOT/target/bench${QUICK:+-quick}"
 mkdir -p "$out_dir"
 # 2 and 4 ranks everywhere; 8 and 16 where the machine has that many cores (more ranks than
 # cores measure the scheduler). RANKS="2 4 8" chooses.
@@ -49,7 +52,7 @@ for impl in "${impls[@]}"; do
   # (one round when QUICK): its table joins the report.
   rounds=12
   [[ -z "${QUICK:-}" ]] || rounds=1
-  ROUNDS=$rounds bash "$ROOT/tools/thread-levels.sh" "$impl" > "$out_dir/thread-levels-$impl.log" 2>&1 \
+  FERROMPI_BENCH_DIR="$out_dir" ROUNDS=$rounds bash "$ROOT/tools/thread-levels.sh" "$impl" > "$out_dir/thread-levels-$impl.log" 2>&1 \
     || { echo "thread levels failed on $impl:" >&2; tail -n 40 "$out_dir/thread-levels-$impl.log" >&2; exit 1; }
   # The binding's own cost per request, on one process (no second rank's timing in it).
   echo "== $impl: request cost on one process -> $out_dir/request-cost-$impl.txt"

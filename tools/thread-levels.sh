@@ -6,7 +6,8 @@
 # interleaved rounds: C init, ferrompi init (Mpi::init()), then C and ferrompi at single,
 # funneled, serialized, multiple, and again. Per operation it reports median times and the
 # medians of the per-round paired differences: each level against plain MPI_Init (C), and
-# ferrompi against C at the same level. Tables go to target/bench/thread-levels-<impl>.md.
+# ferrompi against C at the same level. Tables go to target/bench/thread-levels-<impl>.md (or
+# $FERROMPI_BENCH_DIR, which tools/bench.sh sets).
 #
 #   tools/thread-levels.sh                      # Debian's Open MPI and MPICH, 5 rounds
 #   ROUNDS=9 tools/thread-levels.sh openmpi5    # any of tools/setup.sh's implementations
@@ -17,7 +18,7 @@ cd "$ROOT"
 impls=("$@")
 ((${#impls[@]})) || impls=(openmpi mpich)
 rounds=${ROUNDS:-5}
-out_dir="$ROOT/target/bench"
+out_dir="${FERROMPI_BENCH_DIR:-$ROOT/target/bench}"
 mkdir -p "$out_dir"
 levels=(init single funneled serialized multiple)
 for impl in "${impls[@]}"; do

@@ -32,11 +32,15 @@ struct Row {
     mode: String,
     /// Median of the paired differences ferrompi − C, ns per operation (NaN in older tables).
     difference: f64,
+    /// Where the row has the Rust ffi control (the same MPI calls made from Rust without the
+    /// binding): Rust ffi / C, ferrompi / Rust ffi, and the paired difference ferrompi − Rust
+    /// ffi in ns. `None` elsewhere and in older tables.
+    control: Option<(f64, f64, f64)>,
 }
 
 fn parse(line: &str) -> Option<Row> {
     let f: Vec<&str> = line.split(',').collect();
-    if !(10..=12).contains(&f.len()) {
+    if !(10..=15).contains(&f.len()) {
         return None;
     }
     Some(Row {
@@ -52,6 +56,13 @@ fn parse(line: &str) -> Option<Row> {
         allocations: f[9].parse().ok()?,
         mode: f.get(10).map_or(String::new(), |m| (*m).into()),
         difference: f.get(11).and_then(|d| d.parse().ok()).unwrap_or(f64::NAN),
+        control: match (f.get(12), f.get(13), f.get(14)) {
+            (Some(a), Some(b), Some(c)) => match (a.parse(), b.parse(), c.parse()) {
+                (Ok(a), Ok(b), Ok(c)) => Some((a, b, c)),
+                _ => None,
+            },
+            _ => None,
+        },
     })
 }
 
@@ -276,6 +287,35 @@ fn scaling(dir: &Path, rows: &[Row], png: bool) -> String {
     md
 }
 
+/// The rows with the Rust ffi control, split in two: what Rust calling MPI costs against C by
+/// itself, and what the binding adds to that.
+fn controls(rows: &[Row]) -> String {
+    let with: Vec<&Row> = rows.iter().filter(|r| r.control.is_some()).collect();
+    if with.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from(
+        "\n## The binding's own cost\n\nBeside these rows the benchmark also runs a control: \
+         the same MPI calls made from Rust through `ffi`, with the binding's datatype and \
+         communicator or window but none of its checks. *Rust ffi / C* is what Rust calling \
+         MPI costs by itself (code layout, buffers, placement); *ferrompi / Rust ffi* is the \
+         binding's own work (checks, thread gate, request bookkeeping). Each is the median of \
+         its own interleaved runs, so the two need not multiply to *ferrompi / C*.\n\n\
+         | run | operation | bytes | ferrompi / C | Rust ffi / C | ferrompi / Rust ffi | ferrompi − Rust ffi, ns |\n\
+         |---|---|---:|---:|---:|---:|---:|\n",
+    );
+    for r in with {
+        if let Some((ffi, own, ns)) = r.control {
+            let _ = writeln!(
+                md,
+                "| {} {} ranks | {} | {} | {:.3} | {ffi:.3} | {own:.3} | {ns:+.1} |",
+                r.implementation, r.ranks, r.operation, r.bytes, r.ratio
+            );
+        }
+    }
+    md
+}
+
 fn main() {
     let png = register_font();
     if !png {
@@ -381,9 +421,12 @@ fn main() {
         md += "None.\n";
     }
     for r in &over {
+        let control = r.control.map_or(String::new(), |(ffi, own, ns)| {
+            format!("; Rust ffi / C {ffi:.3}, ferrompi / Rust ffi {own:.3} ({ns:+.1} ns)")
+        });
         let _ = writeln!(
             md,
-            "- {} {} ranks, {} at {} B: {:.3} (target {:.2}; {:.2} µs against {:.2} µs; paired difference {:+.0} ns; {} allocations)",
+            "- {} {} ranks, {} at {} B: {:.3} (target {:.2}; {:.2} µs against {:.2} µs; paired difference {:+.0} ns; {} allocations{control})",
             r.implementation,
             r.ranks,
             r.operation,
@@ -396,6 +439,7 @@ fn main() {
             r.allocations
         );
     }
+    md += &controls(&rows);
 
     // One plot per operation measured at several sizes with 2 ranks.
     let mut groups: Vec<(String, String)> = Vec::new();

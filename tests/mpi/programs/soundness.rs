@@ -1,11 +1,11 @@
 //! What the adversarial review broke with safe code (issue "Soundness: …"), one check each. Run
 //! at every thread level: a user op's input is never written and its buffers never overrun;
 //! MPI calls from inside a user op are refused (at `Serialized` they deadlocked); a persistent
-//! or owned request that a refused thread cannot complete never hands out its buffer, nor
-//! frees a window's vector; `Debug`
-//! never reads a buffer in flight; bad partitions and wrapping lengths are errors; a
-//! collective's status is the empty one; Open MPI's single-copy path cannot write past a short
-//! receive buffer; checked collectives turn mismatched lengths into errors on every rank.
+//! or owned request that a refused thread cannot complete never hands out its buffer, and a
+//! window dropped there never frees its vector; `Debug` never reads a buffer in flight; bad
+//! partitions and wrapping lengths are errors; a collective's status is the empty one; Open
+//! MPI's single-copy path cannot write past a short receive buffer; checked collectives turn
+//! mismatched lengths into errors on every rank.
 
 use crate::checks::Checks;
 use ferrompi::window::{Assert, Window};

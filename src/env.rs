@@ -19,7 +19,12 @@
 //! | `Multiple` | go straight to MPI | go straight to MPI |
 //!
 //! The gate costs one relaxed atomic load and one thread-local read: no allocation and no
-//! lookup. At `Serialized` the lock is what a C program must hold anyway. Whatever the level,
+//! lookup. At `Serialized` the lock is what a C program must hold anyway. A
+//! [`scope`](crate::scope) and an RMA epoch ([`WindowEpoch`](crate::window::WindowEpoch)) make
+//! that test once, when they begin, for the point-to-point starts in the scope and the calls in
+//! the epoch: neither can leave its thread, outlive `Mpi` or be reached from a reduction
+//! callback, so what the test saw holds until it ends (at `Serialized` each call still takes
+//! the lock). Whatever the level,
 //! the gate refuses calls made before `MPI_Init_thread` returned or after `MPI_Finalize`
 //! ([`Error::NotInitialized`], [`Error::AlreadyFinalized`]), and calls made from inside a
 //! user-defined reduction ([`Error::InCallback`]: MPI forbids them there, and at `Serialized`
@@ -97,6 +102,16 @@ static PANIC_HOOK: Once = Once::new();
 #[inline(always)]
 pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate> {
     gate::enter(operation).map_err(Error::from)
+}
+
+/// [`enter`], without the gate's test for a caller holding a [`Pass`](gate::Pass) made on
+/// this thread (see there for when holding one is sound).
+#[inline(always)]
+pub(crate) fn enter_with(pass: Option<gate::Pass>, operation: &'static str) -> Result<ThreadGate> {
+    match pass {
+        Some(_) => Ok(ThreadGate::Open),
+        None => enter(operation),
+    }
 }
 
 /// Options for [`Mpi::builder`].

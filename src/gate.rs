@@ -137,11 +137,36 @@ impl Drop for SerialGuard {
 #[inline(always)]
 pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate, Refusal> {
     let thread = THREAD.with(Cell::get);
-    // The fast path, a load, a thread-local read and one test: see `OPEN_FOR`.
-    if (OPEN_FOR.load(Ordering::Relaxed) >> thread) & 1 != 0 {
+    if open_to(thread) {
         return Ok(ThreadGate::Open);
     }
     enter_slow(operation, PROVIDED.load(Ordering::Relaxed), thread)
+}
+
+/// The fast path, a load and one test: whether [`OPEN_FOR`] opens to a thread with these bits.
+#[inline(always)]
+fn open_to(thread: u8) -> bool {
+    (OPEN_FOR.load(Ordering::Relaxed) >> thread) & 1 != 0
+}
+
+/// Proof that the thread holding it passed the gate's fast path when it was made: MPI was
+/// active and the provided level let this thread call MPI without a lock, outside callbacks.
+/// `!Send` and `!Sync`, so it stays on that thread.
+///
+/// A holder passes it to [`enter_with`](crate::env::enter_with) to skip the per-call test. That is sound only while
+/// nothing can change what the test saw: the holder must not outlive a handle borrowing
+/// [`Mpi`](crate::Mpi) (so MPI cannot be finalized meanwhile), and must be unreachable from
+/// the callbacks MPI makes (user reductions are `'static`, so a holder borrowed for less than
+/// `'static` is). A [`Scope`](crate::Scope) is such a holder: every operation it completes
+/// borrows a communicator or window for the scope's whole lifetime, and `&Scope` cannot leave
+/// its thread.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Pass(std::marker::PhantomData<*const ()>);
+
+/// A [`Pass`] for the calling thread if the gate's fast path is open to it now (see [`enter`]).
+#[inline(always)]
+pub(crate) fn pass_here() -> Option<Pass> {
+    open_to(THREAD.with(Cell::get)).then_some(Pass(std::marker::PhantomData))
 }
 
 /// The [`OPEN_FOR`] table of a provided level (`LEVEL_NONE`: MPI not active).

@@ -86,10 +86,11 @@
 //! | [`Group`] | yes | yes | every call passes the thread gate |
 //! | [`Status`], [`Datatype`] | yes | yes | plain data, immutable predefined handles |
 //! | [`OwnedRequest`], [`PersistentRequest`] | yes | yes | calls gated; buffers are `Send` |
-//! | [`Request`], [`RequestSet`] | no | no | tied to their [`scope`]'s thread |
+//! | [`Scope`], [`Request`], [`RequestSet`] | no | no | tied to their [`scope`]'s thread |
 //! | [`Channel`], [`AttachedBuffer`] | yes | yes | as [`Communicator`] |
 //! | [`Info`] | yes | yes | as [`Communicator`]; changes need `&mut` |
 //! | [`SharedWindow`], [`Window`] | yes | yes | epochs need `&mut` (shared) or are serialised per process (RMA) |
+//! | [`WindowEpoch`](window::WindowEpoch) | no | no | tied to the thread that opened the epoch |
 //!
 //! These hold whatever the implementation's handle representation (pointers in Open MPI,
 //! integers in MPICH); a compile-time assertion checks them.
@@ -111,6 +112,9 @@
 //!   finalize, from a thread the provided level does not allow, or from inside a user-defined
 //!   reduction (where MPI forbids MPI calls), the call returns an [`Error`] without reaching
 //!   MPI. At `Serialized` an error lookup inside a gated call does not take the lock twice.
+//!   Where an object cannot leave its thread, outlive [`Mpi`] or be reached from a callback (a
+//!   [`Scope`], a [`WindowEpoch`](window::WindowEpoch)), the test is made once when it is
+//!   created, for every point-to-point start in the scope and every call in the epoch.
 //! - **No unchecked input reaches MPI.** Ranks, roots, tags and counts are checked before the call
 //!   ([`Error::InvalidRank`], [`Error::InvalidTag`], [`Error::CountOverflow`], with lengths
 //!   multiplied without wrapping), and `MPI_ERRORS_RETURN` is installed on every communicator,

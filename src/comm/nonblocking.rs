@@ -8,9 +8,10 @@ use super::large::large_count;
 use super::large::spanning;
 use super::p2p::{Destination, Source, TagMatch, check_tag, raw_tag};
 use crate::datatype::{Equivalence, recv_ptr, send_ptr};
-use crate::env::enter;
+use crate::env::{enter, enter_with};
 use crate::error::{Error, Result, check};
 use crate::ffi;
+use crate::gate::Pass;
 use crate::request::{
     Kind, OwnedBuffer, OwnedRequest, RawRequest, Repair, Request, Scope, request_null,
 };
@@ -38,6 +39,21 @@ pub(crate) enum StartSend {
 }
 
 impl StartSend {
+    /// The operation's name in errors.
+    #[inline(always)]
+    fn name(self) -> &'static str {
+        match self {
+            StartSend::Isend => "isend",
+            StartSend::Issend => "issend",
+            StartSend::SendInit => "send_init",
+            StartSend::SsendInit => "ssend_init",
+            StartSend::Ibsend => "ibsend",
+            StartSend::BsendInit => "bsend_init",
+            StartSend::Irsend => "irsend",
+            StartSend::RsendInit => "rsend_init",
+        }
+    }
+
     /// # Safety
     /// As the MPI function: `buf` holds `count` elements of `dt` and outlives the operation.
     #[inline(always)]
@@ -149,6 +165,7 @@ fn sendrecv(raw: ffi::MPI_Request) -> RawRequest {
 /// ```
 impl<'env> Communicator<'env> {
     /// Starts a send or a send-like `*_init`; the buffer must stay valid until it completes.
+    /// `pass` skips the thread gate's test for a caller holding one (a scope, see [`Pass`]).
     ///
     /// # Safety
     /// `buf` must stay allocated, unmoved and unmodified until the returned request completes.
@@ -159,9 +176,9 @@ impl<'env> Communicator<'env> {
         buf: &[T],
         dest: impl Into<Destination>,
         tag: i32,
-        operation: &'static str,
+        pass: Option<Pass>,
     ) -> Result<RawRequest> {
-        let dest = dest.into();
+        let (dest, operation) = (dest.into(), start.name());
         let args = match self.send_args::<T>(buf.len(), dest, tag, operation) {
             // SAFETY: per the caller's contract.
             Err(Error::CountOverflow { .. }) => unsafe {
@@ -170,7 +187,7 @@ impl<'env> Communicator<'env> {
             other => other?,
         };
         let mut raw = request_null();
-        let _gate = enter(operation)?;
+        let _gate = enter_with(pass, operation)?;
         // SAFETY: `buf` holds `args.count` elements of `T::datatype()` and, per the caller,
         // outlives the operation; MPI writes the request handle.
         let rc = unsafe {
@@ -191,7 +208,8 @@ impl<'env> Communicator<'env> {
         })
     }
 
-    /// Starts a receive (`MPI_Irecv`) or a `MPI_Recv_init`.
+    /// Starts a receive (`MPI_Irecv`) or a `MPI_Recv_init`; `pass` as in
+    /// [`Communicator::start_send`].
     ///
     /// # Safety
     /// `buf` must stay allocated, unmoved and otherwise unaccessed until the request completes.
@@ -202,9 +220,10 @@ impl<'env> Communicator<'env> {
         buf: &mut [T],
         source: impl Into<Source>,
         tag: impl Into<TagMatch>,
-        operation: &'static str,
+        pass: Option<Pass>,
     ) -> Result<RawRequest> {
         let (source, tag) = (source.into(), tag.into());
+        let operation = if persistent { "recv_init" } else { "irecv" };
         let args = match self.recv_args::<T>(buf.len(), source, tag, operation) {
             // SAFETY: per the caller's contract.
             Err(Error::CountOverflow { .. }) => unsafe {
@@ -214,7 +233,7 @@ impl<'env> Communicator<'env> {
         };
         let mut raw = request_null();
         let (ptr, datatype) = (recv_ptr(buf), T::datatype().as_raw());
-        let _gate = enter(operation)?;
+        let _gate = enter_with(pass, operation)?;
         // SAFETY: `buf` has room for `args.count` elements and, per the caller, stays ours until
         // the operation completes; MPI writes the request handle.
         let rc = unsafe {
@@ -363,7 +382,7 @@ impl<'env> Communicator<'env> {
         tag: i32,
     ) -> Result<Request<'s>> {
         // SAFETY: `buf` is borrowed for 's; the scope completes or aborts before 's ends.
-        let raw = unsafe { self.start_send(StartSend::Isend, buf, dest, tag, "isend")? };
+        let raw = unsafe { self.start_send(StartSend::Isend, buf, dest, tag, scope.pass)? };
         Ok(Request::started(raw, None, &scope.in_flight))
     }
 
@@ -394,7 +413,7 @@ impl<'env> Communicator<'env> {
         tag: i32,
     ) -> Result<Request<'s>> {
         // SAFETY: as in `isend`.
-        let raw = unsafe { self.start_send(StartSend::Issend, buf, dest, tag, "issend")? };
+        let raw = unsafe { self.start_send(StartSend::Issend, buf, dest, tag, scope.pass)? };
         Ok(Request::started(raw, None, &scope.in_flight))
     }
 
@@ -429,7 +448,7 @@ impl<'env> Communicator<'env> {
     ) -> Result<Request<'s>> {
         super::bsend::require_attached("ibsend")?;
         // SAFETY: as in `isend`.
-        let raw = unsafe { self.start_send(StartSend::Ibsend, buf, dest, tag, "ibsend")? };
+        let raw = unsafe { self.start_send(StartSend::Ibsend, buf, dest, tag, scope.pass)? };
         Ok(Request::started(raw, None, &scope.in_flight))
     }
 
@@ -465,7 +484,7 @@ impl<'env> Communicator<'env> {
         tag: i32,
     ) -> Result<Request<'s>> {
         // SAFETY: as in `isend`; the posted receive is the caller's promise.
-        let raw = unsafe { self.start_send(StartSend::Irsend, buf, dest, tag, "irsend")? };
+        let raw = unsafe { self.start_send(StartSend::Irsend, buf, dest, tag, scope.pass)? };
         Ok(Request::started(raw, None, &scope.in_flight))
     }
 
@@ -627,7 +646,7 @@ impl<'env> Communicator<'env> {
     ) -> Result<Request<'s>> {
         let repair = Repair::for_slice(buf);
         // SAFETY: `buf` is exclusively borrowed for 's; the scope completes or aborts first.
-        let raw = unsafe { self.start_recv(false, buf, source, tag, "irecv")? };
+        let raw = unsafe { self.start_recv(false, buf, source, tag, scope.pass)? };
         Ok(Request::started(raw, repair, &scope.in_flight))
     }
 
@@ -658,7 +677,7 @@ impl<'env> Communicator<'env> {
     ) -> Result<OwnedRequest<'_, B>> {
         // SAFETY: the heap storage of `buf` moves into the request, which never frees it while
         // the operation may be in flight (see `OwnedRequest`).
-        let raw = unsafe { self.start_send(StartSend::Isend, buf.as_slice(), dest, tag, "isend")? };
+        let raw = unsafe { self.start_send(StartSend::Isend, buf.as_slice(), dest, tag, None)? };
         Ok(OwnedRequest::started(raw, buf))
     }
 
@@ -685,8 +704,7 @@ impl<'env> Communicator<'env> {
         tag: i32,
     ) -> Result<OwnedRequest<'_, B>> {
         // SAFETY: as in `isend_owned`.
-        let raw =
-            unsafe { self.start_send(StartSend::Issend, buf.as_slice(), dest, tag, "issend")? };
+        let raw = unsafe { self.start_send(StartSend::Issend, buf.as_slice(), dest, tag, None)? };
         Ok(OwnedRequest::started(raw, buf))
     }
 
@@ -713,7 +731,7 @@ impl<'env> Communicator<'env> {
         tag: impl Into<TagMatch>,
     ) -> Result<OwnedRequest<'_, B>> {
         // SAFETY: as in `isend_owned`; nothing else can reach the storage.
-        let raw = unsafe { self.start_recv(false, buf.as_mut_slice(), source, tag, "irecv")? };
+        let raw = unsafe { self.start_recv(false, buf.as_mut_slice(), source, tag, None)? };
         Ok(OwnedRequest::started(raw, buf))
     }
 }

@@ -58,9 +58,7 @@ impl Communicator<'_> {
     ) -> Result<PersistentRequest<'_, B>> {
         // SAFETY: the buffer's heap storage moves into the request, which keeps it until the
         // request is freed and never while an operation is active (see `PersistentRequest`).
-        let raw = unsafe {
-            self.start_send(StartSend::SendInit, buf.as_slice(), dest, tag, "send_init")?
-        };
+        let raw = unsafe { self.start_send(StartSend::SendInit, buf.as_slice(), dest, tag, None)? };
         Ok(PersistentRequest::created(raw, buf))
     }
 
@@ -87,15 +85,8 @@ impl Communicator<'_> {
         tag: i32,
     ) -> Result<PersistentRequest<'_, B>> {
         // SAFETY: as in `send_init`.
-        let raw = unsafe {
-            self.start_send(
-                StartSend::SsendInit,
-                buf.as_slice(),
-                dest,
-                tag,
-                "ssend_init",
-            )?
-        };
+        let raw =
+            unsafe { self.start_send(StartSend::SsendInit, buf.as_slice(), dest, tag, None)? };
         Ok(PersistentRequest::created(raw, buf))
     }
 
@@ -128,7 +119,8 @@ impl Communicator<'_> {
         const OP: &str = "bsend_init";
         require_attached(OP)?;
         // SAFETY: as in `send_init`.
-        let raw = unsafe { self.start_send(StartSend::BsendInit, buf.as_slice(), dest, tag, OP)? };
+        let raw =
+            unsafe { self.start_send(StartSend::BsendInit, buf.as_slice(), dest, tag, None)? };
         Ok(PersistentRequest::created(raw, buf))
     }
 
@@ -160,9 +152,9 @@ impl Communicator<'_> {
         dest: impl Into<Destination>,
         tag: i32,
     ) -> Result<PersistentRequest<'_, B>> {
-        const OP: &str = "rsend_init";
         // SAFETY: as in `send_init`; the posted receives are the caller's promise.
-        let raw = unsafe { self.start_send(StartSend::RsendInit, buf.as_slice(), dest, tag, OP)? };
+        let raw =
+            unsafe { self.start_send(StartSend::RsendInit, buf.as_slice(), dest, tag, None)? };
         Ok(PersistentRequest::created(raw, buf))
     }
 
@@ -191,7 +183,7 @@ impl Communicator<'_> {
         tag: impl Into<TagMatch>,
     ) -> Result<PersistentRequest<'_, B>> {
         // SAFETY: as in `send_init`.
-        let raw = unsafe { self.start_recv(true, buf.as_mut_slice(), source, tag, "recv_init")? };
+        let raw = unsafe { self.start_recv(true, buf.as_mut_slice(), source, tag, None)? };
         Ok(PersistentRequest::created(raw, buf))
     }
 }

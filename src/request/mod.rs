@@ -26,7 +26,9 @@
 //!
 //! # Threads
 //! Scoped requests stay on the thread of their scope (`!Send`); owned and persistent requests are
-//! `Send` when their buffers are. Every MPI call passes the thread gate, as everywhere.
+//! `Send` when their buffers are. Every MPI call passes the thread gate, as everywhere; the
+//! point-to-point starts of a [`scope`] (`isend`, `issend`, `ibsend`, `irsend`, `irecv`) use the
+//! test the scope made on its thread when it began.
 
 mod owned;
 mod owned_set;
@@ -47,6 +49,7 @@ use crate::datatype::Equivalence;
 use crate::env::enter;
 use crate::error::{Error, Result, check};
 use crate::ffi;
+use crate::gate::Pass;
 use std::any::Any;
 use std::cell::Cell;
 use std::ffi::c_int;
@@ -222,6 +225,10 @@ impl InFlight<'_> {
 /// A scope for nonblocking operations on borrowed buffers; see [`scope`].
 pub struct Scope<'scope, 'env: 'scope> {
     pub(crate) in_flight: InFlight<'scope>,
+    /// Whether this thread passed the thread gate's fast path when the scope began: the
+    /// point-to-point starts made in the scope then skip the per-call test (see
+    /// [`Pass`](crate::gate::Pass) for why that holds for the whole scope).
+    pub(crate) pass: Option<Pass>,
     /// What MPI reads until an operation completes but no buffer holds: the count arrays and
     /// datatypes of the large-count paths (`comm::large`). Dropped when the scope ends, after
     /// every operation has completed. `None` (one null pointer) on every other path.
@@ -296,6 +303,7 @@ where
             count: Cell::new(0),
             _invariant: PhantomData,
         },
+        pass: crate::gate::pass_here(),
         kept: Cell::new(None),
         _env: PhantomData,
     };

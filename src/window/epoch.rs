@@ -8,7 +8,7 @@ use super::target::{Calls, Completion, Layout, RequestCall, operand, single_elem
 use super::{Assert, LockType};
 use crate::comm::group::Group;
 use crate::datatype::Equivalence;
-use crate::env::enter;
+use crate::env::{enter, enter_with};
 use crate::error::{Error, Result, check};
 use crate::ffi;
 use crate::op::{AccumulateOp, Bitwise};
@@ -57,7 +57,11 @@ impl<'c, T: Equivalence> Window<'c, T> {
             return Err(e);
         }
         let epoch = WindowEpoch {
-            calls: Calls { win: self.win.raw },
+            calls: Calls {
+                win: self.win.raw,
+                // This thread just opened the epoch through the gate; the epoch stays on it.
+                pass: crate::gate::pass_here(),
+            },
             layout: &self.layout,
             kind,
             _buf: PhantomData,
@@ -283,7 +287,9 @@ pub(crate) enum EpochKind {
 }
 
 /// An open access epoch of a [`Window`]: the one-sided calls. Made only by the window's
-/// epoch methods, for the duration of their closure.
+/// epoch methods, for the duration of their closure, and neither `Send` nor `Sync`: its calls
+/// are made on the thread that opened the epoch, which passed the thread gate then, so they
+/// skip the gate's per-call test (at `Serialized` they still take the lock each time).
 ///
 /// Buffers are borrowed for `'buf`, which outlives the epoch: MPI may read (put, accumulate)
 /// or write (get) them until the epoch is complete, and they come back only then. They cannot
@@ -312,6 +318,22 @@ pub(crate) enum EpochKind {
 ///     e.get(&mut buf, 0, 0).unwrap();
 ///     buf[0] // error[E0503]: cannot use `buf[_]` because it was mutably borrowed
 /// }).unwrap();
+/// ```
+///
+/// The epoch stays on the thread that opened it:
+///
+/// ```compile_fail
+/// # use ferrompi::{Mpi, window::{Assert, Window}};
+/// # let mpi = Mpi::init().unwrap();
+/// # let world = mpi.world();
+/// let win = Window::<f64>::allocate(&world, 4).unwrap();
+/// let buf = [1.0f64; 4];
+/// win.lock_all(Assert::empty(), |e| {
+///     std::thread::scope(|s| {
+///         // error[E0277]: `*const ()` cannot be shared between threads safely
+///         s.spawn(|| e.put_now(&buf, 0, 0)).join().unwrap()
+///     })
+/// }).unwrap().unwrap();
 /// ```
 pub struct WindowEpoch<'e, 'buf, T: Equivalence> {
     calls: Calls,
@@ -737,7 +759,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         call: impl FnOnce(ffi::MPI_Win) -> c_int,
     ) -> Result<()> {
         self.passive(operation)?;
-        let _gate = enter(operation)?;
+        let _gate = enter_with(self.calls.pass, operation)?;
         check(call(self.calls.win), operation)
     }
 

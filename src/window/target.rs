@@ -2,9 +2,10 @@
 //! that keeps every one of them inside the target's window.
 
 use crate::datatype::{Equivalence, count_of, recv_ptr, send_ptr};
-use crate::env::enter;
+use crate::env::enter_with;
 use crate::error::{Error, Result, check};
 use crate::ffi;
+use crate::gate::Pass;
 use crate::op::{AccumulateOp, Operand};
 use crate::request::{Kind, RawRequest, request_null};
 use std::ffi::c_int;
@@ -123,6 +124,9 @@ pub(crate) enum Completion {
 /// stay untouched (send side) or unobserved (receive side) until MPI completes the call.
 pub(crate) struct Calls {
     pub(crate) win: ffi::MPI_Win,
+    /// The epoch's pass of the thread gate, for an epoch tied to the thread that opened it
+    /// ([`WindowEpoch`](super::WindowEpoch)); `None` where calls may come from any thread.
+    pub(crate) pass: Option<Pass>,
 }
 
 impl Calls {
@@ -139,7 +143,7 @@ impl Calls {
     ) -> Result<()> {
         const OP: &str = "put";
         let dt = T::datatype().as_raw();
-        let _gate = enter(OP)?;
+        let _gate = enter_with(self.pass, OP)?;
         // SAFETY: `t` was checked against the target's window; `buf` holds `t.count`
         // elements of `dt`; per the caller, it stays unmodified until completion.
         let rc = unsafe {
@@ -171,7 +175,7 @@ impl Calls {
     ) -> Result<()> {
         const OP: &str = "get";
         let dt = T::datatype().as_raw();
-        let _gate = enter(OP)?;
+        let _gate = enter_with(self.pass, OP)?;
         // SAFETY: as in `put`; MPI writes `t.count` elements into `buf`, which holds them.
         let rc = unsafe {
             ffi::MPI_Get(
@@ -217,7 +221,7 @@ impl Calls {
         op: Operand,
     ) -> Result<()> {
         const OP: &str = "accumulate";
-        let _gate = enter(OP)?;
+        let _gate = enter_with(self.pass, OP)?;
         // SAFETY: as in `put`; the op is predefined, REPLACE or NO_OP.
         let rc = unsafe {
             ffi::MPI_Accumulate(
@@ -248,7 +252,7 @@ impl Calls {
         op: Operand,
     ) -> Result<()> {
         const OP: &str = "get_accumulate";
-        let _gate = enter(OP)?;
+        let _gate = enter_with(self.pass, OP)?;
         // SAFETY: both buffers hold `t.count` elements (the caller checked equal lengths).
         let rc = unsafe {
             ffi::MPI_Get_accumulate(
@@ -282,7 +286,7 @@ impl Calls {
         op: Operand,
     ) -> Result<()> {
         const OP: &str = "fetch_and_op";
-        let _gate = enter(OP)?;
+        let _gate = enter_with(self.pass, OP)?;
         // SAFETY: one element each side; the target was checked.
         let rc = unsafe {
             ffi::MPI_Fetch_and_op(
@@ -311,7 +315,7 @@ impl Calls {
         t: Target,
     ) -> Result<()> {
         const OP: &str = "compare_and_swap";
-        let _gate = enter(OP)?;
+        let _gate = enter_with(self.pass, OP)?;
         // SAFETY: one element each; the target was checked.
         let rc = unsafe {
             ffi::MPI_Compare_and_swap(
@@ -331,7 +335,7 @@ impl Calls {
     #[inline]
     pub(crate) fn flush(&self, rank: c_int) -> Result<()> {
         const OP: &str = "win_flush";
-        let _gate = enter(OP)?;
+        let _gate = enter_with(self.pass, OP)?;
         // SAFETY: a valid window in a passive epoch (the callers' invariant).
         check(unsafe { ffi::MPI_Win_flush(rank, self.win) }, OP)
     }
@@ -350,7 +354,7 @@ impl Calls {
         let mut raw = request_null();
         let (rc, operation) = match call {
             RequestCall::Put(buf) => {
-                let _gate = enter("rput")?;
+                let _gate = enter_with(self.pass, "rput")?;
                 // SAFETY: as in `put`; MPI writes the request handle.
                 let rc = unsafe {
                     ffi::MPI_Rput(
@@ -368,7 +372,7 @@ impl Calls {
                 (rc, "rput")
             }
             RequestCall::Get(buf) => {
-                let _gate = enter("rget")?;
+                let _gate = enter_with(self.pass, "rget")?;
                 // SAFETY: as in `get`; MPI writes the request handle.
                 let rc = unsafe {
                     ffi::MPI_Rget(
@@ -386,7 +390,7 @@ impl Calls {
                 (rc, "rget")
             }
             RequestCall::Accumulate(buf, op) => {
-                let _gate = enter("raccumulate")?;
+                let _gate = enter_with(self.pass, "raccumulate")?;
                 // SAFETY: as in `accumulate`; MPI writes the request handle.
                 let rc = unsafe {
                     ffi::MPI_Raccumulate(

@@ -262,8 +262,10 @@ pub struct AtomicEpoch<'w, T: Pod + Equivalence> {
 
 impl<T: Pod + Equivalence> AtomicEpoch<'_, T> {
     fn calls(&self) -> Calls {
+        // `AtomicEpoch` is `Sync`: its calls pass the thread gate each time.
         Calls {
             win: self.window.win.raw,
+            pass: None,
         }
     }
 

@@ -2,7 +2,7 @@
 //! SERIALIZED other threads get `WrongThread`; at SERIALIZED and MULTIPLE they communicate.
 
 use crate::checks::Checks;
-use ferrompi::{Error, Mpi, ThreadLevel};
+use ferrompi::{Error, Mpi, RequestSet, ThreadLevel};
 use std::sync::{Condvar, Mutex};
 
 const THREADS: i32 = 3;
@@ -33,6 +33,29 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
                 .expect("thread")
         });
         t.eq(cached, (rank, size), "rank and size from another thread");
+        // A scope opened on another thread holds no pass of the thread gate: its nonblocking
+        // starts are refused, through a request or straight into a set.
+        let (out, mut into) = ([1u8; 4], [0u8; 4]);
+        let (sent, received) = std::thread::scope(|threads| {
+            threads
+                .spawn(|| {
+                    ferrompi::scope(|s| {
+                        let mut set = RequestSet::new();
+                        let sent = comm.isend(s, &out, rank, 0).map(|r| set.push(r));
+                        let received = comm.irecv(s, &mut into, rank, 0).map(|r| set.push(r));
+                        (sent, received)
+                    })
+                })
+                .join()
+                .expect("thread")
+        });
+        for (result, what) in [(sent, "isend"), (received, "irecv")] {
+            t.err(
+                result,
+                |e| matches!(e, Error::WrongThread { .. }),
+                format!("scoped {what} from another thread"),
+            );
+        }
         // Dropping a communicator on a thread that may not call MPI leaks it instead of freeing.
         let extra = t.okay(world.dup(), "dup");
         std::thread::scope(|s| {
@@ -71,6 +94,21 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
                         prev,
                         thread,
                     );
+                    // And through a scope of this thread's own (which holds no pass of the
+                    // gate at these levels: each start takes the lock or passes as it is).
+                    let out = [i64::from(rank * 100 + thread)];
+                    let mut scoped = [0i64];
+                    let result = result.and_then(|_| {
+                        ferrompi::scope(|s| {
+                            let mut set = RequestSet::new();
+                            set.push(comm.irecv(s, &mut scoped, prev, THREADS + thread)?);
+                            set.push(comm.isend(s, &out, next, THREADS + thread)?);
+                            set.wait_all()
+                        })
+                    });
+                    let result = result.map(|()| {
+                        assert_eq!(scoped, got, "the scoped exchange got what sendrecv did");
+                    });
                     if serialized {
                         *turn.0.lock().expect("lock") += 1;
                         turn.1.notify_all();

@@ -87,13 +87,15 @@
 //! | [`Status`], [`Datatype`] | yes | yes | plain data, immutable predefined handles |
 //! | [`OwnedRequest`], [`PersistentRequest`] | yes | yes | calls gated; buffers are `Send` |
 //! | [`Scope`], [`Request`], [`RequestSet`] | no | no | tied to their [`scope`]'s thread |
+//! | [`Message`] | yes | yes | `&Message` reads only its status |
 //! | [`Channel`], [`AttachedBuffer`] | yes | yes | as [`Communicator`] |
 //! | [`Info`] | yes | yes | as [`Communicator`]; changes need `&mut` |
 //! | [`SharedWindow`], [`Window`] | yes | yes | epochs need `&mut` (shared) or are serialised per process (RMA) |
 //! | [`WindowEpoch`](window::WindowEpoch) | no | no | tied to the thread that opened the epoch |
 //!
 //! These hold whatever the implementation's handle representation (pointers in Open MPI,
-//! integers in MPICH); a compile-time assertion checks them.
+//! integers in MPICH); a compile-time assertion checks every public type's traits, both ways,
+//! so that none follows the representation.
 //!
 //! The *thread gate* makes the handles sound at every thread level MPI may provide: below
 //! `MPI_THREAD_SERIALIZED`, calls from a thread other than the initialising one return
@@ -293,23 +295,136 @@ pub const LARGE_COUNT_CALLS: bool = cfg!(ferrompi_large_count);
 /// "Building without libclang").
 pub const BUILD_PROBE: &str = env!("FERROMPI_BUILD_PROBE");
 
-/// Compile-time assertion of the thread-safety traits of the public types, the same whatever
-/// the MPI implementation's handle representation.
-const _: () = {
+/// Compile-time assertion of the thread-safety traits of every public type, both what each is
+/// and what it is not. A type holding a raw handle would otherwise follow the implementation's
+/// handle representation (pointers in Open MPI, integers in MPICH): `Sync` on one MPI and not
+/// on the other, so that code compiling against one fails against the other. The crate is
+/// built against every MPI of the test matrix, so such a type fails the build on one of them.
+#[allow(dead_code)]
+mod thread_traits {
+    use crate::request::{
+        Active, ActiveAll, ActiveSet, Internal, NoBuffer, OwnedSet, Pair, Request, RequestSet,
+        RequestStorage, Scope,
+    };
+    use crate::window::{
+        Assert, Exposure, LockType, SharedWindow, Window, WindowEpoch,
+        shared::{AtomicEpoch, ReadEpoch, WriteEpoch},
+    };
+    use crate::*;
+
+    type V = Vec<f64>;
+
     const fn send_sync<T: Send + Sync>() {}
     const fn send<T: Send>() {}
     const fn sync<T: Sync>() {}
-    send_sync::<crate::Communicator<'static>>();
-    send_sync::<crate::Group<'static>>();
-    send_sync::<crate::Datatype>();
-    send_sync::<crate::Status>();
-    send_sync::<crate::Channel<'static>>();
-    send_sync::<crate::AttachedBuffer<'static>>();
-    send_sync::<crate::OwnedRequest<'static, Vec<f64>>>();
-    send_sync::<crate::PersistentRequest<'static, Vec<f64>>>();
-    send::<crate::Message<'static>>();
-    sync::<crate::Mpi>();
-};
+
+    const _: () = {
+        send_sync::<Communicator<'static>>();
+        send_sync::<Group<'static>>();
+        send_sync::<Info<'static>>();
+        send_sync::<Channel<'static>>();
+        send_sync::<AttachedBuffer<'static>>();
+        send_sync::<Message<'static>>();
+        send_sync::<Datatype>();
+        send_sync::<Status>();
+        send_sync::<op::Operand>();
+        send_sync::<op::UserOp<'static, f64>>();
+        send_sync::<OwnedRequest<'static, V>>();
+        send_sync::<PersistentRequest<'static, V>>();
+        send_sync::<Active<'static, 'static, V>>();
+        send_sync::<ActiveAll<'static, 'static, V>>();
+        send_sync::<Pair<V, V>>();
+        send_sync::<NoBuffer>();
+        send_sync::<Internal>();
+        send_sync::<RequestStorage>();
+        send_sync::<Window<'static, f64>>();
+        send_sync::<Exposure<'static, 'static, f64>>();
+        send_sync::<SharedWindow<'static, f64>>();
+        send_sync::<ReadEpoch<'static, f64>>();
+        send_sync::<AtomicEpoch<'static, u64>>();
+        send_sync::<topology::Hierarchy<'static>>();
+        send_sync::<Partition<f64>>();
+        send_sync::<TypedPartition>();
+        send_sync::<Error>();
+        send_sync::<(
+            InitOptions,
+            ThreadLevel,
+            Launcher,
+            Pmi,
+            Assert,
+            LockType,
+            SplitType,
+        )>();
+        send_sync::<ProcNull>();
+        send_sync::<Destination>();
+        send_sync::<Source>();
+        send_sync::<TagMatch>();
+        send_sync::<Comparison>();
+        send_sync::<HwResource>();
+        send_sync::<OpenMpiLocality>();
+        send_sync::<PersistentCollectives>();
+        send_sync::<ErrorClass>();
+        send_sync::<ParseError>();
+        send_sync::<TypedBlock>();
+        send_sync::<Bytes<f64>>();
+        send_sync::<slurm::SlurmJob>();
+        send_sync::<topology::NumaNode>();
+        send_sync::<topology::Placement>();
+        send_sync::<topology::RankPlace>();
+        send_sync::<topology::NumaSource>();
+        send_sync::<op::Sum>();
+        send_sync::<op::Prod>();
+        send_sync::<op::Max>();
+        send_sync::<op::Min>();
+        send_sync::<op::MaxLoc>();
+        send_sync::<op::MinLoc>();
+        send_sync::<op::Loc<f64>>();
+        send_sync::<op::BitAnd>();
+        send_sync::<op::BitOr>();
+        send_sync::<op::BitXor>();
+        send_sync::<op::LogicalAnd>();
+        send_sync::<op::LogicalOr>();
+        send_sync::<op::LogicalXor>();
+        send_sync::<op::Replace>();
+        send_sync::<op::NoOp>();
+        #[cfg(feature = "serde")]
+        send_sync::<RecvValue<'static, 'static, f64>>();
+        send::<OwnedSet<'static, V>>();
+        sync::<Mpi>();
+    };
+
+    /// Implemented twice for a type with the marker trait `M` (`Send` or `Sync`), so naming
+    /// `check` is ambiguous, and the build fails, exactly when the type has it.
+    trait AmbiguousIf<M: ?Sized, A> {
+        fn check() {}
+    }
+    struct IsSend;
+    struct IsSync;
+    impl<T: ?Sized, M: ?Sized> AmbiguousIf<M, ()> for T {}
+    impl<T: ?Sized + Send> AmbiguousIf<IsSend, u8> for T {}
+    impl<T: ?Sized + Sync> AmbiguousIf<IsSync, u8> for T {}
+
+    macro_rules! neither_send_nor_sync {
+        ($($t:ty),* $(,)?) => {$(
+            let _ = <$t as AmbiguousIf<IsSend, _>>::check;
+            let _ = <$t as AmbiguousIf<IsSync, _>>::check;
+        )*};
+    }
+
+    /// Tied to one thread: a scope and what borrows it, and the views of an open epoch.
+    fn thread_bound() {
+        neither_send_nor_sync!(
+            Scope<'static, 'static>,
+            Request<'static>,
+            RequestSet<'static>,
+            ActiveSet<'static, 'static>,
+            WindowEpoch<'static, 'static, f64>,
+            WriteEpoch<'static, f64>,
+        );
+        let _ = <Mpi as AmbiguousIf<IsSend, _>>::check;
+        let _ = <OwnedSet<'static, V> as AmbiguousIf<IsSync, _>>::check;
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -46,6 +46,13 @@ pub struct Operand {
     pub(crate) per_value: usize,
 }
 
+// SAFETY: the values of two handles (pointers in Open MPI, integers in MPICH) and a count; only
+// the crate passes them to MPI, behind the thread gate. Written out so the traits are the same
+// on every MPI.
+unsafe impl Send for Operand {}
+// SAFETY: as for `Send`; immutable.
+unsafe impl Sync for Operand {}
+
 mod sealed {
     pub trait Sealed {}
 }

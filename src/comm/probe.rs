@@ -285,6 +285,8 @@ pub struct Message<'comm> {
 // SAFETY: the handle identifies a matched message; receiving it (the only use) passes the thread
 // gate. The status is plain data.
 unsafe impl Send for Message<'_> {}
+// SAFETY: `&Message` only reads the status, plain data; receiving takes the message by value.
+unsafe impl Sync for Message<'_> {}
 
 impl<'comm> Message<'comm> {
     fn null() -> Self {

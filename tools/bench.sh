@@ -6,8 +6,10 @@
 # drives criterion; the C reference runs in the same binary. Each run writes
 # target/bench/<impl>-n<ranks>.{md,csv}; then benches/report (a package of its own) combines them into target/bench/report.md with the ratio table and log-log plots per
 # operation against size and ranks (plotters; SVG and PNG). Per MPI it then runs
-# tools/thread-levels.sh (separate plain-C and ferrompi programs at every thread level) and
-# benches/request_cost.rs (the binding's cost per request, on one process).
+# tools/thread-levels.sh (separate plain-C and ferrompi programs at every thread level),
+# benches/request_cost.rs (the binding's cost per request, on one process) and
+# tools/instruction-cost.sh (the binding's own instructions per request and per put/get, by
+# callgrind: the same on every run).
 #
 #   tools/bench.sh                # everything (about 20 minutes on 2 cores)
 #   RANKS="2 4 8 16" tools/bench.sh   # the rank counts (default 2, 4; 8, 16 where the cores are)
@@ -60,6 +62,15 @@ for impl in "${impls[@]}"; do
     cargo bench --locked --bench request_cost -- "$level" ${QUICK:+--test} 2>/dev/null | tail -n 1 \
       || { echo "request cost failed on $impl at $level" >&2; exit 1; }
   done > "$out_dir/request-cost-$impl.txt"
+  # The binding's own instructions per request and per put/get (callgrind; the same every run).
+  if [[ -n ${QUICK:-} ]]; then
+    cargo bench --locked --bench instruction_cost -- --test > /dev/null 2>&1 \
+      || { echo "instruction cost failed on $impl" >&2; exit 1; }
+  else
+    echo "== $impl: the binding's own instructions per operation -> $out_dir/instruction-cost-$impl.txt"
+    bash "$ROOT/tools/instruction-cost.sh" "$impl" > "$out_dir/instruction-cost-$impl.txt" 2>&1 \
+      || { echo "instruction cost failed on $impl:" >&2; cat "$out_dir/instruction-cost-$impl.txt" >&2; exit 1; }
+  fi
 done
 FERROMPI_BENCH_DIR="$out_dir" cargo run --locked --release -p ferrompi-bench-report > "$out_dir/report.log" 2>&1 \
   || { echo "report failed:" >&2; cat "$out_dir/report.log" >&2; exit 1; }
@@ -68,4 +79,5 @@ cat "$out_dir/report.md"
 for impl in "${impls[@]}"; do
   echo "request cost on one process, $impl:"
   cat "$out_dir/request-cost-$impl.txt"
+  [[ -n ${QUICK:-} ]] || tail -n 4 "$out_dir/instruction-cost-$impl.txt"
 done

@@ -402,7 +402,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// # Errors
     /// [`Error::InvalidRank`], [`Error::OutOfBounds`], [`Error::EpochMisuse`] (another rank
     /// than a `lock` epoch's); [`Error::CountOverflow`]; [`Error::WrongThread`]; [`Error::Mpi`].
-    #[inline]
+    #[inline(always)]
     pub fn put(&self, buf: &'buf [T], target: i32, index: usize) -> Result<()> {
         let t = self.target(false, target, index, buf.len(), "put")?;
         // SAFETY: `buf` is borrowed for 'buf, beyond the epoch's completion.
@@ -426,7 +426,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     ///
     /// # Errors
     /// As [`WindowEpoch::put`].
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, buf: &'buf mut [T], target: i32, index: usize) -> Result<()> {
         let t = self.target(false, target, index, buf.len(), "get")?;
         // SAFETY: `buf` is exclusively borrowed for 'buf, beyond the epoch's completion.
@@ -452,7 +452,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     ///
     /// # Errors
     /// As [`WindowEpoch::put`]; [`Error::EpochMisuse`] outside `lock`/`lock_all`.
-    #[inline]
+    #[inline(always)]
     pub fn put_now(&self, buf: &[T], target: i32, index: usize) -> Result<()> {
         const OP: &str = "put";
         let t = self.target(true, target, index, buf.len(), OP)?;
@@ -480,7 +480,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     ///
     /// # Errors
     /// As [`WindowEpoch::put_now`].
-    #[inline]
+    #[inline(always)]
     pub fn get_now(&self, buf: &mut [T], target: i32, index: usize) -> Result<()> {
         const OP: &str = "get";
         let t = self.target(true, target, index, buf.len(), OP)?;

@@ -9,16 +9,19 @@
 //! `path` is one of
 //!
 //! - `exchange`, `exchange-ffi`: 8 receives and 8 sends to this process and a wait for all,
-//!   through `scope` + `RequestSet` and through `ffi` (16 requests an iteration);
+//!   through `scope` + `RequestSet` and through `ffi` (16 requests an iteration; the exchange
+//!   `benches/request_cost.rs` times);
 //! - `put`, `put-ffi`: an 8-byte `put_now` (put + flush) under `lock_all`, and the same calls;
 //! - `get`, `get-ffi`: an 8-byte `get_now` (get + local flush), and the same calls.
 //!
 //! With `--test` (as `cargo bench` passes it) it runs every path a few times and checks the
 //! results, so the suite knows it works.
 
+mod exchange;
+
+use exchange::Exchange;
 use ferrompi::window::Assert;
-use ferrompi::{Equivalence, Mpi, RequestSet, RequestStorage, Window, ffi, scope};
-use std::hint::black_box;
+use ferrompi::{Equivalence, Mpi, Window, ffi};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -64,45 +67,14 @@ fn run(mpi: &Mpi, path: &str, iterations: usize) {
     let me = world.rank();
     match path {
         "exchange" | "exchange-ffi" => {
-            let out = [1u8; 8];
-            let mut into = [0u8; 64];
-            let mut storage = RequestStorage::with_capacity(16);
-            let (comm, byte) = (world.as_raw(), u8::datatype().as_raw());
-            // SAFETY: an immutable constant defined by the shim.
-            let mut handles = [unsafe { ffi::ferrompi_MPI_REQUEST_NULL }; 16];
+            let mut exchange = Exchange::default();
             for _ in 0..iterations {
                 if path == "exchange" {
-                    storage = scope(|s| -> ferrompi::Result<RequestStorage> {
-                        let mut set = RequestSet::from_storage(std::mem::take(&mut storage));
-                        for (k, chunk) in into.chunks_mut(8).enumerate() {
-                            set.push(world.irecv(s, chunk, me, k as i32)?);
-                        }
-                        for k in 0..8 {
-                            set.push(world.isend(s, &out, me, k)?);
-                        }
-                        set.wait_all()?;
-                        Ok(set.into_storage())
-                    })
-                    .expect("exchange");
+                    exchange.ferrompi(&world);
                 } else {
-                    let (recv, slots) = (into.as_mut_ptr(), handles.as_mut_ptr());
-                    // SAFETY: 8 bytes of `into` per receive and a handle slot per operation,
-                    // alive until the wait for all of them; `out` is only read.
-                    unsafe {
-                        for k in 0..8 {
-                            let to = recv.add(8 * k).cast();
-                            ffi::MPI_Irecv(to, 8, byte, me, k as i32, comm, slots.add(k));
-                        }
-                        for k in 0..8 {
-                            let from = out.as_ptr().cast();
-                            ffi::MPI_Isend(from, 8, byte, me, k as i32, comm, slots.add(8 + k));
-                        }
-                        ffi::MPI_Waitall(16, slots, ffi::ferrompi_MPI_STATUSES_IGNORE);
-                    }
-                    black_box(&mut handles);
+                    exchange.ffi(&world);
                 }
-                assert_eq!(into, [1u8; 64], "{path}: every receive got its message");
-                into.fill(0);
+                exchange.delivered(path);
             }
         }
         _ => {

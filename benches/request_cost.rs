@@ -7,10 +7,10 @@
 //! `mpirun -n 1`; the level is `funneled` unless named). About 10 seconds; with `--test`, a
 //! few rounds that only check it runs. `tools/bench.sh` runs it at `single` and `funneled`.
 
-use ferrompi::{Equivalence, Mpi, RequestSet, RequestStorage, ThreadLevel, ffi, scope};
-use std::hint::black_box;
+mod exchange;
 
-const REQUESTS: f64 = 16.0;
+use exchange::{Exchange, REQUESTS};
+use ferrompi::{Mpi, ThreadLevel, ffi};
 
 fn main() {
     let level = match std::env::args()
@@ -26,53 +26,22 @@ fn main() {
     let (rounds, batches) = if quick { (3, 100) } else { (61, 20_000) };
     let mpi = Mpi::init_thread(level).expect("MPI init");
     let world = mpi.world();
-    let me = world.rank();
-    let out = [1u8; 8];
-    let mut into = [0u8; 64];
-    let mut storage = RequestStorage::with_capacity(16);
-    let (comm, byte) = (world.as_raw(), u8::datatype().as_raw());
-    // SAFETY: an immutable constant defined by the shim.
-    let mut requests = [unsafe { ffi::ferrompi_MPI_REQUEST_NULL }; 16];
+    let mut exchange = Exchange::default();
     let (mut ours, mut theirs, mut paired) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds {
         let start = ffi_time();
         for _ in 0..batches {
-            storage = scope(|s| -> ferrompi::Result<RequestStorage> {
-                let mut set = RequestSet::from_storage(std::mem::take(&mut storage));
-                for (k, chunk) in into.chunks_mut(8).enumerate() {
-                    set.push(world.irecv(s, chunk, me, k as i32)?);
-                }
-                for k in 0..8 {
-                    set.push(world.isend(s, &out, me, k)?);
-                }
-                set.wait_all()?;
-                Ok(set.into_storage())
-            })
-            .expect("exchange");
+            exchange.ferrompi(&world);
         }
         let ferrompi = ffi_time() - start;
-        delivered(&mut into, "ferrompi");
+        exchange.delivered("ferrompi");
         let start = ffi_time();
         for _ in 0..batches {
-            let (recv, handles) = (into.as_mut_ptr(), requests.as_mut_ptr());
-            // SAFETY: 8 bytes of `into` per receive and one handle slot per operation, all
-            // alive until the wait for all of them below; `out` is only read.
-            unsafe {
-                for k in 0..8 {
-                    let to = recv.add(8 * k).cast();
-                    ffi::MPI_Irecv(to, 8, byte, me, k as i32, comm, handles.add(k));
-                }
-                for k in 0..8 {
-                    let from = out.as_ptr().cast();
-                    ffi::MPI_Isend(from, 8, byte, me, k as i32, comm, handles.add(8 + k));
-                }
-                ffi::MPI_Waitall(16, handles, ffi::ferrompi_MPI_STATUSES_IGNORE);
-            }
-            black_box(&mut requests);
+            exchange.ffi(&world);
         }
         let direct = ffi_time() - start;
-        delivered(&mut into, "ffi");
-        let per_request = |seconds: f64| seconds / batches as f64 / REQUESTS * 1e9;
+        exchange.delivered("ffi");
+        let per_request = |seconds: f64| seconds / batches as f64 / REQUESTS as f64 * 1e9;
         ours.push(per_request(ferrompi));
         theirs.push(per_request(direct));
         paired.push(per_request(ferrompi - direct));
@@ -88,13 +57,6 @@ fn main() {
         median(&mut theirs),
         median(&mut paired),
     );
-}
-
-/// Checks that every receive got its message (each send carries ones into its own 8 bytes),
-/// then clears the buffer for the other path.
-fn delivered(into: &mut [u8; 64], path: &str) {
-    assert_eq!(*into, [1u8; 64], "{path}: the receives got what was sent");
-    into.fill(0);
 }
 
 fn ffi_time() -> f64 {

@@ -24,11 +24,11 @@
 //! that test once, when they begin, for the point-to-point starts in the scope and the calls in
 //! the epoch: neither can leave its thread, outlive `Mpi` or be reached from a reduction
 //! callback, so what the test saw holds until it ends (at `Serialized` each call still takes
-//! the lock). Whatever the level,
-//! the gate refuses calls made before `MPI_Init_thread` returned or after `MPI_Finalize`
-//! ([`Error::NotInitialized`], [`Error::AlreadyFinalized`]), and calls made from inside a
-//! user-defined reduction ([`Error::InCallback`]: MPI forbids them there, and at `Serialized`
-//! the collective's caller already holds the lock). Refused calls never reach MPI.
+//! the lock). Whatever the level, the gate refuses calls made before `MPI_Init_thread`
+//! returned or after `MPI_Finalize` ([`Error::NotInitialized`], [`Error::AlreadyFinalized`]),
+//! and calls made from inside a user-defined reduction ([`Error::InCallback`]: MPI forbids them
+//! there, and at `Serialized` the collective's caller already holds the lock). Refused calls
+//! never reach MPI.
 //!
 //! # Choosing a thread level
 //! [`Mpi::init`] requests `Funneled`. The MPI standard (MPI-4.0 §11.6, "MPI and Threads", and

@@ -153,13 +153,14 @@ fn open_to(thread: u8) -> bool {
 /// active and the provided level let this thread call MPI without a lock, outside callbacks.
 /// `!Send` and `!Sync`, so it stays on that thread.
 ///
-/// A holder passes it to [`enter_with`](crate::env::enter_with) to skip the per-call test. That is sound only while
-/// nothing can change what the test saw: the holder must not outlive a handle borrowing
-/// [`Mpi`](crate::Mpi) (so MPI cannot be finalized meanwhile), and must be unreachable from
-/// the callbacks MPI makes (user reductions are `'static`, so a holder borrowed for less than
-/// `'static` is). A [`Scope`](crate::Scope) is such a holder: every operation it completes
-/// borrows a communicator or window for the scope's whole lifetime, and `&Scope` cannot leave
-/// its thread.
+/// A holder passes it to [`enter_with`](crate::env::enter_with) to skip the per-call test.
+/// That is sound only while nothing can change what the test saw: the holder must not outlive
+/// a handle borrowing [`Mpi`](crate::Mpi) (so MPI cannot be finalized meanwhile), and must be
+/// unreachable from the callbacks MPI makes (user reductions are `'static`, so a holder
+/// borrowed for less than `'static` is). A [`Scope`](crate::Scope) is such a holder: every
+/// operation it completes borrows a communicator or window for the scope's whole lifetime, and
+/// `&Scope` cannot leave its thread. So is a [`WindowEpoch`](crate::window::WindowEpoch): it
+/// borrows its window, and is neither `Send` nor `Sync`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Pass(std::marker::PhantomData<*const ()>);
 

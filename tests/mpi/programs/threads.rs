@@ -34,7 +34,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         });
         t.eq(cached, (rank, size), "rank and size from another thread");
         // A scope opened on another thread holds no pass of the thread gate: its nonblocking
-        // starts are refused, through a request or straight into a set.
+        // starts are refused, whether the request is kept or pushed into a set.
         let (out, mut into) = ([1u8; 4], [0u8; 4]);
         let (sent, received) = std::thread::scope(|threads| {
             threads
@@ -94,8 +94,8 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
                         prev,
                         thread,
                     );
-                    // And through a scope of this thread's own (which holds no pass of the
-                    // gate at these levels: each start takes the lock or passes as it is).
+                    // And through a scope of this thread's own: at Serialized it holds no pass
+                    // of the gate (each start takes the lock), at Multiple it holds one.
                     let out = [i64::from(rank * 100 + thread)];
                     let mut scoped = [0i64];
                     let result = result.and_then(|_| {

@@ -12,7 +12,12 @@
 //!   through `scope` + `RequestSet` and through `ffi` (16 requests an iteration; the exchange
 //!   `benches/request_cost.rs` times);
 //! - `put`, `put-ffi`: an 8-byte `put_now` (put + flush) under `lock_all`, and the same calls;
-//! - `get`, `get-ffi`: an 8-byte `get_now` (get + local flush), and the same calls.
+//! - `get`, `get-ffi`: an 8-byte `get_now` (get + local flush), and the same calls;
+//! - `allreduce`, `allreduce-ffi`: a blocking sum of one `f64` (the comparison's 8-byte row);
+//! - `allreduce-in-place`, `allreduce-in-place-ffi`: the same with `MPI_IN_PLACE`;
+//! - `alltoall`, `alltoall-ffi`: a blocking alltoall of one `f64` per pair;
+//! - `allgatherv`, `allgatherv-ffi`: a blocking allgatherv of one `f64` per rank;
+//! - `sendrecv`, `sendrecv-ffi`: 8 bytes to and from this process, with its status.
 //!
 //! With `--test` (as `cargo bench` passes it) it runs every path a few times and checks the
 //! results, so the suite knows it works.
@@ -20,8 +25,9 @@
 mod exchange;
 
 use exchange::Exchange;
+use ferrompi::op::Sum;
 use ferrompi::window::Assert;
-use ferrompi::{Equivalence, Mpi, Window, ffi};
+use ferrompi::{Equivalence, Mpi, Partition, Window, ffi};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -53,18 +59,27 @@ fn main() {
     );
 }
 
-const PATHS: [&str; 6] = [
+const PATHS: [&str; 16] = [
     "exchange",
     "exchange-ffi",
     "put",
     "put-ffi",
     "get",
     "get-ffi",
+    "allreduce",
+    "allreduce-ffi",
+    "allreduce-in-place",
+    "allreduce-in-place-ffi",
+    "alltoall",
+    "alltoall-ffi",
+    "allgatherv",
+    "allgatherv-ffi",
+    "sendrecv",
+    "sendrecv-ffi",
 ];
 
 fn run(mpi: &Mpi, path: &str, iterations: usize) {
     let world = mpi.world();
-    let me = world.rank();
     match path {
         "exchange" | "exchange-ffi" => {
             let mut exchange = Exchange::default();
@@ -77,41 +92,124 @@ fn run(mpi: &Mpi, path: &str, iterations: usize) {
                 exchange.delivered(path);
             }
         }
-        _ => {
-            let win = Window::<u8>::allocate(&world, 64).expect("allocate");
-            let mut buf = vec![7u8; 8];
-            let (raw, byte) = (win.as_raw(), u8::datatype().as_raw());
-            win.lock_all(Assert::empty(), |epoch| {
-                // One loop per path, so that choosing the path costs nothing per iteration.
-                match path {
-                    "put" => (0..iterations).for_each(|_| epoch.put_now(&buf, me, 0).expect("put")),
-                    "get" => {
-                        (0..iterations).for_each(|_| epoch.get_now(&mut buf, me, 0).expect("get"))
-                    }
-                    "put-ffi" => (0..iterations).for_each(|_| {
-                        // SAFETY: `buf` holds 8 bytes, the window 64, under lock_all; each put
-                        // completes before the next (flush).
-                        unsafe {
-                            ffi::MPI_Put(buf.as_ptr().cast(), 8, byte, me, 0, 8, byte, raw);
-                            ffi::MPI_Win_flush(me, raw);
-                        }
-                    }),
-                    _ => (0..iterations).for_each(|_| {
-                        // SAFETY: as for the put; each get completes before the next.
-                        unsafe {
-                            ffi::MPI_Get(buf.as_mut_ptr().cast(), 8, byte, me, 0, 8, byte, raw);
-                            ffi::MPI_Win_flush_local(me, raw);
-                        }
-                    }),
-                }
-            })
-            .expect("lock_all");
-            let mut seen = [0u8; 8];
-            win.lock_all(Assert::empty(), |epoch| epoch.get_now(&mut seen, me, 0))
-                .expect("lock_all")
-                .expect("get");
-            let expected = if path.starts_with("put") { 7 } else { 0 };
-            assert_eq!(seen, [expected; 8], "{path}: the window holds what was put");
-        }
+        "put" | "put-ffi" | "get" | "get-ffi" => window(&world, path, iterations),
+        _ => blocking(&world, path, iterations),
     }
+}
+
+/// The RMA paths: `put_now`/`get_now` of 8 bytes to this process under `lock_all`, then a
+/// check of what the window holds.
+fn window(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
+    let me = world.rank();
+    let win = Window::<u8>::allocate(world, 64).expect("allocate");
+    let mut buf = vec![7u8; 8];
+    let (raw, byte) = (win.as_raw(), u8::datatype().as_raw());
+    win.lock_all(Assert::empty(), |epoch| {
+        // One loop per path, so that choosing the path costs nothing per iteration.
+        match path {
+            "put" => (0..iterations).for_each(|_| epoch.put_now(&buf, me, 0).expect("put")),
+            "get" => (0..iterations).for_each(|_| epoch.get_now(&mut buf, me, 0).expect("get")),
+            "put-ffi" => (0..iterations).for_each(|_| {
+                // SAFETY: `buf` holds 8 bytes, the window 64, under lock_all; each put
+                // completes before the next (flush).
+                unsafe {
+                    ffi::MPI_Put(buf.as_ptr().cast(), 8, byte, me, 0, 8, byte, raw);
+                    ffi::MPI_Win_flush(me, raw);
+                }
+            }),
+            _ => (0..iterations).for_each(|_| {
+                // SAFETY: as for the put; each get completes before the next.
+                unsafe {
+                    ffi::MPI_Get(buf.as_mut_ptr().cast(), 8, byte, me, 0, 8, byte, raw);
+                    ffi::MPI_Win_flush_local(me, raw);
+                }
+            }),
+        }
+    })
+    .expect("lock_all");
+    let mut seen = [0u8; 8];
+    win.lock_all(Assert::empty(), |epoch| epoch.get_now(&mut seen, me, 0))
+        .expect("lock_all")
+        .expect("get");
+    let expected = if path.starts_with("put") { 7 } else { 0 };
+    assert_eq!(seen, [expected; 8], "{path}: the window holds what was put");
+}
+
+/// The blocking paths: one call per iteration, each result checked after the loop.
+fn blocking(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
+    let me = world.rank();
+    let (comm, double) = (world.as_raw(), f64::datatype().as_raw());
+    let (send, mut got) = ([1.5f64], [0.0f64]);
+    let (out, into) = (send.as_ptr().cast(), got.as_mut_ptr().cast());
+    // Each `ffi` call below reads one `f64` of `send` and writes one of `got` (and a local
+    // status), all alive for the call, on this process's world of one rank.
+    match path {
+        "allreduce" => (0..iterations).for_each(|_| {
+            world.allreduce(&send, &mut got, Sum).expect("allreduce");
+        }),
+        // SAFETY: as said above the match.
+        "allreduce-ffi" => (0..iterations).for_each(|_| unsafe {
+            ffi::MPI_Allreduce(out, into, 1, double, ffi::ferrompi_MPI_SUM, comm);
+        }),
+        "allreduce-in-place" => (0..iterations).for_each(|_| {
+            got = send;
+            world.allreduce_in_place(&mut got, Sum).expect("allreduce");
+        }),
+        // SAFETY: as said above the match (`MPI_IN_PLACE`: `got` is input and result).
+        "allreduce-in-place-ffi" => (0..iterations).for_each(|_| unsafe {
+            into.cast::<f64>().write(send[0]);
+            let in_place = ffi::ferrompi_MPI_IN_PLACE;
+            ffi::MPI_Allreduce(in_place, into, 1, double, ffi::ferrompi_MPI_SUM, comm);
+        }),
+        "alltoall" => (0..iterations).for_each(|_| {
+            world.alltoall(&send, &mut got).expect("alltoall");
+        }),
+        // SAFETY: as said above the match.
+        "alltoall-ffi" => (0..iterations).for_each(|_| unsafe {
+            ffi::MPI_Alltoall(out, 1, double, into, 1, double, comm);
+        }),
+        "allgatherv" => {
+            let blocks = Partition::<f64>::uniform(1, 1).expect("partition");
+            (0..iterations).for_each(|_| {
+                world
+                    .allgatherv(&send, &mut got, &blocks)
+                    .expect("allgatherv");
+            })
+        }
+        "allgatherv-ffi" => {
+            let (counts, displs) = ([1], [0]);
+            let (counts, displs) = (counts.as_ptr(), displs.as_ptr());
+            // SAFETY: as said above the match; one block of one `f64` at 0.
+            (0..iterations).for_each(|_| unsafe {
+                ffi::MPI_Allgatherv(out, 1, double, into, counts, displs, double, comm);
+            })
+        }
+        "sendrecv" => (0..iterations).for_each(|_| {
+            let status = world
+                .sendrecv(&send, me, 0, &mut got, me, 0)
+                .expect("sendrecv");
+            std::hint::black_box(status);
+        }),
+        // SAFETY: as said above the match.
+        "sendrecv-ffi" => (0..iterations).for_each(|_| unsafe {
+            let mut status = std::mem::MaybeUninit::<ffi::MPI_Status>::uninit();
+            ffi::MPI_Sendrecv(
+                out,
+                1,
+                double,
+                me,
+                0,
+                into,
+                1,
+                double,
+                me,
+                0,
+                comm,
+                status.as_mut_ptr(),
+            );
+            std::hint::black_box(status);
+        }),
+        other => panic!("unknown path {other:?}"),
+    }
+    assert_eq!(got, send, "{path}: the result is what was sent (one rank)");
 }

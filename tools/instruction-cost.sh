@@ -54,29 +54,36 @@ for impl in "${impls[@]}"; do
   exe=$(cargo bench --locked --bench instruction_cost --no-run --message-format=json 2>/dev/null \
     | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
   [[ -x $exe ]] || { echo "instruction_cost did not build for $impl" >&2; exit 1; }
-  declare -A per_iteration=()
-  for path in exchange exchange-ffi put put-ffi get get-ffi; do
-    counts=()
-    for n in "$low" "$high"; do
-      file="$out_dir/$impl-$path-$n.out"
-      valgrind --tool=callgrind --callgrind-out-file="$file" "$exe" "$path" "$n" \
-        > "$out_dir/$impl-$path-$n.log" 2>&1 \
-        || { echo "$path at $n iterations failed on $impl:" >&2; tail -n 20 "$out_dir/$impl-$path-$n.log" >&2; exit 1; }
-      counts+=("$(own_instructions "$file" "$(readlink -f "$exe")")")
+  # path|what one operation is|operations per iteration
+  rows=(
+    "exchange|request (8 irecv + 8 isend + wait_all, per request)|16"
+    "put|put_now 8 B (put + flush)|1"
+    "get|get_now 8 B (get + flush_local)|1"
+    "allreduce|allreduce 8 B (blocking)|1"
+    "allreduce-in-place|allreduce_in_place 8 B (blocking)|1"
+    "alltoall|alltoall 8 B per pair (blocking)|1"
+    "allgatherv|allgatherv 8 B per rank (blocking)|1"
+    "sendrecv|sendrecv 8 B (with its status)|1"
+  )
+  {
+    echo "$impl: instructions in the program's own code per operation (ferrompi path, ffi path, ferrompi's own)"
+    for row in "${rows[@]}"; do
+      IFS='|' read -r path what ops <<< "$row"
+      per_op=()
+      for variant in "$path" "$path-ffi"; do
+        counts=()
+        for n in "$low" "$high"; do
+          file="$out_dir/$impl-$variant-$n.out"
+          valgrind --tool=callgrind --callgrind-out-file="$file" "$exe" "$variant" "$n" \
+            > "$out_dir/$impl-$variant-$n.log" 2>&1 \
+            || { echo "$variant at $n iterations failed on $impl:" >&2; tail -n 20 "$out_dir/$impl-$variant-$n.log" >&2; exit 1; }
+          counts+=("$(own_instructions "$file" "$(readlink -f "$exe")")")
+        done
+        per_op+=("$(awk -v a="${counts[0]}" -v b="${counts[1]}" -v n=$(((high - low) * ops)) \
+          'BEGIN { print (b - a) / n }')")
+      done
+      awk -v what="$what" -v f="${per_op[0]}" -v c="${per_op[1]}" \
+        'BEGIN { printf "  %-53s %6.1f %6.1f %+6.1f\n", what ":", f, c, f - c }'
     done
-    per_iteration[$path]=$(awk -v a="${counts[0]}" -v b="${counts[1]}" -v n=$((high - low)) \
-      'BEGIN { print (b - a) / n }')
-  done
-  python3 - "$impl" "${per_iteration[exchange]}" "${per_iteration[exchange-ffi]}" \
-    "${per_iteration[put]}" "${per_iteration[put-ffi]}" \
-    "${per_iteration[get]}" "${per_iteration[get-ffi]}" <<'EOF' | tee "$out_dir/$impl.txt"
-import sys
-impl, *v = sys.argv[1:]
-ex, exf, put, putf, get, getf = map(float, v)
-print(f"{impl}: instructions in the program's own code per operation (ferrompi path, ffi path, "
-      f"ferrompi's own)")
-print(f"  request (8 irecv + 8 isend + wait_all, per request): {ex/16:6.1f} {exf/16:6.1f} {(ex-exf)/16:+6.1f}")
-print(f"  put_now 8 B (put + flush):                          {put:6.1f} {putf:6.1f} {put-putf:+6.1f}")
-print(f"  get_now 8 B (get + flush_local):                    {get:6.1f} {getf:6.1f} {get-getf:+6.1f}")
-EOF
+  } | tee "$out_dir/$impl.txt"
 done

@@ -388,12 +388,7 @@ impl<'env> Communicator<'env> {
         if (0..self.size).contains(&rank) {
             Ok(())
         } else {
-            Err(Error::InvalidRank {
-                operation,
-                role,
-                rank,
-                size: self.size,
-            })
+            Err(invalid_rank(rank, self.size, role, operation))
         }
     }
 
@@ -700,5 +695,17 @@ fn unexpected_null(operation: &'static str) -> Error {
     Error::InvalidArgument {
         operation,
         reason: "MPI returned MPI_COMM_NULL unexpectedly".into(),
+    }
+}
+
+/// The error of a rank outside `0..size`, built out of line so that the checks that return it
+/// stay a compare and a branch on the hot path.
+#[cold]
+fn invalid_rank(rank: i32, size: i32, role: &'static str, operation: &'static str) -> Error {
+    Error::InvalidRank {
+        operation,
+        role,
+        rank,
+        size,
     }
 }

@@ -101,11 +101,22 @@ pub(crate) fn check_tag(tag: i32, operation: &'static str) -> Result<()> {
     if (0..=max).contains(&tag) {
         Ok(())
     } else {
-        Err(Error::InvalidTag {
-            operation,
-            tag,
-            max,
-        })
+        Err(invalid_tag(tag, max, operation))
+    }
+}
+
+/// Whether `e` is a count over `int`, which the large-count paths take.
+fn overflow(e: &Error) -> bool {
+    matches!(e, Error::CountOverflow { .. })
+}
+
+/// The error of a tag outside `0..=max`, built out of line (as `invalid_rank`).
+#[cold]
+fn invalid_tag(tag: i32, max: i32, operation: &'static str) -> Error {
+    Error::InvalidTag {
+        operation,
+        tag,
+        max,
     }
 }
 
@@ -521,16 +532,17 @@ impl Communicator<'_> {
     ) -> Result<Status> {
         const OP: &str = "sendrecv";
         let (dest, source, recv_tag) = (dest.into(), source.into(), recv_tag.into());
-        let (out, inc) = match (
-            self.send_args::<S>(send.len(), dest, send_tag, OP),
-            self.recv_args::<R>(recv.len(), source, recv_tag, OP),
-        ) {
-            (Ok(out), Ok(inc)) => (out, inc),
-            (Err(Error::CountOverflow { .. }), Ok(_) | Err(Error::CountOverflow { .. }))
-            | (Ok(_), Err(Error::CountOverflow { .. })) => {
-                return self.sendrecv_big(send, dest, send_tag, recv, source, recv_tag);
-            }
-            (Err(e), _) | (_, Err(e)) => return Err(e),
+        // Both checks pass on the hot path, which then only compares and branches; any error
+        // (or a count over `int`) is sorted out of line.
+        let checked = || {
+            let out = self.send_args::<S>(send.len(), dest, send_tag, OP).ok()?;
+            Some((
+                out,
+                self.recv_args::<R>(recv.len(), source, recv_tag, OP).ok()?,
+            ))
+        };
+        let Some((out, inc)) = checked() else {
+            return self.sendrecv_unchecked(send, dest, send_tag, recv, source, recv_tag);
         };
         let mut status = Status::empty();
         let rc = {
@@ -558,6 +570,32 @@ impl Communicator<'_> {
         repair(recv);
         check(rc, OP)?;
         Ok(status)
+    }
+
+    /// [`Communicator::sendrecv`] where an argument check failed: the first error (the
+    /// send's before the receive's), or the large-count path where a buffer has more than
+    /// `i32::MAX` elements and everything else is valid.
+    #[cold]
+    fn sendrecv_unchecked<S: Equivalence, R: Equivalence>(
+        &self,
+        send: &[S],
+        dest: Destination,
+        send_tag: i32,
+        recv: &mut [R],
+        source: Source,
+        recv_tag: TagMatch,
+    ) -> Result<Status> {
+        const OP: &str = "sendrecv";
+        match (
+            self.send_args::<S>(send.len(), dest, send_tag, OP),
+            self.recv_args::<R>(recv.len(), source, recv_tag, OP),
+        ) {
+            (Err(e), _) if !overflow(&e) => Err(e),
+            (Err(e), Err(other)) if !overflow(&other) => Err(e),
+            (Ok(_), Err(e)) if !overflow(&e) => Err(e),
+            // Only counts over `int` left (or none: the large-count path takes any valid call).
+            _ => self.sendrecv_big(send, dest, send_tag, recv, source, recv_tag),
+        }
     }
 
     /// [`Communicator::sendrecv`] where a buffer has more than `i32::MAX` elements.

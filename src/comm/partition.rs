@@ -314,6 +314,7 @@ impl<T: Equivalence> Partition<T> {
 
     /// Checks the partition against a communicator of `size` ranks and a buffer of `buffer_len`
     /// values that MPI writes (or reads and writes): no two blocks may overlap.
+    #[inline(always)]
     pub(crate) fn check(
         &self,
         size: i32,
@@ -325,6 +326,7 @@ impl<T: Equivalence> Partition<T> {
     }
 
     /// As [`check`](Partition::check), for a buffer MPI only reads: blocks may overlap.
+    #[inline(always)]
     pub(crate) fn check_send(
         &self,
         size: i32,
@@ -348,20 +350,28 @@ fn first_overlap(mut spans: Vec<(usize, usize)>) -> Option<Overlap> {
 type Overlap = ((usize, usize), (usize, usize));
 
 /// The error of a call that would write overlapping blocks (MPI-4.0 §6.1).
+#[inline(always)]
 fn refuse_overlap(overlap: Option<Overlap>, operation: &'static str) -> Result<()> {
     match overlap {
         None => Ok(()),
-        Some((a, b)) => Err(Error::InvalidArgument {
-            operation,
-            reason: format!(
-                "blocks {a:?} and {b:?} overlap in a buffer MPI writes (only send blocks may)"
-            ),
-        }),
+        Some(pair) => Err(overlapping(pair, operation)),
+    }
+}
+
+#[cold]
+fn overlapping((a, b): Overlap, operation: &'static str) -> Error {
+    Error::InvalidArgument {
+        operation,
+        reason: format!(
+            "blocks {a:?} and {b:?} overlap in a buffer MPI writes (only send blocks may)"
+        ),
     }
 }
 
 /// Checks a partition of `blocks` blocks needing `extent` values against a communicator of
 /// `size` ranks and a buffer of `buffer_len` values.
+/// Inlined, its errors out of line: two compares on the hot path.
+#[inline(always)]
 fn check_fits(
     blocks: usize,
     extent: usize,
@@ -369,20 +379,32 @@ fn check_fits(
     buffer_len: usize,
     operation: &'static str,
 ) -> Result<()> {
+    if usize::try_from(size).ok() != Some(blocks) || buffer_len < extent {
+        return Err(misfit(blocks, extent, size, buffer_len, operation));
+    }
+    Ok(())
+}
+
+#[cold]
+fn misfit(
+    blocks: usize,
+    extent: usize,
+    size: i32,
+    buffer_len: usize,
+    operation: &'static str,
+) -> Error {
     if usize::try_from(size).ok() != Some(blocks) {
-        return Err(Error::InvalidArgument {
+        Error::InvalidArgument {
             operation,
             reason: format!("partition has {blocks} blocks for {size} ranks"),
-        });
-    }
-    if buffer_len < extent {
-        return Err(Error::BufferSize {
+        }
+    } else {
+        Error::BufferSize {
             operation,
             expected: extent,
             actual: buffer_len,
-        });
+        }
     }
-    Ok(())
 }
 
 fn overflow(operation: &'static str) -> Error {
@@ -612,6 +634,7 @@ impl TypedPartition {
 
     /// Checks the partition against a communicator of `size` ranks and a buffer of
     /// `buffer_len` bytes that MPI writes (or reads and writes): no two blocks may overlap.
+    #[inline(always)]
     pub(crate) fn check(
         &self,
         size: i32,
@@ -623,6 +646,7 @@ impl TypedPartition {
     }
 
     /// As [`check`](TypedPartition::check), for a buffer MPI only reads: blocks may overlap.
+    #[inline(always)]
     pub(crate) fn check_send(
         &self,
         size: i32,

@@ -70,6 +70,7 @@ impl<'env> Communicator<'env> {
     }
 
     /// Checks a gather/scatter/allgather/alltoall call; returns the per-rank counts.
+    #[inline(always)]
     pub(in crate::comm) fn move_args<T: Equivalence>(
         &self,
         f: MoveFn,
@@ -109,6 +110,7 @@ impl<'env> Communicator<'env> {
         ))
     }
 
+    #[inline(always)]
     pub(in crate::comm) fn move_blocking<T: Equivalence>(
         &self,
         f: MoveFn,
@@ -125,6 +127,7 @@ impl<'env> Communicator<'env> {
         })
     }
 
+    #[inline(always)]
     pub(in crate::comm) fn move_nonblocking<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -144,6 +147,7 @@ impl<'env> Communicator<'env> {
     }
 
     /// The in-place form of allgather and alltoall: `buf` holds one block per rank.
+    #[inline(always)]
     fn move_all_in_place<T: Equivalence>(&self, f: MoveFn, buf: &mut [T]) -> Result<()> {
         self.move_all_in_place_on(Issue::Blocking, f, buf).map(drop)
     }

@@ -43,6 +43,7 @@ use std::ffi::c_int;
 impl<'env> Communicator<'env> {
     /// Issues `call` (its `Some` request variant when nonblocking) writing `out`; a nonblocking
     /// issue first runs checked mode's agreement on `signature`.
+    #[inline(always)]
     fn issue<'s, T: Equivalence>(
         &'s self,
         how: Issue<'s, '_>,
@@ -62,6 +63,7 @@ impl<'env> Communicator<'env> {
     }
 
     /// A data-movement collective with separate buffers, issued as `how` says.
+    #[inline(always)]
     fn move_on<'s, T: Equivalence>(
         &'s self,
         how: Issue<'s, '_>,
@@ -77,6 +79,7 @@ impl<'env> Communicator<'env> {
     }
 
     /// `allreduce`, `scan`, `exscan` and `reduce_scatter_block` in place.
+    #[inline(always)]
     pub(in crate::comm) fn reduce_like_in_place_on<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         how: Issue<'s, '_>,
@@ -142,6 +145,7 @@ impl<'env> Communicator<'env> {
     }
 
     /// `allgather` and `alltoall` in place: `buf` holds one block per rank.
+    #[inline(always)]
     pub(in crate::comm) fn move_all_in_place_on<'s, T: Equivalence>(
         &'s self,
         how: Issue<'s, '_>,

@@ -80,6 +80,7 @@ impl Issue<'_, '_> {
     }
 }
 
+#[inline(always)]
 pub(in crate::comm) fn same_len(
     expected: usize,
     actual: usize,
@@ -106,8 +107,18 @@ pub(in crate::comm) fn move_signature(f: MoveFn, sn: i64, dn: i64, root: c_int) 
     }
 }
 
+/// The error of a buffer that does not divide among the ranks.
+#[cold]
+fn uneven(len: usize, size: usize, operation: &'static str) -> Error {
+    Error::InvalidArgument {
+        operation,
+        reason: format!("buffer of {len} values does not divide among {size} ranks"),
+    }
+}
+
 /// Checks that `actual == len * factor`, exactly: a product that overflows `usize` (possible
 /// with zero-sized values, which need no memory) never matches.
+#[inline(always)]
 pub(in crate::comm) fn same_product(
     len: usize,
     factor: usize,
@@ -150,21 +161,21 @@ impl<'env> Communicator<'env> {
         usize::try_from(self.size).unwrap_or(0)
     }
 
+    #[inline(always)]
     pub(in crate::comm) fn is_root(&self, root: i32, operation: &'static str) -> Result<bool> {
         self.check_rank(root, "root", operation)?;
         Ok(self.rank == root)
     }
 
-    /// Length of one rank's share of a buffer divided evenly among the ranks.
+    /// Length of one rank's share of a buffer divided evenly among the ranks (inlined, its
+    /// error out of line: one division on the hot path).
+    #[inline(always)]
     pub(in crate::comm) fn share(&self, len: usize, operation: &'static str) -> Result<usize> {
         let size = self.size_usize();
         if len % size == 0 {
             Ok(len / size)
         } else {
-            Err(Error::InvalidArgument {
-                operation,
-                reason: format!("buffer of {len} values does not divide among {size} ranks"),
-            })
+            Err(uneven(len, size, operation))
         }
     }
 

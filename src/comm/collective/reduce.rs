@@ -200,6 +200,7 @@ impl<'env> Communicator<'env> {
         }
     }
 
+    #[inline(always)]
     fn reduce_like<T: Equivalence, O: Op<T>>(
         &self,
         f: ReduceFn,
@@ -219,6 +220,7 @@ impl<'env> Communicator<'env> {
         })
     }
 
+    #[inline(always)]
     fn reduce_like_in_place<T: Equivalence, O: Op<T>>(
         &self,
         f: ReduceFn,
@@ -229,6 +231,7 @@ impl<'env> Communicator<'env> {
             .map(drop)
     }
 
+    #[inline(always)]
     fn ireduce_like<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         scope: &'s Scope<'s, '_>,

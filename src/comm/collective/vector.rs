@@ -36,6 +36,7 @@ use std::ffi::{c_int, c_void};
 /// ```
 impl<'env> Communicator<'env> {
     /// Checks `own` (this rank's block length) and the partition, returning `own`'s count.
+    #[inline(always)]
     pub(in crate::comm) fn own_block<T: Equivalence>(
         &self,
         blocks: &Partition<T>,
@@ -259,6 +260,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::gatherv`].
+    #[inline]
     pub fn allgatherv<T: Equivalence>(
         &self,
         send: &[T],

@@ -134,6 +134,36 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         |e| matches!(e, Error::InvalidTag { tag: -1, .. }),
         "negative tag",
     );
+    // sendrecv: each argument's error, the send's before the receive's (checked out of line).
+    let role = |e: &Error, r: i32, want: &str| {
+        matches!(e, Error::InvalidRank { rank, role, operation: "sendrecv", .. }
+            if *rank == r && *role == want)
+    };
+    t.err(
+        world.sendrecv(&one, size, 0, &mut buf, 0, 0),
+        |e| role(e, size, "destination"),
+        "sendrecv to a bad rank",
+    );
+    t.err(
+        world.sendrecv(&one, 0, 0, &mut buf, -2, 0),
+        |e| role(e, -2, "source"),
+        "sendrecv from a bad rank",
+    );
+    t.err(
+        world.sendrecv(&one, -3, 0, &mut buf, -4, 0),
+        |e| role(e, -3, "destination"),
+        "sendrecv, both ranks bad: the send's error",
+    );
+    t.err(
+        world.sendrecv(&one, 0, -1, &mut buf, 0, -6),
+        |e| matches!(e, Error::InvalidTag { tag: -1, .. }),
+        "sendrecv, both tags bad: the send's",
+    );
+    t.err(
+        world.sendrecv(&one, 0, 0, &mut buf, 0, -6),
+        |e| matches!(e, Error::InvalidTag { tag: -6, .. }),
+        "sendrecv, a bad receive tag",
+    );
     if let Some(over) = mpi.tag_ub().checked_add(1) {
         t.err(
             world.send(&one, 0, over),

@@ -26,14 +26,7 @@ impls=("$@")
 # one-iteration numbers never join a real report.
 out_dir="$ROOT/target/bench${QUICK:+-quick}"
 mkdir -p "$out_dir"
-# 2 and 4 ranks everywhere; 8 and 16 where the machine has that many cores (more ranks than
-# cores measure the scheduler). RANKS="2 4 8" chooses.
-if [[ -n ${RANKS:-} ]]; then
-  read -r -a rank_counts <<< "$RANKS"
-else
-  rank_counts=(2 4)
-  for n in 8 16; do (($(nproc) >= n)) && rank_counts+=("$n"); done
-fi
+mapfile -t ranks_list < <(rank_counts)
 mode=(--bench)
 [[ -z "${QUICK:-}" ]] || mode=(--bench --test)
 for impl in "${impls[@]}"; do
@@ -41,14 +34,8 @@ for impl in "${impls[@]}"; do
   rm -f "$out_dir/$impl-"*
   exe=$(cargo bench --locked --bench comparison --no-run --message-format=json 2>/dev/null \
     | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
-  for ranks in "${rank_counts[@]}"; do
-    out="$out_dir/$impl-n$ranks"
-    launcher=$(launcher_for "$ranks")
-    echo "== $impl: comparison under $launcher -n $ranks ($(launch_mode "$ranks")) -> $out.md"
-    # shellcheck disable=SC2086 # the launcher and its options
-    FERROMPI_BENCH_MODE="$(launch_mode "$ranks")" FERROMPI_BENCH_OUT="$out" \
-      timeout 1200 $launcher -n "$ranks" "$exe" "${mode[@]}" > "$out.log" 2>&1 \
-      || { echo "comparison failed on $impl with $ranks ranks:" >&2; tail -n 40 "$out.log" >&2; exit 1; }
+  for ranks in "${ranks_list[@]}"; do
+    run_comparison "$exe" "$impl" "$ranks" "$out_dir" "${mode[@]}"
   done
   # The same small operations as separate plain-C and ferrompi programs at every thread level
   # (one round when QUICK): its table joins the report.
@@ -79,5 +66,5 @@ cat "$out_dir/report.md"
 for impl in "${impls[@]}"; do
   echo "request cost on one process, $impl:"
   cat "$out_dir/request-cost-$impl.txt"
-  [[ -n ${QUICK:-} ]] || tail -n 4 "$out_dir/instruction-cost-$impl.txt"
+  [[ -n ${QUICK:-} ]] || tail -n 9 "$out_dir/instruction-cost-$impl.txt"
 done

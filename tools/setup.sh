@@ -98,14 +98,6 @@ mpi_env() {
   # The test harness finds Debian's launchers itself; a wheel's is named.
   if [[ $1 == *5* ]]; then export FERROMPI_MPIEXEC="$MPIEXEC"; else unset FERROMPI_MPIEXEC; fi
 }
-# launcher_for RANKS: $MPIEXEC for RANKS processes, with Open MPI's --oversubscribe only when
-# RANKS exceeds this machine's cores. Oversubscribed, Open MPI also makes idle ranks yield the
-# CPU, which changes what a benchmark measures, so timings use this rather than $MPIEXEC (the test
-# suite keeps --oversubscribe: it runs 4 ranks on 2 cores). launch_mode RANKS says which it is.
-launcher_for() {
-  if (($1 > $(nproc))); then echo "$MPIEXEC"; else echo "${MPIEXEC/ --oversubscribe/}"; fi
-}
-launch_mode() {
-  if (($1 > $(nproc))); then echo "oversubscribed"; else echo "dedicated"; fi
-}
+# launcher_for, launch_mode, rank_counts and run_comparison (the benchmarks' launching).
+source "$(dirname "${BASH_SOURCE[0]}")/launch.sh"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

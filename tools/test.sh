@@ -75,6 +75,15 @@ for impl in "${impls[@]}"; do
       done
       echo "== $impl: benchmarks, each run once (the C reference's persistent path by symbol)"
       QUICK=1 bash tools/bench.sh "$impl" > /dev/null
+      echo "== $impl: the comparison packed for a machine without Rust (tools/bench-pack.sh), run"
+      echo "   once from the pack with a PATH holding no cargo (tools/bench-run.sh)"
+      pack="$CARGO_TARGET_DIR/bench-pack"
+      bash tools/bench-pack.sh "$pack" "$impl" > /dev/null
+      rm -rf "$pack-out"
+      env -u OPAL_PREFIX PATH=/usr/bin:/bin QUICK=1 RANKS=2 bash "$pack/tools/bench-run.sh" "$pack-out" > /dev/null
+      rows=$(tail -n +2 "$pack-out/$impl-n2.csv" | wc -l)
+      ((rows > 10)) || { echo "the packed comparison wrote $rows rows"; exit 1; }
+      echo "   $rows rows ($(tail -n 1 "$pack-out/machine.txt"))"
       kept_bindings_current "$impl"
       continue
       ;;

@@ -77,11 +77,29 @@ fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
                 .collect()
         })
         .unwrap_or_default();
-    found.sort();
+    // By implementation, then rank count as a number (`openmpi-n2` before `openmpi-n16`).
+    found.sort_by_key(|p| {
+        let stem = p
+            .file_stem()
+            .map_or(String::new(), |s| s.to_string_lossy().into_owned());
+        match stem
+            .rsplit_once("-n")
+            .map(|(name, n)| (name, n.parse::<u32>()))
+        {
+            Some((name, Ok(ranks))) => (name.to_string(), ranks),
+            _ => (stem, 0),
+        }
+    });
     found
 }
 
-fn machine() -> String {
+/// The machine the tables were measured on: `machine.txt` beside them where
+/// `tools/bench-run.sh` ran them on another machine (its lines: the machine, then each
+/// implementation's version and launcher), else this one.
+fn machine(dir: &Path) -> String {
+    if let Ok(text) = std::fs::read_to_string(dir.join("machine.txt")) {
+        return text.lines().map(str::trim).collect::<Vec<_>>().join("; ");
+    }
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let model = cpuinfo
         .lines()
@@ -350,7 +368,7 @@ fn main() {
     runs.sort();
     runs.dedup();
 
-    let mut md = format!("# ferrompi against C\n\nMachine: {}.\n\n", machine());
+    let mut md = format!("# ferrompi against C\n\nMachine: {}.\n\n", machine(&dir));
     md += "ferrompi time / C time per operation, each the median of interleaved runs \
            (C, ferrompi, ferrompi, C, …) of about a millisecond; **bold** is over its target \
            (1.02 for blocking and persistent operations, 1.05 for nonblocking patterns) or \

@@ -15,6 +15,8 @@
 //! - `get`, `get-ffi`: an 8-byte `get_now` (get + local flush), and the same calls;
 //! - `allreduce`, `allreduce-ffi`: a blocking sum of one `f64` (the comparison's 8-byte row);
 //! - `allreduce-in-place`, `allreduce-in-place-ffi`: the same with `MPI_IN_PLACE`;
+//! - `allreduce-init`, `allreduce-init-ffi`: start + wait of a persistent allreduce of one
+//!   `f64` (ferrompi's `allreduce_init`; `MPI_Start` + `MPI_Wait` on the C reference's request);
 //! - `alltoall`, `alltoall-ffi`: a blocking alltoall of one `f64` per pair;
 //! - `allgatherv`, `allgatherv-ffi`: a blocking allgatherv of one `f64` per rank;
 //! - `sendrecv`, `sendrecv-ffi`: 8 bytes to and from this process, with its status.
@@ -28,6 +30,14 @@ use exchange::Exchange;
 use ferrompi::op::Sum;
 use ferrompi::window::Assert;
 use ferrompi::{Equivalence, Mpi, Partition, Window, ffi};
+use std::ffi::{c_int, c_void};
+
+// The C reference (benches/c/reference.c, linked into every benchmark by build.rs): a
+// persistent allreduce made in C, for the `allreduce-init-ffi` twin.
+unsafe extern "C" {
+    fn ferrompi_c_allreduce_init(send: *const f64, recv: *mut f64, count: c_int) -> *mut c_void;
+    fn ferrompi_c_request_free(request: *mut c_void);
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -59,7 +69,7 @@ fn main() {
     );
 }
 
-const PATHS: [&str; 16] = [
+const PATHS: [&str; 18] = [
     "exchange",
     "exchange-ffi",
     "put",
@@ -70,6 +80,8 @@ const PATHS: [&str; 16] = [
     "allreduce-ffi",
     "allreduce-in-place",
     "allreduce-in-place-ffi",
+    "allreduce-init",
+    "allreduce-init-ffi",
     "alltoall",
     "alltoall-ffi",
     "allgatherv",
@@ -161,6 +173,38 @@ fn blocking(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
             let in_place = ffi::ferrompi_MPI_IN_PLACE;
             ffi::MPI_Allreduce(in_place, into, 1, double, ffi::ferrompi_MPI_SUM, comm);
         }),
+        "allreduce-init" => {
+            let mut persistent = world
+                .allreduce_init(vec![1.5f64], vec![0.0f64], Sum)
+                .expect("allreduce_init");
+            (0..iterations).for_each(|_| {
+                let status = persistent
+                    .start()
+                    .and_then(|a| a.wait())
+                    .expect("start/wait");
+                std::hint::black_box(status);
+            });
+            got.copy_from_slice(persistent.recv());
+        }
+        "allreduce-init-ffi" => {
+            // SAFETY: as said above the match; the request, made by the C reference on
+            // `send` and `got`, is inactive between iterations and freed once, after them.
+            unsafe {
+                let request = ferrompi_c_allreduce_init(send.as_ptr(), got.as_mut_ptr(), 1);
+                assert!(
+                    !request.is_null(),
+                    "this MPI has no persistent allreduce for C"
+                );
+                let request = request.cast::<ffi::MPI_Request>();
+                (0..iterations).for_each(|_| {
+                    let mut status = std::mem::MaybeUninit::<ffi::MPI_Status>::uninit();
+                    ffi::MPI_Start(request);
+                    ffi::MPI_Wait(request, status.as_mut_ptr());
+                    std::hint::black_box(status);
+                });
+                ferrompi_c_request_free(request.cast());
+            }
+        }
         "alltoall" => (0..iterations).for_each(|_| {
             world.alltoall(&send, &mut got).expect("alltoall");
         }),

@@ -542,7 +542,7 @@ impl Communicator<'_> {
             ))
         };
         let Some((out, inc)) = checked() else {
-            return self.sendrecv_unchecked(send, dest, send_tag, recv, source, recv_tag);
+            return self.sendrecv_big(send, dest, send_tag, recv, source, recv_tag);
         };
         let mut status = Status::empty();
         let rc = {
@@ -573,10 +573,10 @@ impl Communicator<'_> {
     }
 
     /// [`Communicator::sendrecv`] where an argument check failed: the first error (the
-    /// send's before the receive's), or the large-count path where a buffer has more than
-    /// `i32::MAX` elements and everything else is valid.
+    /// send's before the receive's), or, where only a buffer of more than `i32::MAX` elements
+    /// failed, the large-count path.
     #[cold]
-    fn sendrecv_unchecked<S: Equivalence, R: Equivalence>(
+    fn sendrecv_big<S: Equivalence, R: Equivalence>(
         &self,
         send: &[S],
         dest: Destination,
@@ -590,26 +590,11 @@ impl Communicator<'_> {
             self.send_args::<S>(send.len(), dest, send_tag, OP),
             self.recv_args::<R>(recv.len(), source, recv_tag, OP),
         ) {
-            (Err(e), _) if !overflow(&e) => Err(e),
-            (Err(e), Err(other)) if !overflow(&other) => Err(e),
-            (Ok(_), Err(e)) if !overflow(&e) => Err(e),
-            // Only counts over `int` left (or none: the large-count path takes any valid call).
-            _ => self.sendrecv_big(send, dest, send_tag, recv, source, recv_tag),
+            (Err(e), _) if !overflow(&e) => return Err(e),
+            (Err(e), Err(other)) if !overflow(&other) => return Err(e),
+            (Ok(_), Err(e)) if !overflow(&e) => return Err(e),
+            _ => {} // counts over `int` only (or none: this path takes any valid call)
         }
-    }
-
-    /// [`Communicator::sendrecv`] where a buffer has more than `i32::MAX` elements.
-    #[cold]
-    fn sendrecv_big<S: Equivalence, R: Equivalence>(
-        &self,
-        send: &[S],
-        dest: Destination,
-        send_tag: i32,
-        recv: &mut [R],
-        source: Source,
-        recv_tag: TagMatch,
-    ) -> Result<Status> {
-        const OP: &str = "sendrecv";
         let large = super::large::large_count::<S>(send.len(), OP)?;
         let recv_large = super::large::large_count::<R>(recv.len(), OP)?;
         let dest = self.raw_dest(dest, OP)?;

@@ -88,7 +88,7 @@ impl RawRequest {
     }
 
     /// `MPI_Wait`. A nonblocking request becomes `MPI_REQUEST_NULL`; a persistent one inactive.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn wait(&mut self, operation: &'static str) -> Result<Status> {
         let mut status = Status::empty();
         // A collective's status says nothing (MPI-4.0 §6.12): let MPI skip filling it in.

@@ -149,12 +149,10 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
     }
 
     /// `MPI_Start`, or the nonblocking call of an emulated collective. The caller holds the gate.
+    #[inline(always)]
     fn start_raw(&mut self, operation: &'static str) -> Result<()> {
         if self.active {
-            return Err(Error::InvalidArgument {
-                operation,
-                reason: "the persistent request is already active".into(),
-            });
+            return Err(already_active(operation));
         }
         let rc = match &self.emulated {
             // SAFETY: the call's buffers and arrays are owned by `self` and unreachable until
@@ -188,6 +186,7 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
     ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
+    #[inline]
     pub fn start(&mut self) -> Result<Active<'_, 'comm, B>> {
         self.complete_leaked()?;
         let _gate = enter("start")?;
@@ -273,6 +272,7 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
     }
 
     /// As [`wait_leaked`](Self::wait_leaked), but reports an operation that stays active.
+    #[inline(always)]
     fn complete_leaked(&mut self) -> Result<()> {
         if self.active
             && let Err(e) = self.complete(Some("wait"))
@@ -284,13 +284,21 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
     }
 
     /// Completes an active operation the way a destructor must: cancels a receive, then waits.
+    /// Inlined as a test of `active` (false after `wait`), the completion out of line.
+    #[inline(always)]
     fn settle_leaked(&mut self) {
         if self.active {
-            let _ = self.complete(None);
+            self.settle_active();
         }
     }
 
+    #[inline(never)]
+    fn settle_active(&mut self) {
+        let _ = self.complete(None);
+    }
+
     /// Completes the active operation; `wait` or `finish` semantics.
+    #[inline(always)]
     fn complete(&mut self, operation: Option<&'static str>) -> Result<Status> {
         let result = match operation {
             Some(op) => self.raw.wait(op),
@@ -308,6 +316,7 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
 
     /// The status to report for a completion MPI reported as `status`: what `get_status` saw
     /// when MPI now says nothing (see `peeked`).
+    #[inline(always)]
     fn reported(&mut self, status: Status) -> Status {
         match self.peeked.take() {
             Some(seen) if status.is_empty() => seen,
@@ -315,6 +324,7 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
         }
     }
 
+    #[inline(always)]
     fn after_wait(&mut self, result: &Result<Status>) {
         // The gate refusing means MPI was not called and the operation is still active.
         if !result.as_ref().is_err_and(Error::mpi_not_called) {
@@ -587,6 +597,7 @@ impl<B: Buffers> Active<'_, '_, B> {
     ///
     /// # Errors
     /// [`Error::Mpi`]; [`Error::WrongThread`].
+    #[inline]
     pub fn wait(self) -> Result<Status> {
         self.request.complete(Some("wait"))
     }
@@ -711,5 +722,14 @@ impl<B: Buffers> Drop for ActiveAll<'_, '_, B> {
         for request in self.requests.iter_mut() {
             request.settle_leaked();
         }
+    }
+}
+
+/// The error of starting a persistent request that is active, built out of line.
+#[cold]
+fn already_active(operation: &'static str) -> Error {
+    Error::InvalidArgument {
+        operation,
+        reason: "the persistent request is already active".into(),
     }
 }

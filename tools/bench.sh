@@ -2,7 +2,7 @@
 # The comparison with C, in one command: for Open MPI and MPICH in turn, runs
 # benches/comparison.rs under the launcher with 2 ranks (point-to-point and collectives) and
 # 4 ranks (collectives), and 8 and 16 where the cores are, oversubscribing only when the ranks
-# exceed the cores (tools/setup.sh's launcher_for; the report names each run's mode). Rank 0
+# exceed the cores (launcher_for in tools/launch.sh; the report names each run's mode). Rank 0
 # drives criterion; the C reference runs in the same binary. Each run writes
 # target/bench/<impl>-n<ranks>.{md,csv}; then benches/report (a package of its own) combines them into target/bench/report.md with the ratio table and log-log plots per
 # operation against size and ranks (plotters; SVG and PNG). Per MPI it then runs

@@ -30,18 +30,22 @@ os=$(sed -n 's/^PRETTY_NAME="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' /etc/os-release)
 # machine.txt: this machine, then one line per implementation run (several runs into one OUT
 # add to it).
 [[ -s $out/machine.txt ]] || echo "${model:-unknown CPU}, $(nproc) cores, ${os:-unknown OS}" > "$out/machine.txt"
+# The machine's own library path (a cluster's `module load` sets it), which a wheel's libraries
+# go in front of.
+site_libraries=${LD_LIBRARY_PATH:-}
 for impl in ${IMPLS:-$(cat "$pack/impls")}; do
   unset OPAL_PREFIX
-  export LD_LIBRARY_PATH=""
+  export LD_LIBRARY_PATH=$site_libraries
   case $impl in
     openmpi) MPIEXEC="$(first mpirun.openmpi mpirun) --oversubscribe" ;;
     mpich) MPIEXEC=$(first mpiexec.mpich mpiexec.hydra mpiexec) ;;
     openmpi5)
-      export OPAL_PREFIX="$pack/mpi-$impl" LD_LIBRARY_PATH="$pack/mpi-$impl/lib"
+      export OPAL_PREFIX="$pack/mpi-$impl" LD_LIBRARY_PATH="$pack/mpi-$impl/lib${site_libraries:+:$site_libraries}"
       MPIEXEC="$OPAL_PREFIX/bin/mpirun --oversubscribe"
       ;;
     mpich5 | mpich5-abi)
-      export LD_LIBRARY_PATH="$pack/mpi-$impl/lib" PATH="$pack/mpi-$impl/bin:$PATH"
+      export LD_LIBRARY_PATH="$pack/mpi-$impl/lib${site_libraries:+:$site_libraries}"
+      export PATH="$pack/mpi-$impl/bin:$PATH"
       MPIEXEC="$pack/mpi-$impl/bin/mpiexec"
       ;;
     *) echo "unknown implementation '$impl' in $pack/impls" >&2; exit 1 ;;

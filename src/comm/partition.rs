@@ -358,6 +358,7 @@ fn refuse_overlap(overlap: Option<Overlap>, operation: &'static str) -> Result<(
     }
 }
 
+/// The error of [`refuse_overlap`], built out of line.
 #[cold]
 fn overlapping((a, b): Overlap, operation: &'static str) -> Error {
     Error::InvalidArgument {
@@ -370,6 +371,7 @@ fn overlapping((a, b): Overlap, operation: &'static str) -> Error {
 
 /// Checks a partition of `blocks` blocks needing `extent` values against a communicator of
 /// `size` ranks and a buffer of `buffer_len` values.
+///
 /// Inlined, its errors out of line: two compares on the hot path.
 #[inline(always)]
 fn check_fits(
@@ -385,6 +387,7 @@ fn check_fits(
     Ok(())
 }
 
+/// The error of [`check_fits`], built out of line.
 #[cold]
 fn misfit(
     blocks: usize,

@@ -292,6 +292,7 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
         }
     }
 
+    /// The completion of [`settle_leaked`](Self::settle_leaked), out of line.
     #[inline(never)]
     fn settle_active(&mut self) {
         let _ = self.complete(None);

@@ -17,6 +17,7 @@
 //! - `allreduce-in-place`, `allreduce-in-place-ffi`: the same with `MPI_IN_PLACE`;
 //! - `allreduce-init`, `allreduce-init-ffi`: start + wait of a persistent allreduce of one
 //!   `f64` (ferrompi's `allreduce_init`; `MPI_Start` + `MPI_Wait` on the C reference's request);
+//! - `iallreduce`, `iallreduce-ffi`: `iallreduce` of one `f64` in a scope and its `wait`;
 //! - `alltoall`, `alltoall-ffi`: a blocking alltoall of one `f64` per pair;
 //! - `allgatherv`, `allgatherv-ffi`: a blocking allgatherv of one `f64` per rank;
 //! - `sendrecv`, `sendrecv-ffi`: 8 bytes to and from this process, with its status.
@@ -69,7 +70,7 @@ fn main() {
     );
 }
 
-const PATHS: [&str; 18] = [
+const PATHS: [&str; 20] = [
     "exchange",
     "exchange-ffi",
     "put",
@@ -82,6 +83,8 @@ const PATHS: [&str; 18] = [
     "allreduce-in-place-ffi",
     "allreduce-init",
     "allreduce-init-ffi",
+    "iallreduce",
+    "iallreduce-ffi",
     "alltoall",
     "alltoall-ffi",
     "allgatherv",
@@ -205,6 +208,25 @@ fn blocking(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
                 ferrompi_c_request_free(request.cast());
             }
         }
+        "iallreduce" => (0..iterations).for_each(|_| {
+            let status = ferrompi::scope(|s| world.iallreduce(s, &send, &mut got, Sum)?.wait())
+                .expect("iallreduce");
+            std::hint::black_box(status);
+        }),
+        // SAFETY: as said above the match; the request completes before the next iteration.
+        "iallreduce-ffi" => (0..iterations).for_each(|_| unsafe {
+            let mut request = ffi::ferrompi_MPI_REQUEST_NULL;
+            ffi::MPI_Iallreduce(
+                out,
+                into,
+                1,
+                double,
+                ffi::ferrompi_MPI_SUM,
+                comm,
+                &mut request,
+            );
+            ffi::MPI_Wait(&mut request, ffi::ferrompi_MPI_STATUS_IGNORE);
+        }),
         "alltoall" => (0..iterations).for_each(|_| {
             world.alltoall(&send, &mut got).expect("alltoall");
         }),

@@ -66,5 +66,5 @@ cat "$out_dir/report.md"
 for impl in "${impls[@]}"; do
   echo "request cost on one process, $impl:"
   cat "$out_dir/request-cost-$impl.txt"
-  [[ -n ${QUICK:-} ]] || tail -n 10 "$out_dir/instruction-cost-$impl.txt"
+  [[ -n ${QUICK:-} ]] || tail -n 11 "$out_dir/instruction-cost-$impl.txt"
 done

@@ -317,16 +317,25 @@ where
 struct LeakGuard<'a>(&'a Cell<usize>);
 
 impl Drop for LeakGuard<'_> {
+    /// Inlined as a test of the count (zero unless a request was leaked); the abort out of line.
+    #[inline]
     fn drop(&mut self) {
         let n = self.0.get();
         if n != 0 {
-            eprintln!(
-                "ferrompi: {n} nonblocking operation(s) leaked (mem::forget) and still in flight at \
-                 the end of their scope; aborting so their buffers are not freed while MPI uses them"
-            );
-            crate::env::abort_world(102);
+            leaked_in_flight(n);
         }
     }
+}
+
+/// A scope ends with `n` leaked operations still in flight: abort, before their buffers are
+/// freed while MPI uses them.
+#[cold]
+fn leaked_in_flight(n: usize) -> ! {
+    eprintln!(
+        "ferrompi: {n} nonblocking operation(s) leaked (mem::forget) and still in flight at \
+         the end of their scope; aborting so their buffers are not freed while MPI uses them"
+    );
+    crate::env::abort_world(102)
 }
 
 /// A nonblocking operation on a buffer borrowed for a [`scope`].
@@ -395,6 +404,7 @@ impl<'scope> Request<'scope> {
     /// # Errors
     /// [`Error::Mpi`] (e.g. [`ErrorClass::Truncate`](crate::ErrorClass::Truncate) for a receive
     /// buffer too small); [`Error::WrongThread`].
+    #[inline]
     pub fn wait(mut self) -> Result<Status> {
         if let Some(status) = self.done {
             return Ok(status);
@@ -420,6 +430,7 @@ impl<'scope> Request<'scope> {
     ///
     /// # Errors
     /// As [`Request::wait`].
+    #[inline]
     pub fn test(&mut self) -> Result<Option<Status>> {
         if self.done.is_some() {
             return Ok(self.done);
@@ -515,11 +526,21 @@ impl<'scope> Request<'scope> {
 }
 
 impl Drop for Request<'_> {
+    /// Inlined as a test of `pending` (false after `wait`), the completion out of line.
+    #[inline]
     fn drop(&mut self) {
         if self.pending {
-            self.raw.finish();
-            self.settle();
+            self.finish_pending();
         }
+    }
+}
+
+impl Request<'_> {
+    /// Completes a request dropped while pending (see `RawRequest::finish`).
+    #[inline(never)]
+    fn finish_pending(&mut self) {
+        self.raw.finish();
+        self.settle();
     }
 }
 

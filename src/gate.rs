@@ -17,6 +17,7 @@ use std::sync::{Mutex, MutexGuard};
 
 /// The level of thread support (MPI-4.0, "MPI and Threads"), ordered from least to most.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u32)]
 pub enum ThreadLevel {
     /// `MPI_THREAD_SINGLE`: only one thread will execute.
     Single,

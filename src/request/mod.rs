@@ -90,18 +90,18 @@ impl RawRequest {
     /// `MPI_Wait`. A nonblocking request becomes `MPI_REQUEST_NULL`; a persistent one inactive.
     #[inline(always)]
     pub(crate) fn wait(&mut self, operation: &'static str) -> Result<Status> {
-        let mut status = Status::empty();
-        // A collective's status says nothing (MPI-4.0 §6.12): let MPI skip filling it in.
-        let out = if self.kind == Kind::Collective {
-            // SAFETY: an immutable constant defined by the shim.
-            unsafe { ffi::ferrompi_MPI_STATUS_IGNORE }
-        } else {
-            status.as_raw_mut()
-        };
         let _gate = enter(operation)?;
-        // SAFETY: `raw` is a request handle we own (or MPI_REQUEST_NULL, which returns at once);
-        // `out` is a status to fill or MPI_STATUS_IGNORE.
-        let rc = unsafe { ffi::MPI_Wait(&mut self.raw, out) };
+        // A collective's status says nothing (MPI-4.0 §6.12): MPI skips filling it in, and
+        // the empty status is a constant, never a copy of memory MPI could have written.
+        if self.kind == Kind::Collective {
+            // SAFETY: `raw` is a request handle we own (or MPI_REQUEST_NULL, which returns at
+            // once); MPI_STATUS_IGNORE is an immutable constant defined by the shim.
+            let rc = unsafe { ffi::MPI_Wait(&mut self.raw, ffi::ferrompi_MPI_STATUS_IGNORE) };
+            return check(rc, operation).map(|()| Status::empty());
+        }
+        let mut status = Status::empty();
+        // SAFETY: as above; MPI fills in `status`.
+        let rc = unsafe { ffi::MPI_Wait(&mut self.raw, status.as_raw_mut()) };
         check(rc, operation)?;
         Ok(status)
     }
@@ -409,9 +409,22 @@ impl<'scope> Request<'scope> {
         if let Some(status) = self.done {
             return Ok(status);
         }
-        let result = self.raw.wait("wait");
+        // Matched here so that only the status, not a whole `Result`, is held across `settle`.
+        match self.raw.wait("wait") {
+            Ok(status) => {
+                self.settle();
+                Ok(status)
+            }
+            Err(e) => Err(self.settle_failed(e)),
+        }
+    }
+
+    /// [`settle`](Self::settle) after a failed wait, out of line.
+    #[cold]
+    #[inline(never)]
+    fn settle_failed(&mut self, e: Error) -> Error {
         self.settle();
-        result
+        e
     }
 
     /// Whether the operation has completed, without blocking (`MPI_Test`, MPI-4.0 §3.7.3).

@@ -310,32 +310,49 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
                 self.raw.wait("drop")
             }
         };
-        let result = result.map(|status| self.reported(status));
-        self.after_wait(&result);
-        result
+        match result {
+            Ok(status) => {
+                self.finished();
+                Ok(self.reported(status))
+            }
+            Err(e) => Err(self.failed(e)),
+        }
+    }
+
+    /// A failed completion: finished unless the gate refused it (then MPI was not called and
+    /// the operation is still active). Out of line, so the status alone travels on success.
+    #[cold]
+    #[inline(never)]
+    fn failed(&mut self, e: Error) -> Error {
+        if !e.mpi_not_called() {
+            self.finished();
+        }
+        e
     }
 
     /// The status to report for a completion MPI reported as `status`: what `get_status` saw
     /// when MPI now says nothing (see `peeked`).
     #[inline(always)]
     fn reported(&mut self, status: Status) -> Status {
-        match self.peeked.take() {
-            Some(seen) if status.is_empty() => seen,
-            _ => status,
+        // Tests the tag before reading (or clearing) the whole `Option`: `peeked` is rare.
+        if self.peeked.is_some() {
+            match self.peeked.take() {
+                Some(seen) if status.is_empty() => return seen,
+                _ => {}
+            }
         }
+        status
     }
 
+    /// The operation has completed: inactive, no longer counted, its received buffer repaired.
     #[inline(always)]
-    fn after_wait(&mut self, result: &Result<Status>) {
-        // The gate refusing means MPI was not called and the operation is still active.
-        if !result.as_ref().is_err_and(Error::mpi_not_called) {
-            self.active = false;
-            crate::gate::count_outstanding(-1);
-            if self.raw.kind != Kind::Send
-                && let Some(buffer) = self.buffer.as_mut()
-            {
-                buffer.repair_received();
-            }
+    fn finished(&mut self) {
+        self.active = false;
+        crate::gate::count_outstanding(-1);
+        if self.raw.kind != Kind::Send
+            && let Some(buffer) = self.buffer.as_mut()
+        {
+            buffer.repair_received();
         }
     }
 
@@ -630,9 +647,8 @@ impl<B: Buffers> Active<'_, '_, B> {
         }
         let result = self.request.raw.test("test");
         if let Ok(Some(status)) = result {
-            let status = self.request.reported(status);
-            self.request.after_wait(&Ok(status));
-            return Ok(Some(status));
+            self.request.finished();
+            return Ok(Some(self.request.reported(status)));
         }
         result
     }

@@ -21,8 +21,9 @@
 //! The gate costs one relaxed atomic load and one thread-local read: no allocation and no
 //! lookup. At `Serialized` the lock is what a C program must hold anyway. A
 //! [`scope`](crate::scope) and an RMA epoch ([`WindowEpoch`](crate::window::WindowEpoch)) make
-//! that test once, when they begin, for the point-to-point starts in the scope and the calls in
-//! the epoch: neither can leave its thread, outlive `Mpi` or be reached from a reduction
+//! that test once, when they begin, for the starts of the scope's operations, the waits and
+//! tests of its requests and request sets, and the calls in the epoch: none of them can leave
+//! its thread, outlive `Mpi` or be reached from a reduction
 //! callback, so what the test saw holds until it ends (at `Serialized` each call still takes
 //! the lock). Whatever the level, the gate refuses calls made before `MPI_Init_thread`
 //! returned or after `MPI_Finalize` ([`Error::NotInitialized`], [`Error::AlreadyFinalized`]),

@@ -160,8 +160,11 @@ fn open_to(thread: u8) -> bool {
 /// unreachable from the callbacks MPI makes (user reductions are `'static`, so a holder
 /// borrowed for less than `'static` is). A [`Scope`](crate::Scope) is such a holder: every
 /// operation it completes borrows a communicator or window for the scope's whole lifetime, and
-/// `&Scope` cannot leave its thread. So is a [`WindowEpoch`](crate::window::WindowEpoch): it
-/// borrows its window, and is neither `Send` nor `Sync`.
+/// `&Scope` cannot leave its thread. Its [`Request`](crate::Request)s and
+/// [`RequestSet`](crate::RequestSet)s use its pass too (for their waits and tests), through
+/// their reference to the scope's in-flight count: they are neither `Send` nor `Sync` and
+/// cannot outlive the scope. So is a [`WindowEpoch`](crate::window::WindowEpoch): it borrows
+/// its window, and is neither `Send` nor `Sync`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Pass(std::marker::PhantomData<*const ()>);
 

@@ -411,7 +411,9 @@ mod thread_traits {
         )*};
     }
 
-    /// Tied to one thread: a scope and what borrows it, and the views of an open epoch.
+    /// Tied to one thread: a scope and what borrows it, and the views of an open epoch. The
+    /// thread gate's pass (`gate::Pass`), which a scope, its requests and sets and an epoch
+    /// use instead of the per-call test, rests on this.
     fn thread_bound() {
         neither_send_nor_sync!(
             Scope<'static, 'static>,

@@ -382,7 +382,8 @@ impl<'env> Communicator<'env> {
         tag: i32,
     ) -> Result<Request<'s>> {
         // SAFETY: `buf` is borrowed for 's; the scope completes or aborts before 's ends.
-        let raw = unsafe { self.start_send(StartSend::Isend, buf, dest, tag, scope.pass)? };
+        let raw =
+            unsafe { self.start_send(StartSend::Isend, buf, dest, tag, scope.in_flight.pass)? };
         Ok(Request::started(raw, None, &scope.in_flight))
     }
 
@@ -413,7 +414,8 @@ impl<'env> Communicator<'env> {
         tag: i32,
     ) -> Result<Request<'s>> {
         // SAFETY: as in `isend`.
-        let raw = unsafe { self.start_send(StartSend::Issend, buf, dest, tag, scope.pass)? };
+        let raw =
+            unsafe { self.start_send(StartSend::Issend, buf, dest, tag, scope.in_flight.pass)? };
         Ok(Request::started(raw, None, &scope.in_flight))
     }
 
@@ -448,7 +450,8 @@ impl<'env> Communicator<'env> {
     ) -> Result<Request<'s>> {
         super::bsend::require_attached("ibsend")?;
         // SAFETY: as in `isend`.
-        let raw = unsafe { self.start_send(StartSend::Ibsend, buf, dest, tag, scope.pass)? };
+        let raw =
+            unsafe { self.start_send(StartSend::Ibsend, buf, dest, tag, scope.in_flight.pass)? };
         Ok(Request::started(raw, None, &scope.in_flight))
     }
 
@@ -484,7 +487,8 @@ impl<'env> Communicator<'env> {
         tag: i32,
     ) -> Result<Request<'s>> {
         // SAFETY: as in `isend`; the posted receive is the caller's promise.
-        let raw = unsafe { self.start_send(StartSend::Irsend, buf, dest, tag, scope.pass)? };
+        let raw =
+            unsafe { self.start_send(StartSend::Irsend, buf, dest, tag, scope.in_flight.pass)? };
         Ok(Request::started(raw, None, &scope.in_flight))
     }
 
@@ -531,7 +535,7 @@ impl<'env> Communicator<'env> {
         let (st, rt) = (S::datatype().as_raw(), R::datatype().as_raw());
         let mut raw = request_null();
         {
-            let _gate = enter(OP)?;
+            let _gate = enter_with(scope.in_flight.pass, OP)?;
             #[cfg(ferrompi_isendrecv)]
             // SAFETY: `send` holds `out.count` elements MPI only reads, `recv` room for
             // `inc.count`; both borrowed for 's (they cannot overlap: shared vs exclusive), and
@@ -593,7 +597,7 @@ impl<'env> Communicator<'env> {
         let (ptr, dt) = (recv_ptr(buf), T::datatype().as_raw());
         let mut raw = request_null();
         {
-            let _gate = enter(OP)?;
+            let _gate = enter_with(scope.in_flight.pass, OP)?;
             #[cfg(ferrompi_isendrecv)]
             // SAFETY: `buf` holds `out.count` elements, exclusively borrowed for 's; MPI reads
             // them, then writes at most as many; the scope completes the operation first.
@@ -646,7 +650,7 @@ impl<'env> Communicator<'env> {
     ) -> Result<Request<'s>> {
         let repair = Repair::for_slice(buf);
         // SAFETY: `buf` is exclusively borrowed for 's; the scope completes or aborts first.
-        let raw = unsafe { self.start_recv(false, buf, source, tag, scope.pass)? };
+        let raw = unsafe { self.start_recv(false, buf, source, tag, scope.in_flight.pass)? };
         Ok(Request::started(raw, repair, &scope.in_flight))
     }
 

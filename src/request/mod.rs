@@ -27,8 +27,9 @@
 //! # Threads
 //! Scoped requests stay on the thread of their scope (`!Send`); owned and persistent requests are
 //! `Send` when their buffers are. Every MPI call passes the thread gate, as everywhere; the
-//! point-to-point starts of a [`scope`] (`isend`, `issend`, `ibsend`, `irsend`, `irecv`) use the
-//! test the scope made on its thread when it began.
+//! operations of a [`scope`] (the starts of its point-to-point and collective operations, the
+//! waits and tests of its [`Request`]s and [`RequestSet`]s) use the test the scope made on its
+//! thread when it began.
 
 mod owned;
 mod owned_set;
@@ -46,7 +47,7 @@ pub use set::{RequestSet, RequestStorage};
 
 use crate::Status;
 use crate::datatype::Equivalence;
-use crate::env::enter;
+use crate::env::{enter, enter_with};
 use crate::error::{Error, Result, check};
 use crate::ffi;
 use crate::gate::Pass;
@@ -90,7 +91,17 @@ impl RawRequest {
     /// `MPI_Wait`. A nonblocking request becomes `MPI_REQUEST_NULL`; a persistent one inactive.
     #[inline(always)]
     pub(crate) fn wait(&mut self, operation: &'static str) -> Result<Status> {
-        let _gate = enter(operation)?;
+        self.wait_with(None, operation)
+    }
+
+    /// [`wait`](Self::wait) for a caller holding the thread gate's [`Pass`] (a scoped request).
+    #[inline(always)]
+    pub(crate) fn wait_with(
+        &mut self,
+        pass: Option<Pass>,
+        operation: &'static str,
+    ) -> Result<Status> {
+        let _gate = enter_with(pass, operation)?;
         // A collective's status says nothing (MPI-4.0 §6.12): MPI skips filling it in, and
         // the empty status is a constant, never a copy of memory MPI could have written.
         if self.kind == Kind::Collective {
@@ -108,9 +119,18 @@ impl RawRequest {
 
     /// `MPI_Test`: `Some(status)` once complete.
     pub(crate) fn test(&mut self, operation: &'static str) -> Result<Option<Status>> {
+        self.test_with(None, operation)
+    }
+
+    /// [`test`](Self::test) for a caller holding the thread gate's [`Pass`] (a scoped request).
+    pub(crate) fn test_with(
+        &mut self,
+        pass: Option<Pass>,
+        operation: &'static str,
+    ) -> Result<Option<Status>> {
         let mut status = Status::empty();
         let mut flag: c_int = 0;
-        let _gate = enter(operation)?;
+        let _gate = enter_with(pass, operation)?;
         // SAFETY: as for `wait`; writes the flag and the status.
         let rc = unsafe { ffi::MPI_Test(&mut self.raw, &mut flag, status.as_raw_mut()) };
         check(rc, operation)?;
@@ -202,11 +222,17 @@ impl Repair {
     }
 }
 
-/// The count of operations in flight in a scope. Invariant in `'scope`, so a request can only
-/// ever be accounted in the scope that created it.
+/// The count of operations in flight in a scope, and the scope's pass of the thread gate.
+/// Invariant in `'scope`, so a request can only ever be accounted in the scope that created it.
 #[derive(Debug)]
 pub(crate) struct InFlight<'scope> {
     count: Cell<usize>,
+    /// Whether this thread passed the thread gate's fast path when the scope began. Every call
+    /// made through the scope then skips the per-call test: the starts of its operations and
+    /// the completions of its [`Request`]s and [`RequestSet`]s, which reach this through their
+    /// `&InFlight` (see [`Pass`] for why that holds for the whole scope, and for each of them:
+    /// none can leave the scope's thread or outlive the scope).
+    pub(crate) pass: Option<Pass>,
     _invariant: PhantomData<fn(&'scope ()) -> &'scope ()>,
 }
 
@@ -224,11 +250,8 @@ impl InFlight<'_> {
 
 /// A scope for nonblocking operations on borrowed buffers; see [`scope`].
 pub struct Scope<'scope, 'env: 'scope> {
+    /// The operations in flight, and the scope's pass of the thread gate.
     pub(crate) in_flight: InFlight<'scope>,
-    /// Whether this thread passed the thread gate's fast path when the scope began: the
-    /// point-to-point starts made in the scope then skip the per-call test (see
-    /// [`Pass`](crate::gate::Pass) for why that holds for the whole scope).
-    pub(crate) pass: Option<Pass>,
     /// What MPI reads until an operation completes but no buffer holds: the count arrays and
     /// datatypes of the large-count paths (`comm::large`). Dropped when the scope ends, after
     /// every operation has completed. `None` (one null pointer) on every other path.
@@ -301,9 +324,9 @@ where
     let scope = Scope {
         in_flight: InFlight {
             count: Cell::new(0),
+            pass: crate::gate::pass_here(),
             _invariant: PhantomData,
         },
-        pass: crate::gate::pass_here(),
         kept: Cell::new(None),
         _env: PhantomData,
     };
@@ -410,7 +433,7 @@ impl<'scope> Request<'scope> {
             return Ok(status);
         }
         // Matched here so that only the status, not a whole `Result`, is held across `settle`.
-        match self.raw.wait("wait") {
+        match self.raw.wait_with(self.in_flight.pass, "wait") {
             Ok(status) => {
                 self.settle();
                 Ok(status)
@@ -419,7 +442,7 @@ impl<'scope> Request<'scope> {
         }
     }
 
-    /// [`settle`](Self::settle) after a failed wait, out of line.
+    /// [`settle`](Self::settle) after a failed wait or test, out of line.
     #[cold]
     #[inline(never)]
     fn settle_failed(&mut self, e: Error) -> Error {
@@ -448,12 +471,17 @@ impl<'scope> Request<'scope> {
         if self.done.is_some() {
             return Ok(self.done);
         }
-        let result = self.raw.test("test");
-        self.settle();
-        if let Ok(Some(status)) = result {
-            self.done = Some(status);
+        // As in `wait`: only the outcome, not a whole `Result`, is held across `settle`.
+        match self.raw.test_with(self.in_flight.pass, "test") {
+            Ok(seen) => {
+                self.settle();
+                if seen.is_some() {
+                    self.done = seen;
+                }
+                Ok(seen)
+            }
+            Err(e) => Err(self.settle_failed(e)),
         }
-        result
     }
 
     /// Requests cancellation of a pending receive (`MPI_Cancel`, MPI-4.0 §3.8.4); it still has to

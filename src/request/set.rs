@@ -7,9 +7,10 @@
 
 use super::{InFlight, Kind, RawRequest, Repair, Request, request_null};
 use crate::Status;
-use crate::env::enter;
+use crate::env::enter_with;
 use crate::error::{Result, check};
 use crate::ffi;
+use crate::gate::Pass;
 use std::ffi::c_int;
 
 /// Requests of one [`scope`](super::scope), completed together.
@@ -313,6 +314,14 @@ impl<'scope> RequestSet<'scope> {
         self.pending
     }
 
+    /// The pass of the thread gate of the scope whose requests the set holds (see
+    /// [`InFlight`]): a set cannot leave that scope's thread or outlive it. `None` before the
+    /// first push, when every call takes the gate's test.
+    #[inline(always)]
+    fn pass(&self) -> Option<Pass> {
+        self.in_flight.and_then(|in_flight| in_flight.pass)
+    }
+
     /// Accounts for requests MPI has completed (nulled), repairing their receive buffers.
     #[inline]
     fn settle(&mut self, newly_completed: usize) {
@@ -380,7 +389,7 @@ impl<'scope> RequestSet<'scope> {
         const OP: &str = "wait_all";
         let n = self.count(OP)?;
         let rc = {
-            let _gate = enter(OP)?;
+            let _gate = enter_with(self.pass(), OP)?;
             // SAFETY: `raw` holds `n` handles we own (or MPI_REQUEST_NULL); statuses ignored.
             unsafe { ffi::MPI_Waitall(n, self.raw.as_mut_ptr(), ffi::ferrompi_MPI_STATUSES_IGNORE) }
         };
@@ -416,7 +425,7 @@ impl<'scope> RequestSet<'scope> {
         statuses.clear();
         statuses.resize(self.raw.len(), Status::empty());
         let rc = {
-            let _gate = enter(OP)?;
+            let _gate = enter_with(self.pass(), OP)?;
             // SAFETY: `raw` and `statuses` hold `n` entries each (`Status` is a transparent
             // `MPI_Status`).
             unsafe { ffi::MPI_Waitall(n, self.raw.as_mut_ptr(), statuses.as_mut_ptr().cast()) }
@@ -460,7 +469,7 @@ impl<'scope> RequestSet<'scope> {
         let n = self.count(OP)?;
         let mut flag: c_int = 0;
         let rc = {
-            let _gate = enter(OP)?;
+            let _gate = enter_with(self.pass(), OP)?;
             // SAFETY: `raw` holds `n` handles we own; writes the flag.
             unsafe {
                 ffi::MPI_Testall(
@@ -542,7 +551,7 @@ impl<'scope> RequestSet<'scope> {
         let mut flag: c_int = 1;
         let mut status = Status::empty();
         let rc = {
-            let _gate = enter(operation)?;
+            let _gate = enter_with(self.pass(), operation)?;
             // SAFETY: `raw` holds `n` handles we own; MPI writes index, flag and status.
             unsafe {
                 if block {
@@ -635,12 +644,13 @@ impl<'scope> RequestSet<'scope> {
             return Ok(0);
         }
         let n = self.count(operation)?;
+        let pass = self.pass();
         let scratch = self.scratch.get_or_insert_with(Box::default);
         scratch.indices.resize(self.raw.len(), 0);
         scratch.statuses.resize(self.raw.len(), Status::empty());
         let mut outcount: c_int = 0;
         let rc = {
-            let _gate = enter(operation)?;
+            let _gate = enter_with(pass, operation)?;
             let (raw, idx, st) = (
                 self.raw.as_mut_ptr(),
                 scratch.indices.as_mut_ptr(),

@@ -42,7 +42,7 @@ use crate::comm::Communicator;
 use crate::comm::agreement::Signature;
 use crate::comm::call::{MoveFn, Req};
 use crate::datatype::{Equivalence, repair};
-use crate::env::enter;
+use crate::env::{enter, enter_with};
 use crate::error::{Error, Result, check};
 use crate::ffi;
 use crate::op::Operand;
@@ -206,7 +206,8 @@ impl<'env> Communicator<'env> {
     ) -> Result<Request<'s>> {
         let mut raw = request_null();
         {
-            let _gate = enter(operation)?;
+            // The scope's pass, as the point-to-point starts use it (see `InFlight`).
+            let _gate = enter_with(scope.in_flight.pass, operation)?;
             check(call(Some(&mut raw)), operation)?;
         }
         Ok(Request::started(

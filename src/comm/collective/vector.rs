@@ -8,7 +8,7 @@ use crate::comm::Communicator;
 use crate::comm::large::VMove;
 use crate::comm::partition::{Block, Partition};
 use crate::datatype::{Equivalence, count_of, recv_ptr, repair, send_ptr};
-use crate::env::enter;
+use crate::env::{enter, enter_with};
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::Result;
@@ -108,7 +108,7 @@ impl<'env> Communicator<'env> {
     ) -> Result<Request<'s>> {
         let mut raw = request_null();
         {
-            let _gate = enter(operation)?;
+            let _gate = enter_with(scope.in_flight.pass, operation)?;
             start((&mut raw, scope))?;
         }
         let raw = RawRequest {

@@ -52,9 +52,9 @@ pub trait Persistent: sealed::Sealed {
     /// Whether an operation is active.
     #[doc(hidden)]
     fn is_active(&self, _: Internal) -> bool;
-    /// Records that MPI completed the active operation with `status`.
+    /// Records that MPI completed the active operation.
     #[doc(hidden)]
-    fn completed(&mut self, _: Internal, status: Status);
+    fn completed(&mut self, _: Internal);
 }
 
 impl<B: Buffers> Persistent for PersistentRequest<'_, B> {
@@ -79,9 +79,9 @@ impl<B: Buffers> Persistent for PersistentRequest<'_, B> {
     fn is_active(&self, _: Internal) -> bool {
         self.active
     }
-    fn completed(&mut self, _: Internal, _status: Status) {
-        // The caller reports no status per request: what `get_status` saw is dropped.
-        self.peeked = None;
+    fn completed(&mut self, _: Internal) {
+        // No `peeked` status to report: `start_held` cleared it, and while the set borrows the
+        // request there is no `Active` whose `get_status` could set it.
         self.finished();
     }
 }
@@ -228,7 +228,7 @@ impl ActiveSet<'_, '_> {
             .ok()
             .filter(|_| flag != 0 && index != ffi::MPI_UNDEFINED);
         if let Some(i) = completed {
-            self.complete_one(i, raw[i], status);
+            self.complete_one(i, raw[i]);
         }
         check(rc, operation)?;
         Ok(completed.map(|i| (i, status)))
@@ -311,7 +311,7 @@ impl ActiveSet<'_, '_> {
         let done = usize::try_from(outcount).unwrap_or(0); // MPI_UNDEFINED: none was active
         for k in 0..done {
             let i = usize::try_from(indices[k]).expect("MPI returns valid indices");
-            self.complete_one(i, raw[i], statuses[k]);
+            self.complete_one(i, raw[i]);
             out.push((i, statuses[k]));
         }
         check(rc, operation)?;
@@ -349,7 +349,7 @@ impl ActiveSet<'_, '_> {
         if flag != 0 {
             for (i, &handle) in raw.iter().enumerate() {
                 if self.requests[i].is_active(Internal(())) {
-                    self.complete_one(i, handle, statuses[i]);
+                    self.complete_one(i, handle);
                 }
             }
         }
@@ -388,10 +388,10 @@ impl ActiveSet<'_, '_> {
 
     /// Records that MPI completed request `i`, leaving `handle` (a persistent request's stays,
     /// inactive; an emulated collective's is now null).
-    fn complete_one(&mut self, i: usize, handle: ffi::MPI_Request, status: Status) {
+    fn complete_one(&mut self, i: usize, handle: ffi::MPI_Request) {
         let request = &mut self.requests[i];
         *request.handle(Internal(())) = handle;
-        request.completed(Internal(()), status);
+        request.completed(Internal(()));
     }
 }
 

@@ -110,7 +110,7 @@ pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate> {
 #[inline(always)]
 pub(crate) fn enter_with(pass: Option<gate::Pass>, operation: &'static str) -> Result<ThreadGate> {
     match pass {
-        Some(_) => Ok(ThreadGate::Open),
+        Some(_) => Ok(ThreadGate::OPEN),
         None => enter(operation),
     }
 }

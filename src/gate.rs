@@ -12,6 +12,7 @@
 use crate::ffi;
 use std::cell::Cell;
 use std::ffi::c_int;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
@@ -110,12 +111,53 @@ fn set_thread_flag(flag: u8, on: bool) {
 }
 
 /// Permission to make an MPI call from this thread, held for the call's duration.
+///
+/// One flag: whether this gate took the `Serialized` lock. The lock's guard itself waits in
+/// this thread's [`HELD`] slot until the gate drops. So on the fast path a gate is a `false`
+/// the compiler keeps in a register across the MPI call, and its drop is one test; a gate
+/// holding the guard (an enum with a `MutexGuard` inside) was kept in memory across the call
+/// and tested there, about three more instructions per call.
+///
+/// Neither `Send` nor `Sync`, as the guard it stands for: it must drop on its own thread.
 #[must_use]
-pub(crate) enum ThreadGate {
+pub(crate) struct ThreadGate {
+    locked: bool,
+    on_this_thread: PhantomData<*const ()>,
+}
+
+impl ThreadGate {
     /// The provided level allows this call as is.
-    Open,
-    /// `MPI_THREAD_SERIALIZED`: the process-wide lock, released on drop.
-    Serialized(#[allow(dead_code)] SerialGuard),
+    pub(crate) const OPEN: ThreadGate = ThreadGate::new(false);
+
+    const fn new(locked: bool) -> ThreadGate {
+        ThreadGate {
+            locked,
+            on_this_thread: PhantomData,
+        }
+    }
+}
+
+impl Drop for ThreadGate {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self.locked {
+            release_serial();
+        }
+    }
+}
+
+thread_local! {
+    /// The `Serialized` lock while a [`ThreadGate`] of this thread holds it.
+    static HELD: Cell<Option<SerialGuard>> = const { Cell::new(None) };
+}
+
+/// Releases the `Serialized` lock this thread's [`ThreadGate`] took.
+#[cold]
+#[inline(never)]
+fn release_serial() {
+    // A gate that took the lock lives within one call, so the slot is there (a thread's
+    // locals are destroyed one at a time, never during a call another one's destructor makes).
+    drop(HELD.try_with(Cell::take));
 }
 
 /// The `Serialized` lock, held by this thread until dropped (which also clears the thread's
@@ -139,7 +181,7 @@ impl Drop for SerialGuard {
 pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate, Refusal> {
     let thread = THREAD.with(Cell::get);
     if open_to(thread) {
-        return Ok(ThreadGate::Open);
+        return Ok(ThreadGate::OPEN);
     }
     enter_slow(operation, PROVIDED.load(Ordering::Relaxed), thread)
 }
@@ -166,12 +208,12 @@ fn open_to(thread: u8) -> bool {
 /// cannot outlive the scope. So is a [`WindowEpoch`](crate::window::WindowEpoch): it borrows
 /// its window, and is neither `Send` nor `Sync`.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Pass(std::marker::PhantomData<*const ()>);
+pub(crate) struct Pass(PhantomData<*const ()>);
 
 /// A [`Pass`] for the calling thread if the gate's fast path is open to it now (see [`enter`]).
 #[inline(always)]
 pub(crate) fn pass_here() -> Option<Pass> {
-    open_to(THREAD.with(Cell::get)).then_some(Pass(std::marker::PhantomData))
+    open_to(THREAD.with(Cell::get)).then_some(Pass(PhantomData))
 }
 
 /// The [`OPEN_FOR`] table of a provided level (`LEVEL_NONE`: MPI not active).
@@ -212,15 +254,24 @@ fn enter_slow(operation: &'static str, level: u8, thread: u8) -> Result<ThreadGa
     const SERIALIZED: u8 = ThreadLevel::Serialized as u8;
     match level {
         _ if thread & IN_CALLBACK != 0 => Err(Refusal::InCallback { operation }),
-        MULTIPLE => Ok(ThreadGate::Open),
-        SERIALIZED if thread & HOLDS_SERIAL != 0 => Ok(ThreadGate::Open),
+        MULTIPLE => Ok(ThreadGate::OPEN),
+        SERIALIZED if thread & HOLDS_SERIAL != 0 => Ok(ThreadGate::OPEN),
         SERIALIZED => {
             let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
             set_thread_flag(HOLDS_SERIAL, true);
-            Ok(ThreadGate::Serialized(SerialGuard(guard)))
+            let guard = SerialGuard(guard);
+            match HELD.try_with(move |held| held.set(Some(guard))) {
+                Ok(()) => Ok(ThreadGate::new(true)),
+                // The thread is exiting and its slot is gone (a thread-local's destructor
+                // calling MPI): the closure, and the guard with it, dropped unused.
+                Err(_) => Err(Refusal::WrongThread {
+                    operation,
+                    provided: ThreadLevel::Serialized,
+                }),
+            }
         }
         LEVEL_NONE => Err(not_active()),
-        _ if thread & INIT_THREAD != 0 => Ok(ThreadGate::Open),
+        _ if thread & INIT_THREAD != 0 => Ok(ThreadGate::OPEN),
         level => Err(Refusal::WrongThread {
             operation,
             provided: ThreadLevel::ALL

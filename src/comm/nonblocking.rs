@@ -16,6 +16,7 @@ use crate::request::{
     Kind, OwnedBuffer, OwnedRequest, RawRequest, Repair, Request, Scope, request_null,
 };
 use std::ffi::{c_int, c_void};
+use std::mem::MaybeUninit;
 
 /// The ways to start a send that completes later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +67,7 @@ impl StartSend {
         dest: c_int,
         tag: c_int,
         comm: ffi::MPI_Comm,
-        request: &mut ffi::MPI_Request,
+        request: *mut ffi::MPI_Request,
     ) -> c_int {
         // SAFETY: per the contract.
         unsafe {
@@ -186,24 +187,30 @@ impl<'env> Communicator<'env> {
             },
             other => other?,
         };
-        let mut raw = request_null();
-        let _gate = enter_with(pass, operation)?;
-        // SAFETY: `buf` holds `args.count` elements of `T::datatype()` and, per the caller,
-        // outlives the operation; MPI writes the request handle.
-        let rc = unsafe {
-            start.call(
-                send_ptr(buf),
-                args.count,
-                T::datatype().as_raw(),
-                args.dest,
-                args.tag,
-                self.raw,
-                &mut raw,
-            )
+        let mut raw = MaybeUninit::<ffi::MPI_Request>::uninit();
+        let (ptr, datatype) = (send_ptr(buf), T::datatype().as_raw());
+        let rc = {
+            // Released before the result is built, which then need not wait in memory.
+            let _gate = enter_with(pass, operation)?;
+            // SAFETY: `buf` holds `args.count` elements of `T::datatype()` and, per the
+            // caller, outlives the operation; MPI writes the request handle.
+            unsafe {
+                start.call(
+                    ptr,
+                    args.count,
+                    datatype,
+                    args.dest,
+                    args.tag,
+                    self.raw,
+                    raw.as_mut_ptr(),
+                )
+            }
         };
         check(rc, operation)?;
         Ok(RawRequest {
-            raw,
+            // SAFETY: the call succeeded, so MPI wrote the request handle (an OUT argument);
+            // nothing reads it otherwise.
+            raw: unsafe { raw.assume_init() },
             kind: Kind::Send,
         })
     }
@@ -231,37 +238,27 @@ impl<'env> Communicator<'env> {
             },
             other => other?,
         };
-        let mut raw = request_null();
+        let mut raw = MaybeUninit::<ffi::MPI_Request>::uninit();
         let (ptr, datatype) = (recv_ptr(buf), T::datatype().as_raw());
-        let _gate = enter_with(pass, operation)?;
-        // SAFETY: `buf` has room for `args.count` elements and, per the caller, stays ours until
-        // the operation completes; MPI writes the request handle.
-        let rc = unsafe {
-            if persistent {
-                ffi::MPI_Recv_init(
-                    ptr,
-                    args.count,
-                    datatype,
-                    args.source,
-                    args.tag,
-                    self.raw,
-                    &mut raw,
-                )
-            } else {
-                ffi::MPI_Irecv(
-                    ptr,
-                    args.count,
-                    datatype,
-                    args.source,
-                    args.tag,
-                    self.raw,
-                    &mut raw,
-                )
+        let rc = {
+            // As in `start_send`.
+            let _gate = enter_with(pass, operation)?;
+            // SAFETY: `buf` has room for `args.count` elements and, per the caller, stays ours
+            // until the operation completes; MPI writes the request handle.
+            unsafe {
+                let start = if persistent {
+                    ffi::MPI_Recv_init
+                } else {
+                    ffi::MPI_Irecv
+                };
+                let (source, tag, out) = (args.source, args.tag, raw.as_mut_ptr());
+                start(ptr, args.count, datatype, source, tag, self.raw, out)
             }
         };
         check(rc, operation)?;
         Ok(RawRequest {
-            raw,
+            // SAFETY: as in `start_send`.
+            raw: unsafe { raw.assume_init() },
             kind: Kind::Recv,
         })
     }

@@ -142,24 +142,17 @@ impl Calls {
         then: Completion,
     ) -> Result<()> {
         const OP: &str = "put";
-        let dt = T::datatype().as_raw();
-        let _gate = enter_with(self.pass, OP)?;
-        // SAFETY: `t` was checked against the target's window; `buf` holds `t.count`
-        // elements of `dt`; per the caller, it stays unmodified until completion.
-        let rc = unsafe {
-            ffi::MPI_Put(
-                send_ptr(buf),
-                t.count,
-                dt,
-                t.rank,
-                t.disp,
-                t.count,
-                dt,
-                self.win,
-            )
+        let (ptr, dt) = (send_ptr(buf), T::datatype().as_raw());
+        let (rc, operation) = {
+            // Released before the result is built, which then need not wait in memory.
+            let _gate = enter_with(self.pass, OP)?;
+            // SAFETY: `t` was checked against the target's window; `buf` holds `t.count`
+            // elements of `dt`; per the caller, it stays unmodified until completion.
+            let rc =
+                unsafe { ffi::MPI_Put(ptr, t.count, dt, t.rank, t.disp, t.count, dt, self.win) };
+            self.then_complete(rc, OP, then, t.rank)
         };
-        check(rc, OP)?;
-        self.complete(then, t.rank)
+        check(rc, operation)
     }
 
     /// `MPI_Get`, then `then`, under one pass of the thread gate.
@@ -174,30 +167,32 @@ impl Calls {
         then: Completion,
     ) -> Result<()> {
         const OP: &str = "get";
-        let dt = T::datatype().as_raw();
-        let _gate = enter_with(self.pass, OP)?;
-        // SAFETY: as in `put`; MPI writes `t.count` elements into `buf`, which holds them.
-        let rc = unsafe {
-            ffi::MPI_Get(
-                recv_ptr(buf),
-                t.count,
-                dt,
-                t.rank,
-                t.disp,
-                t.count,
-                dt,
-                self.win,
-            )
+        let (ptr, dt) = (recv_ptr(buf), T::datatype().as_raw());
+        let (rc, operation) = {
+            // As in `put`.
+            let _gate = enter_with(self.pass, OP)?;
+            // SAFETY: as in `put`; MPI writes `t.count` elements into `buf`, which holds them.
+            let rc =
+                unsafe { ffi::MPI_Get(ptr, t.count, dt, t.rank, t.disp, t.count, dt, self.win) };
+            self.then_complete(rc, OP, then, t.rank)
         };
-        check(rc, OP)?;
-        self.complete(then, t.rank)
+        check(rc, operation)
     }
 
-    /// Completes the calls to `rank` as `then` says; the caller has passed the thread gate.
+    /// After the call named `operation` returned `rc`, completes the calls to `rank` as `then`
+    /// says, if that call succeeded; the caller holds the thread gate. Returns the first
+    /// failing return code with the name of the call that returned it (or success).
     #[inline(always)]
-    fn complete(&self, then: Completion, rank: c_int) -> Result<()> {
-        let (rc, operation) = match then {
-            Completion::AtEpochEnd => return Ok(()),
+    fn then_complete(
+        &self,
+        rc: c_int,
+        operation: &'static str,
+        then: Completion,
+        rank: c_int,
+    ) -> (c_int, &'static str) {
+        match then {
+            _ if rc != ffi::MPI_SUCCESS => (rc, operation),
+            Completion::AtEpochEnd => (rc, operation),
             // SAFETY: a valid window in a passive epoch (the callers' invariant, see `Calls`).
             Completion::Flush => (unsafe { ffi::MPI_Win_flush(rank, self.win) }, "win_flush"),
             Completion::FlushLocal => (
@@ -205,8 +200,7 @@ impl Calls {
                 unsafe { ffi::MPI_Win_flush_local(rank, self.win) },
                 "win_flush_local",
             ),
-        };
-        check(rc, operation)
+        }
     }
 
     /// `MPI_Accumulate`.

@@ -101,18 +101,25 @@ impl RawRequest {
         pass: Option<Pass>,
         operation: &'static str,
     ) -> Result<Status> {
-        let _gate = enter_with(pass, operation)?;
+        // Each call releases the gate before its result is built, which then need not wait in
+        // memory for the gate's test.
         // A collective's status says nothing (MPI-4.0 §6.12): MPI skips filling it in, and
         // the empty status is a constant, never a copy of memory MPI could have written.
         if self.kind == Kind::Collective {
-            // SAFETY: `raw` is a request handle we own (or MPI_REQUEST_NULL, which returns at
-            // once); MPI_STATUS_IGNORE is an immutable constant defined by the shim.
-            let rc = unsafe { ffi::MPI_Wait(&mut self.raw, ffi::ferrompi_MPI_STATUS_IGNORE) };
+            let rc = {
+                let _gate = enter_with(pass, operation)?;
+                // SAFETY: `raw` is a request handle we own (or MPI_REQUEST_NULL, which returns
+                // at once); MPI_STATUS_IGNORE is an immutable constant defined by the shim.
+                unsafe { ffi::MPI_Wait(&mut self.raw, ffi::ferrompi_MPI_STATUS_IGNORE) }
+            };
             return check(rc, operation).map(|()| Status::empty());
         }
         let mut status = Status::empty();
-        // SAFETY: as above; MPI fills in `status`.
-        let rc = unsafe { ffi::MPI_Wait(&mut self.raw, status.as_raw_mut()) };
+        let rc = {
+            let _gate = enter_with(pass, operation)?;
+            // SAFETY: as above; MPI fills in `status`.
+            unsafe { ffi::MPI_Wait(&mut self.raw, status.as_raw_mut()) }
+        };
         check(rc, operation)?;
         Ok(status)
     }
@@ -130,9 +137,12 @@ impl RawRequest {
     ) -> Result<Option<Status>> {
         let mut status = Status::empty();
         let mut flag: c_int = 0;
-        let _gate = enter_with(pass, operation)?;
-        // SAFETY: as for `wait`; writes the flag and the status.
-        let rc = unsafe { ffi::MPI_Test(&mut self.raw, &mut flag, status.as_raw_mut()) };
+        let rc = {
+            // As in `wait_with`.
+            let _gate = enter_with(pass, operation)?;
+            // SAFETY: as for `wait`; writes the flag and the status.
+            unsafe { ffi::MPI_Test(&mut self.raw, &mut flag, status.as_raw_mut()) }
+        };
         check(rc, operation)?;
         Ok((flag != 0).then_some(status))
     }

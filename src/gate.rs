@@ -14,7 +14,7 @@ use std::cell::Cell;
 use std::ffi::c_int;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU8, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex};
 
 /// The level of thread support (MPI-4.0, "MPI and Threads"), ordered from least to most.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -91,8 +91,11 @@ static PROVIDED: AtomicU8 = AtomicU8::new(LEVEL_NONE);
 /// (see [`set_provided`]); zero when MPI is not active and at `Serialized` (always the slow
 /// path).
 static OPEN_FOR: AtomicU8 = AtomicU8::new(0);
-/// Serializes MPI calls when MPI provided `MPI_THREAD_SERIALIZED`.
-static SERIAL: Mutex<()> = Mutex::new(());
+/// Serializes MPI calls when MPI provided `MPI_THREAD_SERIALIZED`: whether a thread holds the
+/// lock (see [`lock_serial`]); the mutex itself is held only to test and set that.
+static SERIAL: Mutex<bool> = Mutex::new(false);
+/// Where threads wait for [`SERIAL`] to come free.
+static SERIAL_FREE: Condvar = Condvar::new();
 
 /// What the gate knows about the calling thread, one bit each.
 const INIT_THREAD: u8 = 1;
@@ -112,13 +115,14 @@ fn set_thread_flag(flag: u8, on: bool) {
 
 /// Permission to make an MPI call from this thread, held for the call's duration.
 ///
-/// One flag: whether this gate took the `Serialized` lock. The lock's guard itself waits in
-/// this thread's [`HELD`] slot until the gate drops. So on the fast path a gate is a `false`
-/// the compiler keeps in a register across the MPI call, and its drop is one test; a gate
-/// holding the guard (an enum with a `MutexGuard` inside) was kept in memory across the call
-/// and tested there, about three more instructions per call.
+/// One flag: whether this gate took the `Serialized` lock, which it releases on drop. The lock
+/// is a flag of its own ([`SERIAL`]), set and cleared under a mutex held only for that, so the
+/// gate needs no `MutexGuard` to release it. On the fast path a gate is a `false` the compiler
+/// keeps in a register across the MPI call, and its drop is one test; a gate holding a
+/// `MutexGuard` (an enum) was kept in memory across the call and tested there, about five
+/// more instructions per call.
 ///
-/// Neither `Send` nor `Sync`, as the guard it stands for: it must drop on its own thread.
+/// Neither `Send` nor `Sync`: it must drop on the thread whose [`HOLDS_SERIAL`] mark it clears.
 #[must_use]
 pub(crate) struct ThreadGate {
     locked: bool,
@@ -146,28 +150,24 @@ impl Drop for ThreadGate {
     }
 }
 
-thread_local! {
-    /// The `Serialized` lock while a [`ThreadGate`] of this thread holds it.
-    static HELD: Cell<Option<SerialGuard>> = const { Cell::new(None) };
+/// Takes the `Serialized` lock for this thread: waits until no thread holds it.
+fn lock_serial() {
+    let mut held = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    while *held {
+        held = SERIAL_FREE.wait(held).unwrap_or_else(|e| e.into_inner());
+    }
+    *held = true;
+    set_thread_flag(HOLDS_SERIAL, true);
 }
 
-/// Releases the `Serialized` lock this thread's [`ThreadGate`] took.
+/// Releases the `Serialized` lock this thread's [`ThreadGate`] took (clearing the thread's
+/// [`HOLDS_SERIAL`] mark first).
 #[cold]
 #[inline(never)]
 fn release_serial() {
-    // A gate that took the lock lives within one call, so the slot is there (a thread's
-    // locals are destroyed one at a time, never during a call another one's destructor makes).
-    drop(HELD.try_with(Cell::take));
-}
-
-/// The `Serialized` lock, held by this thread until dropped (which also clears the thread's
-/// [`HOLDS_SERIAL`] mark, before the lock is released).
-pub(crate) struct SerialGuard(#[allow(dead_code)] MutexGuard<'static, ()>);
-
-impl Drop for SerialGuard {
-    fn drop(&mut self) {
-        set_thread_flag(HOLDS_SERIAL, false);
-    }
+    set_thread_flag(HOLDS_SERIAL, false);
+    *SERIAL.lock().unwrap_or_else(|e| e.into_inner()) = false;
+    SERIAL_FREE.notify_one();
 }
 
 /// Passes the thread gate of the provided thread level (see the module docs).
@@ -257,18 +257,8 @@ fn enter_slow(operation: &'static str, level: u8, thread: u8) -> Result<ThreadGa
         MULTIPLE => Ok(ThreadGate::OPEN),
         SERIALIZED if thread & HOLDS_SERIAL != 0 => Ok(ThreadGate::OPEN),
         SERIALIZED => {
-            let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-            set_thread_flag(HOLDS_SERIAL, true);
-            let guard = SerialGuard(guard);
-            match HELD.try_with(move |held| held.set(Some(guard))) {
-                Ok(()) => Ok(ThreadGate::new(true)),
-                // The thread is exiting and its slot is gone (a thread-local's destructor
-                // calling MPI): the closure, and the guard with it, dropped unused.
-                Err(_) => Err(Refusal::WrongThread {
-                    operation,
-                    provided: ThreadLevel::Serialized,
-                }),
-            }
+            lock_serial();
+            Ok(ThreadGate::new(true))
         }
         LEVEL_NONE => Err(not_active()),
         _ if thread & INIT_THREAD != 0 => Ok(ThreadGate::OPEN),
@@ -482,5 +472,29 @@ mod tests {
                 assert_eq!(table, rules, "level {level}, thread bits {thread:03b}");
             }
         }
+    }
+
+    /// The `Serialized` lock excludes: threads that take it and release it many times are
+    /// never inside at once, each sees its own `HOLDS_SERIAL` mark only while it holds the
+    /// lock, and waiters wake when it comes free (a lost wake-up would hang this test).
+    #[test]
+    fn serial_lock_excludes_and_wakes() {
+        let inside = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..2000 {
+                        lock_serial();
+                        assert!(THREAD.with(Cell::get) & HOLDS_SERIAL != 0, "marked");
+                        assert!(!inside.swap(true, Ordering::SeqCst), "two holders at once");
+                        std::hint::spin_loop();
+                        inside.store(false, Ordering::SeqCst);
+                        release_serial();
+                        assert!(THREAD.with(Cell::get) & HOLDS_SERIAL == 0, "unmarked");
+                    }
+                });
+            }
+        });
+        assert!(!*SERIAL.lock().unwrap(), "free at the end");
     }
 }

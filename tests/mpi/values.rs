@@ -77,11 +77,23 @@ impl TestValue for Bytes<Point> {
     }
 }
 
-/// `len` values made from `base`.
+/// The length after which [`values`] repeats: a prime, so a block moved by a power of two
+/// (a chunk boundary) still shows.
+const PERIOD: usize = 65_521;
+
+/// `len` values made from `base`. Past [`PERIOD`] values the sequence repeats, copied rather
+/// than made one by one: a 64 MiB buffer is made in milliseconds, also in debug builds under
+/// valgrind (where making each value took minutes).
 pub fn values<T: TestValue>(base: u64, len: usize) -> Vec<T> {
-    (0..len as u64)
+    let mut made: Vec<T> = (0..len.min(PERIOD) as u64)
         .map(|i| T::make(base.wrapping_mul(1_000_003).wrapping_add(i)))
-        .collect()
+        .collect();
+    made.reserve_exact(len - made.len());
+    while made.len() < len {
+        let more = (len - made.len()).min(made.len());
+        made.extend_from_within(..more);
+    }
+    made
 }
 
 /// Calls `$f::<T>($args)` for every type the crate can send.

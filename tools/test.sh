@@ -32,6 +32,10 @@ cd "$ROOT"
 # A step's header, with the minutes and seconds since the suite started (where the time goes).
 say() { printf '== [%2d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 
+# Debug builds keep line tables only: backtraces and valgrind still name file and line, and a
+# test build takes a quarter less time (90 -> 67 s here). Release builds are unchanged.
+export CARGO_PROFILE_DEV_DEBUG=line-tables-only
+
 impls=("$@")
 ((${#impls[@]})) || impls=(openmpi mpich openmpi5 mpich5 mpich5-abi)
 
@@ -109,7 +113,9 @@ for impl in "${impls[@]}"; do
   cargo clippy --all-targets --all-features --locked -- -D warnings
   cargo clippy --lib --locked -- -D warnings # and without optional features
   say "$impl: tests"
-  cargo test --all-features --locked
+  # 8 doctests at a time: each is an MPI singleton, and Open MPI's start-up mostly waits
+  # (its 434 doctests take 82 s two at a time, 32 s at six; MPICH's take 8 s either way).
+  RUST_TEST_THREADS=8 cargo test --all-features --locked
   say "$impl: the flagship (examples/sddp): clippy, the same cuts at 1-4 ranks, convergence, bad input"
   cargo clippy -p ferrompi-sddp -p ferrompi-bench-report --all-targets --locked -- -D warnings
   cargo test -p ferrompi-sddp --release --locked -- --test-threads=1

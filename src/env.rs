@@ -800,7 +800,9 @@ fn read_tag_ub() -> Result<i32> {
         return Ok(32767); // The standard's guaranteed minimum.
     }
     // SAFETY: MPI keeps the attribute value alive until MPI_Finalize.
-    Ok(unsafe { *value })
+    let value = unsafe { *value };
+    // Never negative (the tag check compares unsigned); the standard promises at least 32767.
+    Ok(value.max(0))
 }
 
 /// Aborts the job through `MPI_COMM_WORLD`.

@@ -385,7 +385,9 @@ impl<'env> Communicator<'env> {
         role: &'static str,
         operation: &'static str,
     ) -> Result<()> {
-        if (0..self.size).contains(&rank) {
+        // One unsigned comparison: `size` is never negative, so a negative `rank` becomes a
+        // number above every size.
+        if (rank as u32) < (self.size as u32) {
             Ok(())
         } else {
             Err(invalid_rank(rank, self.size, role, operation))

@@ -167,9 +167,10 @@ fn sendrecv(raw: ffi::MPI_Request) -> RawRequest {
 impl<'env> Communicator<'env> {
     /// Starts a send or a send-like `*_init`; the buffer must stay valid until it completes.
     /// `pass` skips the thread gate's test for a caller holding one (a scope, see [`Pass`]).
+    /// On success the request's handle is in `raw` (read it with [`RawRequest::written`]).
     ///
     /// # Safety
-    /// `buf` must stay allocated, unmoved and unmodified until the returned request completes.
+    /// `buf` must stay allocated, unmoved and unmodified until the request completes.
     #[inline(always)]
     pub(crate) unsafe fn start_send<T: Equivalence>(
         &self,
@@ -178,16 +179,17 @@ impl<'env> Communicator<'env> {
         dest: impl Into<Destination>,
         tag: i32,
         pass: Option<Pass>,
-    ) -> Result<RawRequest> {
+        raw: &mut MaybeUninit<ffi::MPI_Request>,
+    ) -> Result<()> {
         let (dest, operation) = (dest.into(), start.name());
         let args = match self.send_args::<T>(buf.len(), dest, tag, operation) {
             // SAFETY: per the caller's contract.
             Err(Error::CountOverflow { .. }) => unsafe {
-                return self.start_send_big(start, buf, dest, tag, operation);
+                raw.write(self.start_send_big(start, buf, dest, tag, operation)?);
+                return Ok(());
             },
             other => other?,
         };
-        let mut raw = MaybeUninit::<ffi::MPI_Request>::uninit();
         let (ptr, datatype) = (send_ptr(buf), T::datatype().as_raw());
         let rc = {
             // Released before the result is built, which then need not wait in memory.
@@ -206,16 +208,10 @@ impl<'env> Communicator<'env> {
                 )
             }
         };
-        check(rc, operation)?;
-        Ok(RawRequest {
-            // SAFETY: the call succeeded, so MPI wrote the request handle (an OUT argument);
-            // nothing reads it otherwise.
-            raw: unsafe { raw.assume_init() },
-            kind: Kind::Send,
-        })
+        check(rc, operation)
     }
 
-    /// Starts a receive (`MPI_Irecv`) or a `MPI_Recv_init`; `pass` as in
+    /// Starts a receive (`MPI_Irecv`) or a `MPI_Recv_init`; `pass` and `raw` as in
     /// [`Communicator::start_send`].
     ///
     /// # Safety
@@ -228,17 +224,18 @@ impl<'env> Communicator<'env> {
         source: impl Into<Source>,
         tag: impl Into<TagMatch>,
         pass: Option<Pass>,
-    ) -> Result<RawRequest> {
+        raw: &mut MaybeUninit<ffi::MPI_Request>,
+    ) -> Result<()> {
         let (source, tag) = (source.into(), tag.into());
         let operation = if persistent { "recv_init" } else { "irecv" };
         let args = match self.recv_args::<T>(buf.len(), source, tag, operation) {
             // SAFETY: per the caller's contract.
             Err(Error::CountOverflow { .. }) => unsafe {
-                return self.start_recv_big(persistent, buf, source, tag, operation);
+                raw.write(self.start_recv_big(persistent, buf, source, tag, operation)?);
+                return Ok(());
             },
             other => other?,
         };
-        let mut raw = MaybeUninit::<ffi::MPI_Request>::uninit();
         let (ptr, datatype) = (recv_ptr(buf), T::datatype().as_raw());
         let rc = {
             // As in `start_send`.
@@ -255,12 +252,7 @@ impl<'env> Communicator<'env> {
                 start(ptr, args.count, datatype, source, tag, self.raw, out)
             }
         };
-        check(rc, operation)?;
-        Ok(RawRequest {
-            // SAFETY: as in `start_send`.
-            raw: unsafe { raw.assume_init() },
-            kind: Kind::Recv,
-        })
+        check(rc, operation)
     }
 
     /// [`Communicator::start_send`] of more than `i32::MAX` elements (see `comm::large`).
@@ -275,7 +267,7 @@ impl<'env> Communicator<'env> {
         dest: Destination,
         tag: i32,
         operation: &'static str,
-    ) -> Result<RawRequest> {
+    ) -> Result<ffi::MPI_Request> {
         let count = large_count::<T>(buf.len(), operation)?;
         let dest = self.raw_dest(dest, operation)?;
         check_tag(tag, operation)?;
@@ -293,10 +285,7 @@ impl<'env> Communicator<'env> {
             })
         };
         check(rc, operation)?;
-        Ok(RawRequest {
-            raw,
-            kind: Kind::Send,
-        })
+        Ok(raw)
     }
 
     /// [`Communicator::start_recv`] of more than `i32::MAX` elements (see `comm::large`).
@@ -311,7 +300,7 @@ impl<'env> Communicator<'env> {
         source: Source,
         tag: TagMatch,
         operation: &'static str,
-    ) -> Result<RawRequest> {
+    ) -> Result<ffi::MPI_Request> {
         let count = large_count::<T>(buf.len(), operation)?;
         let (source, tag) = (
             self.raw_source(source, operation)?,
@@ -342,10 +331,7 @@ impl<'env> Communicator<'env> {
             })
         };
         check(rc, operation)?;
-        Ok(RawRequest {
-            raw,
-            kind: Kind::Recv,
-        })
+        Ok(raw)
     }
 
     /// Starts a standard-mode send of `buf`, borrowed for `scope` (`MPI_Isend`, MPI-4.0 §3.7.2).
@@ -378,9 +364,11 @@ impl<'env> Communicator<'env> {
         dest: impl Into<Destination>,
         tag: i32,
     ) -> Result<Request<'s>> {
+        let (mut raw, pass) = (MaybeUninit::uninit(), scope.in_flight.pass);
         // SAFETY: `buf` is borrowed for 's; the scope completes or aborts before 's ends.
-        let raw =
-            unsafe { self.start_send(StartSend::Isend, buf, dest, tag, scope.in_flight.pass)? };
+        unsafe { self.start_send(StartSend::Isend, buf, dest, tag, pass, &mut raw)? };
+        // SAFETY: started, so MPI wrote the handle.
+        let raw = unsafe { RawRequest::written(raw, Kind::Send) };
         Ok(Request::started(raw, None, &scope.in_flight))
     }
 
@@ -410,9 +398,11 @@ impl<'env> Communicator<'env> {
         dest: impl Into<Destination>,
         tag: i32,
     ) -> Result<Request<'s>> {
+        let (mut raw, pass) = (MaybeUninit::uninit(), scope.in_flight.pass);
         // SAFETY: as in `isend`.
-        let raw =
-            unsafe { self.start_send(StartSend::Issend, buf, dest, tag, scope.in_flight.pass)? };
+        unsafe { self.start_send(StartSend::Issend, buf, dest, tag, pass, &mut raw)? };
+        // SAFETY: started, so MPI wrote the handle.
+        let raw = unsafe { RawRequest::written(raw, Kind::Send) };
         Ok(Request::started(raw, None, &scope.in_flight))
     }
 
@@ -446,9 +436,11 @@ impl<'env> Communicator<'env> {
         tag: i32,
     ) -> Result<Request<'s>> {
         super::bsend::require_attached("ibsend")?;
+        let (mut raw, pass) = (MaybeUninit::uninit(), scope.in_flight.pass);
         // SAFETY: as in `isend`.
-        let raw =
-            unsafe { self.start_send(StartSend::Ibsend, buf, dest, tag, scope.in_flight.pass)? };
+        unsafe { self.start_send(StartSend::Ibsend, buf, dest, tag, pass, &mut raw)? };
+        // SAFETY: started, so MPI wrote the handle.
+        let raw = unsafe { RawRequest::written(raw, Kind::Send) };
         Ok(Request::started(raw, None, &scope.in_flight))
     }
 
@@ -483,9 +475,11 @@ impl<'env> Communicator<'env> {
         dest: impl Into<Destination>,
         tag: i32,
     ) -> Result<Request<'s>> {
+        let (mut raw, pass) = (MaybeUninit::uninit(), scope.in_flight.pass);
         // SAFETY: as in `isend`; the posted receive is the caller's promise.
-        let raw =
-            unsafe { self.start_send(StartSend::Irsend, buf, dest, tag, scope.in_flight.pass)? };
+        unsafe { self.start_send(StartSend::Irsend, buf, dest, tag, pass, &mut raw)? };
+        // SAFETY: started, so MPI wrote the handle.
+        let raw = unsafe { RawRequest::written(raw, Kind::Send) };
         Ok(Request::started(raw, None, &scope.in_flight))
     }
 
@@ -646,8 +640,11 @@ impl<'env> Communicator<'env> {
         tag: impl Into<TagMatch>,
     ) -> Result<Request<'s>> {
         let repair = Repair::for_slice(buf);
+        let mut raw = MaybeUninit::uninit();
         // SAFETY: `buf` is exclusively borrowed for 's; the scope completes or aborts first.
-        let raw = unsafe { self.start_recv(false, buf, source, tag, scope.in_flight.pass)? };
+        unsafe { self.start_recv(false, buf, source, tag, scope.in_flight.pass, &mut raw)? };
+        // SAFETY: started, so MPI wrote the handle.
+        let raw = unsafe { RawRequest::written(raw, Kind::Recv) };
         Ok(Request::started(raw, repair, &scope.in_flight))
     }
 
@@ -676,9 +673,12 @@ impl<'env> Communicator<'env> {
         dest: impl Into<Destination>,
         tag: i32,
     ) -> Result<OwnedRequest<'_, B>> {
+        let mut raw = MaybeUninit::uninit();
         // SAFETY: the heap storage of `buf` moves into the request, which never frees it while
         // the operation may be in flight (see `OwnedRequest`).
-        let raw = unsafe { self.start_send(StartSend::Isend, buf.as_slice(), dest, tag, None)? };
+        unsafe { self.start_send(StartSend::Isend, buf.as_slice(), dest, tag, None, &mut raw)? };
+        // SAFETY: started, so MPI wrote the handle.
+        let raw = unsafe { RawRequest::written(raw, Kind::Send) };
         Ok(OwnedRequest::started(raw, buf))
     }
 
@@ -704,8 +704,11 @@ impl<'env> Communicator<'env> {
         dest: impl Into<Destination>,
         tag: i32,
     ) -> Result<OwnedRequest<'_, B>> {
+        let mut raw = MaybeUninit::uninit();
         // SAFETY: as in `isend_owned`.
-        let raw = unsafe { self.start_send(StartSend::Issend, buf.as_slice(), dest, tag, None)? };
+        unsafe { self.start_send(StartSend::Issend, buf.as_slice(), dest, tag, None, &mut raw)? };
+        // SAFETY: started, so MPI wrote the handle.
+        let raw = unsafe { RawRequest::written(raw, Kind::Send) };
         Ok(OwnedRequest::started(raw, buf))
     }
 
@@ -731,8 +734,11 @@ impl<'env> Communicator<'env> {
         source: impl Into<Source>,
         tag: impl Into<TagMatch>,
     ) -> Result<OwnedRequest<'_, B>> {
+        let mut raw = MaybeUninit::uninit();
         // SAFETY: as in `isend_owned`; nothing else can reach the storage.
-        let raw = unsafe { self.start_recv(false, buf.as_mut_slice(), source, tag, None)? };
+        unsafe { self.start_recv(false, buf.as_mut_slice(), source, tag, None, &mut raw)? };
+        // SAFETY: started, so MPI wrote the handle.
+        let raw = unsafe { RawRequest::written(raw, Kind::Recv) };
         Ok(OwnedRequest::started(raw, buf))
     }
 }

@@ -98,7 +98,8 @@ pub const ANY_TAG: TagMatch = TagMatch::Any;
 #[inline]
 pub(crate) fn check_tag(tag: i32, operation: &'static str) -> Result<()> {
     let max = tag_ub();
-    if (0..=max).contains(&tag) {
+    // One unsigned comparison, as in `Communicator::check_rank`: `tag_ub` is never negative.
+    if (tag as u32) <= (max as u32) {
         Ok(())
     } else {
         Err(invalid_tag(tag, max, operation))

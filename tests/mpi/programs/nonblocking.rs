@@ -367,6 +367,46 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         );
         drop(pending);
     });
+    // A set dropped while pending completes everything: it cancels the receive nothing matches
+    // (it knows each request's kind, also after growing from empty), waits for the rest, and
+    // counts a request completed before it was pushed as settled.
+    let mut unmatched = [0u8; 4];
+    let mut early = [0u8; 1];
+    let mut matched = [[0u8; 2]; 6];
+    let outgoing: Vec<[u8; 2]> = (0..6u8).map(|i| [i, rank as u8]).collect();
+    scope(|s| {
+        let mut set = RequestSet::new();
+        let mut done = t.okay(
+            world.irecv(s, &mut early, rank, 990),
+            "irecv, finished early",
+        );
+        t.okay(world.send(&[5u8], rank, 990), "send to self");
+        while t.okay(done.test(), "test until done").is_none() {}
+        set.push(done);
+        t.eq(set.pending(), 0, "a finished request is not pending");
+        set.push(t.okay(
+            world.irecv(s, &mut unmatched, rank, 991),
+            "irecv, never matched",
+        ));
+        for (i, (slot, value)) in matched.iter_mut().zip(&outgoing).enumerate() {
+            let tag = 992 + i as i32;
+            set.push(t.okay(world.irecv(s, slot, rank, tag), "irecv from self"));
+            set.push(t.okay(world.isend(s, value, rank, tag), "isend to self"));
+        }
+        t.eq(set.len(), 14, "every request has its place");
+        t.eq(set.pending(), 13, "all but the finished one pending");
+        drop(set); // must not wait for the unmatched receive
+    });
+    t.eq(early, [5], "the request finished before its push");
+    t.eq(unmatched, [0; 4], "the cancelled receive got nothing");
+    t.ok(
+        matched
+            .iter()
+            .enumerate()
+            .all(|(i, m)| *m == [i as u8, rank as u8]),
+        "a dropped set completes its receives",
+    );
+
     let mut sink = [0u8; 1];
     let refused = scope(|s| {
         let r = world.irecv(s, &mut sink, prev, 997)?;

@@ -104,6 +104,16 @@ impl RawRequest {
         }
     }
 
+    /// A copy of the handle, for a call that must not take the address of the original (see
+    /// [`Request::wait`]); the request is then completed through one of them only.
+    #[inline(always)]
+    fn copy(&self) -> RawRequest {
+        RawRequest {
+            raw: self.raw,
+            kind: self.kind,
+        }
+    }
+
     #[inline]
     pub(crate) fn is_null(&self) -> bool {
         self.raw == request_null()
@@ -464,21 +474,21 @@ impl<'scope> Request<'scope> {
             return Ok(status);
         }
         // Matched here so that only the status, not a whole `Result`, is held across `settle`.
-        match self.raw.wait_with(self.in_flight.pass, "wait") {
+        // MPI gets a copy of the handle, written back after the call: nothing takes the
+        // request's own address (see also `Drop`), so its fields can stay in registers.
+        let mut raw = self.raw.copy();
+        let waited = raw.wait_with(self.in_flight.pass, "wait");
+        self.raw.raw = raw.raw;
+        match waited {
             Ok(status) => {
                 self.settle();
                 Ok(status)
             }
-            Err(e) => Err(self.settle_failed(e)),
+            Err(e) => {
+                self.settle();
+                Err(e)
+            }
         }
-    }
-
-    /// [`settle`](Self::settle) after a failed wait or test, out of line.
-    #[cold]
-    #[inline(never)]
-    fn settle_failed(&mut self, e: Error) -> Error {
-        self.settle();
-        e
     }
 
     /// Whether the operation has completed, without blocking (`MPI_Test`, MPI-4.0 §3.7.3).
@@ -502,8 +512,12 @@ impl<'scope> Request<'scope> {
         if self.done.is_some() {
             return Ok(self.done);
         }
-        // As in `wait`: only the outcome, not a whole `Result`, is held across `settle`.
-        match self.raw.test_with(self.in_flight.pass, "test") {
+        // As in `wait`: only the outcome, not a whole `Result`, is held across `settle`, and MPI
+        // gets a copy of the handle.
+        let mut raw = self.raw.copy();
+        let tested = raw.test_with(self.in_flight.pass, "test");
+        self.raw.raw = raw.raw;
+        match tested {
             Ok(seen) => {
                 self.settle();
                 if seen.is_some() {
@@ -511,7 +525,10 @@ impl<'scope> Request<'scope> {
                 }
                 Ok(seen)
             }
-            Err(e) => Err(self.settle_failed(e)),
+            Err(e) => {
+                self.settle();
+                Err(e)
+            }
         }
     }
 
@@ -598,21 +615,29 @@ impl<'scope> Request<'scope> {
 }
 
 impl Drop for Request<'_> {
-    /// Inlined as a test of `pending` (false after `wait`), the completion out of line.
+    /// Inlined as a test of `pending` (false after `wait`), the completion out of line. The
+    /// out-of-line part gets copies of the fields, not the request's address: given that, the
+    /// compiler would keep every request in memory, also on the paths that never drop one
+    /// pending.
     #[inline]
     fn drop(&mut self) {
         if self.pending {
-            self.finish_pending();
+            finish_dropped(self.raw.copy(), self.repair, self.in_flight);
         }
     }
 }
 
-impl Request<'_> {
-    /// Completes a request dropped while pending (see `RawRequest::finish`).
-    #[inline(never)]
-    fn finish_pending(&mut self) {
-        self.raw.finish();
-        self.settle();
+/// Completes a request dropped while pending (see `RawRequest::finish`) and accounts for it as
+/// [`Request::settle`] does.
+#[inline(never)]
+fn finish_dropped(mut raw: RawRequest, repair: Option<Repair>, in_flight: &InFlight<'_>) {
+    raw.finish();
+    if raw.is_null() {
+        in_flight.completed(1);
+        if let Some(repair) = repair {
+            // SAFETY: the buffer is borrowed for the scope, which has not ended.
+            unsafe { repair.apply() };
+        }
     }
 }
 

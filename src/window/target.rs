@@ -7,8 +7,8 @@ use crate::error::{Error, Result, check};
 use crate::ffi;
 use crate::gate::Pass;
 use crate::op::{AccumulateOp, Operand};
-use crate::request::{Kind, RawRequest, request_null};
 use std::ffi::c_int;
+use std::mem::MaybeUninit;
 
 /// Where each target's elements are: their number, and how an element index becomes a
 /// displacement. Read-only after creation.
@@ -334,7 +334,10 @@ impl Calls {
         check(unsafe { ffi::MPI_Win_flush(rank, self.win) }, OP)
     }
 
-    /// `MPI_Rput`, `MPI_Rget`, `MPI_Raccumulate`: the request, to be completed in a scope.
+    /// `MPI_Rput`, `MPI_Rget`, `MPI_Raccumulate`: on success the request's handle is in `raw`
+    /// (read it with [`RawRequest::written`](crate::request::RawRequest::written)). An RMA
+    /// request cannot be cancelled, so the caller makes it of kind `Collective`: dropping it
+    /// waits.
     ///
     /// # Safety
     /// See [`Calls`]; the buffer stays borrowed until the request completes.
@@ -343,9 +346,9 @@ impl Calls {
         &self,
         call: RequestCall<'_, T>,
         t: Target,
-    ) -> Result<RawRequest> {
-        let dt = T::datatype().as_raw();
-        let mut raw = request_null();
+        raw: &mut MaybeUninit<ffi::MPI_Request>,
+    ) -> Result<()> {
+        let (dt, raw) = (T::datatype().as_raw(), raw.as_mut_ptr());
         let (rc, operation) = match call {
             RequestCall::Put(buf) => {
                 let _gate = enter_with(self.pass, "rput")?;
@@ -360,7 +363,7 @@ impl Calls {
                         t.count,
                         dt,
                         self.win,
-                        &mut raw,
+                        raw,
                     )
                 };
                 (rc, "rput")
@@ -378,7 +381,7 @@ impl Calls {
                         t.count,
                         dt,
                         self.win,
-                        &mut raw,
+                        raw,
                     )
                 };
                 (rc, "rget")
@@ -397,18 +400,13 @@ impl Calls {
                         op.datatype,
                         op.op,
                         self.win,
-                        &mut raw,
+                        raw,
                     )
                 };
                 (rc, "raccumulate")
             }
         };
-        check(rc, operation)?;
-        // RMA requests cannot be cancelled: dropping one waits for it.
-        Ok(RawRequest {
-            raw,
-            kind: Kind::Collective,
-        })
+        check(rc, operation)
     }
 }
 

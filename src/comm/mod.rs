@@ -385,9 +385,7 @@ impl<'env> Communicator<'env> {
         role: &'static str,
         operation: &'static str,
     ) -> Result<()> {
-        // One unsigned comparison: `size` is never negative, so a negative `rank` becomes a
-        // number above every size.
-        if (rank as u32) < (self.size as u32) {
+        if (0..self.size).contains(&rank) {
             Ok(())
         } else {
             Err(invalid_rank(rank, self.size, role, operation))

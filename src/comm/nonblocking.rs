@@ -167,10 +167,9 @@ fn sendrecv(raw: ffi::MPI_Request) -> RawRequest {
 impl<'env> Communicator<'env> {
     /// Starts a send or a send-like `*_init`; the buffer must stay valid until it completes.
     /// `pass` skips the thread gate's test for a caller holding one (a scope, see [`Pass`]).
-    /// On success the request's handle is in `raw` (read it with [`RawRequest::written`]).
     ///
     /// # Safety
-    /// `buf` must stay allocated, unmoved and unmodified until the request completes.
+    /// `buf` must stay allocated, unmoved and unmodified until the returned request completes.
     #[inline(always)]
     pub(crate) unsafe fn start_send<T: Equivalence>(
         &self,
@@ -179,17 +178,16 @@ impl<'env> Communicator<'env> {
         dest: impl Into<Destination>,
         tag: i32,
         pass: Option<Pass>,
-        raw: &mut MaybeUninit<ffi::MPI_Request>,
-    ) -> Result<()> {
+    ) -> Result<RawRequest> {
         let (dest, operation) = (dest.into(), start.name());
         let args = match self.send_args::<T>(buf.len(), dest, tag, operation) {
             // SAFETY: per the caller's contract.
             Err(Error::CountOverflow { .. }) => unsafe {
-                raw.write(self.start_send_big(start, buf, dest, tag, operation)?);
-                return Ok(());
+                return self.start_send_big(start, buf, dest, tag, operation);
             },
             other => other?,
         };
+        let mut raw = MaybeUninit::<ffi::MPI_Request>::uninit();
         let (ptr, datatype) = (send_ptr(buf), T::datatype().as_raw());
         let rc = {
             // Released before the result is built, which then need not wait in memory.
@@ -208,10 +206,16 @@ impl<'env> Communicator<'env> {
                 )
             }
         };
-        check(rc, operation)
+        check(rc, operation)?;
+        Ok(RawRequest {
+            // SAFETY: the call succeeded, so MPI wrote the request handle (an OUT argument);
+            // nothing reads it otherwise.
+            raw: unsafe { raw.assume_init() },
+            kind: Kind::Send,
+        })
     }
 
-    /// Starts a receive (`MPI_Irecv`) or a `MPI_Recv_init`; `pass` and `raw` as in
+    /// Starts a receive (`MPI_Irecv`) or a `MPI_Recv_init`; `pass` as in
     /// [`Communicator::start_send`].
     ///
     /// # Safety
@@ -224,18 +228,17 @@ impl<'env> Communicator<'env> {
         source: impl Into<Source>,
         tag: impl Into<TagMatch>,
         pass: Option<Pass>,
-        raw: &mut MaybeUninit<ffi::MPI_Request>,
-    ) -> Result<()> {
+    ) -> Result<RawRequest> {
         let (source, tag) = (source.into(), tag.into());
         let operation = if persistent { "recv_init" } else { "irecv" };
         let args = match self.recv_args::<T>(buf.len(), source, tag, operation) {
             // SAFETY: per the caller's contract.
             Err(Error::CountOverflow { .. }) => unsafe {
-                raw.write(self.start_recv_big(persistent, buf, source, tag, operation)?);
-                return Ok(());
+                return self.start_recv_big(persistent, buf, source, tag, operation);
             },
             other => other?,
         };
+        let mut raw = MaybeUninit::<ffi::MPI_Request>::uninit();
         let (ptr, datatype) = (recv_ptr(buf), T::datatype().as_raw());
         let rc = {
             // As in `start_send`.
@@ -252,7 +255,12 @@ impl<'env> Communicator<'env> {
                 start(ptr, args.count, datatype, source, tag, self.raw, out)
             }
         };
-        check(rc, operation)
+        check(rc, operation)?;
+        Ok(RawRequest {
+            // SAFETY: as in `start_send`.
+            raw: unsafe { raw.assume_init() },
+            kind: Kind::Recv,
+        })
     }
 
     /// [`Communicator::start_send`] of more than `i32::MAX` elements (see `comm::large`).
@@ -267,7 +275,7 @@ impl<'env> Communicator<'env> {
         dest: Destination,
         tag: i32,
         operation: &'static str,
-    ) -> Result<ffi::MPI_Request> {
+    ) -> Result<RawRequest> {
         let count = large_count::<T>(buf.len(), operation)?;
         let dest = self.raw_dest(dest, operation)?;
         check_tag(tag, operation)?;
@@ -285,7 +293,10 @@ impl<'env> Communicator<'env> {
             })
         };
         check(rc, operation)?;
-        Ok(raw)
+        Ok(RawRequest {
+            raw,
+            kind: Kind::Send,
+        })
     }
 
     /// [`Communicator::start_recv`] of more than `i32::MAX` elements (see `comm::large`).
@@ -300,7 +311,7 @@ impl<'env> Communicator<'env> {
         source: Source,
         tag: TagMatch,
         operation: &'static str,
-    ) -> Result<ffi::MPI_Request> {
+    ) -> Result<RawRequest> {
         let count = large_count::<T>(buf.len(), operation)?;
         let (source, tag) = (
             self.raw_source(source, operation)?,
@@ -331,7 +342,10 @@ impl<'env> Communicator<'env> {
             })
         };
         check(rc, operation)?;
-        Ok(raw)
+        Ok(RawRequest {
+            raw,
+            kind: Kind::Recv,
+        })
     }
 
     /// Starts a standard-mode send of `buf`, borrowed for `scope` (`MPI_Isend`, MPI-4.0 §3.7.2).
@@ -364,11 +378,9 @@ impl<'env> Communicator<'env> {
         dest: impl Into<Destination>,
         tag: i32,
     ) -> Result<Request<'s>> {
-        let (mut raw, pass) = (MaybeUninit::uninit(), scope.in_flight.pass);
         // SAFETY: `buf` is borrowed for 's; the scope completes or aborts before 's ends.
-        unsafe { self.start_send(StartSend::Isend, buf, dest, tag, pass, &mut raw)? };
-        // SAFETY: started, so MPI wrote the handle.
-        let raw = unsafe { RawRequest::written(raw, Kind::Send) };
+        let raw =
+            unsafe { self.start_send(StartSend::Isend, buf, dest, tag, scope.in_flight.pass)? };
         Ok(Request::started(raw, None, &scope.in_flight))
     }
 
@@ -398,11 +410,9 @@ impl<'env> Communicator<'env> {
         dest: impl Into<Destination>,
         tag: i32,
     ) -> Result<Request<'s>> {
-        let (mut raw, pass) = (MaybeUninit::uninit(), scope.in_flight.pass);
         // SAFETY: as in `isend`.
-        unsafe { self.start_send(StartSend::Issend, buf, dest, tag, pass, &mut raw)? };
-        // SAFETY: started, so MPI wrote the handle.
-        let raw = unsafe { RawRequest::written(raw, Kind::Send) };
+        let raw =
+            unsafe { self.start_send(StartSend::Issend, buf, dest, tag, scope.in_flight.pass)? };
         Ok(Request::started(raw, None, &scope.in_flight))
     }
 
@@ -436,11 +446,9 @@ impl<'env> Communicator<'env> {
         tag: i32,
     ) -> Result<Request<'s>> {
         super::bsend::require_attached("ibsend")?;
-        let (mut raw, pass) = (MaybeUninit::uninit(), scope.in_flight.pass);
         // SAFETY: as in `isend`.
-        unsafe { self.start_send(StartSend::Ibsend, buf, dest, tag, pass, &mut raw)? };
-        // SAFETY: started, so MPI wrote the handle.
-        let raw = unsafe { RawRequest::written(raw, Kind::Send) };
+        let raw =
+            unsafe { self.start_send(StartSend::Ibsend, buf, dest, tag, scope.in_flight.pass)? };
         Ok(Request::started(raw, None, &scope.in_flight))
     }
 
@@ -475,11 +483,9 @@ impl<'env> Communicator<'env> {
         dest: impl Into<Destination>,
         tag: i32,
     ) -> Result<Request<'s>> {
-        let (mut raw, pass) = (MaybeUninit::uninit(), scope.in_flight.pass);
         // SAFETY: as in `isend`; the posted receive is the caller's promise.
-        unsafe { self.start_send(StartSend::Irsend, buf, dest, tag, pass, &mut raw)? };
-        // SAFETY: started, so MPI wrote the handle.
-        let raw = unsafe { RawRequest::written(raw, Kind::Send) };
+        let raw =
+            unsafe { self.start_send(StartSend::Irsend, buf, dest, tag, scope.in_flight.pass)? };
         Ok(Request::started(raw, None, &scope.in_flight))
     }
 
@@ -640,11 +646,8 @@ impl<'env> Communicator<'env> {
         tag: impl Into<TagMatch>,
     ) -> Result<Request<'s>> {
         let repair = Repair::for_slice(buf);
-        let mut raw = MaybeUninit::uninit();
         // SAFETY: `buf` is exclusively borrowed for 's; the scope completes or aborts first.
-        unsafe { self.start_recv(false, buf, source, tag, scope.in_flight.pass, &mut raw)? };
-        // SAFETY: started, so MPI wrote the handle.
-        let raw = unsafe { RawRequest::written(raw, Kind::Recv) };
+        let raw = unsafe { self.start_recv(false, buf, source, tag, scope.in_flight.pass)? };
         Ok(Request::started(raw, repair, &scope.in_flight))
     }
 
@@ -673,12 +676,9 @@ impl<'env> Communicator<'env> {
         dest: impl Into<Destination>,
         tag: i32,
     ) -> Result<OwnedRequest<'_, B>> {
-        let mut raw = MaybeUninit::uninit();
         // SAFETY: the heap storage of `buf` moves into the request, which never frees it while
         // the operation may be in flight (see `OwnedRequest`).
-        unsafe { self.start_send(StartSend::Isend, buf.as_slice(), dest, tag, None, &mut raw)? };
-        // SAFETY: started, so MPI wrote the handle.
-        let raw = unsafe { RawRequest::written(raw, Kind::Send) };
+        let raw = unsafe { self.start_send(StartSend::Isend, buf.as_slice(), dest, tag, None)? };
         Ok(OwnedRequest::started(raw, buf))
     }
 
@@ -704,11 +704,8 @@ impl<'env> Communicator<'env> {
         dest: impl Into<Destination>,
         tag: i32,
     ) -> Result<OwnedRequest<'_, B>> {
-        let mut raw = MaybeUninit::uninit();
         // SAFETY: as in `isend_owned`.
-        unsafe { self.start_send(StartSend::Issend, buf.as_slice(), dest, tag, None, &mut raw)? };
-        // SAFETY: started, so MPI wrote the handle.
-        let raw = unsafe { RawRequest::written(raw, Kind::Send) };
+        let raw = unsafe { self.start_send(StartSend::Issend, buf.as_slice(), dest, tag, None)? };
         Ok(OwnedRequest::started(raw, buf))
     }
 
@@ -734,11 +731,8 @@ impl<'env> Communicator<'env> {
         source: impl Into<Source>,
         tag: impl Into<TagMatch>,
     ) -> Result<OwnedRequest<'_, B>> {
-        let mut raw = MaybeUninit::uninit();
         // SAFETY: as in `isend_owned`; nothing else can reach the storage.
-        unsafe { self.start_recv(false, buf.as_mut_slice(), source, tag, None, &mut raw)? };
-        // SAFETY: started, so MPI wrote the handle.
-        let raw = unsafe { RawRequest::written(raw, Kind::Recv) };
+        let raw = unsafe { self.start_recv(false, buf.as_mut_slice(), source, tag, None)? };
         Ok(OwnedRequest::started(raw, buf))
     }
 }

@@ -98,8 +98,7 @@ pub const ANY_TAG: TagMatch = TagMatch::Any;
 #[inline]
 pub(crate) fn check_tag(tag: i32, operation: &'static str) -> Result<()> {
     let max = tag_ub();
-    // One unsigned comparison, as in `Communicator::check_rank`: `tag_ub` is never negative.
-    if (tag as u32) <= (max as u32) {
+    if (0..=max).contains(&tag) {
         Ok(())
     } else {
         Err(invalid_tag(tag, max, operation))

@@ -6,10 +6,8 @@ use super::Communicator;
 use super::bsend::require_attached;
 use super::nonblocking::StartSend;
 use super::p2p::{Destination, Source, TagMatch};
-use crate::datatype::Equivalence;
 use crate::error::Result;
-use crate::request::{Kind, OwnedBuffer, PersistentRequest, RawRequest};
-use std::mem::MaybeUninit;
+use crate::request::{OwnedBuffer, PersistentRequest};
 
 /// Point-to-point, persistent: `send_init` in the four modes and `recv_init` (MPI-4.0 §3.9).
 ///
@@ -60,7 +58,7 @@ impl Communicator<'_> {
     ) -> Result<PersistentRequest<'_, B>> {
         // SAFETY: the buffer's heap storage moves into the request, which keeps it until the
         // request is freed and never while an operation is active (see `PersistentRequest`).
-        let raw = unsafe { self.init_send(StartSend::SendInit, buf.as_slice(), dest, tag)? };
+        let raw = unsafe { self.start_send(StartSend::SendInit, buf.as_slice(), dest, tag, None)? };
         Ok(PersistentRequest::created(raw, buf))
     }
 
@@ -87,7 +85,8 @@ impl Communicator<'_> {
         tag: i32,
     ) -> Result<PersistentRequest<'_, B>> {
         // SAFETY: as in `send_init`.
-        let raw = unsafe { self.init_send(StartSend::SsendInit, buf.as_slice(), dest, tag)? };
+        let raw =
+            unsafe { self.start_send(StartSend::SsendInit, buf.as_slice(), dest, tag, None)? };
         Ok(PersistentRequest::created(raw, buf))
     }
 
@@ -120,7 +119,8 @@ impl Communicator<'_> {
         const OP: &str = "bsend_init";
         require_attached(OP)?;
         // SAFETY: as in `send_init`.
-        let raw = unsafe { self.init_send(StartSend::BsendInit, buf.as_slice(), dest, tag)? };
+        let raw =
+            unsafe { self.start_send(StartSend::BsendInit, buf.as_slice(), dest, tag, None)? };
         Ok(PersistentRequest::created(raw, buf))
     }
 
@@ -153,7 +153,8 @@ impl Communicator<'_> {
         tag: i32,
     ) -> Result<PersistentRequest<'_, B>> {
         // SAFETY: as in `send_init`; the posted receives are the caller's promise.
-        let raw = unsafe { self.init_send(StartSend::RsendInit, buf.as_slice(), dest, tag)? };
+        let raw =
+            unsafe { self.start_send(StartSend::RsendInit, buf.as_slice(), dest, tag, None)? };
         Ok(PersistentRequest::created(raw, buf))
     }
 
@@ -182,45 +183,7 @@ impl Communicator<'_> {
         tag: impl Into<TagMatch>,
     ) -> Result<PersistentRequest<'_, B>> {
         // SAFETY: as in `send_init`.
-        let raw = unsafe { self.init_recv(buf.as_mut_slice(), source, tag)? };
+        let raw = unsafe { self.start_recv(true, buf.as_mut_slice(), source, tag, None)? };
         Ok(PersistentRequest::created(raw, buf))
-    }
-}
-
-impl Communicator<'_> {
-    /// Sets up a persistent send in mode `start` (made once, so the handle comes back in the
-    /// `Result` the hot starts avoid, see [`RawRequest::written`]).
-    ///
-    /// # Safety
-    /// As [`Communicator::start_send`].
-    unsafe fn init_send<T: Equivalence>(
-        &self,
-        start: StartSend,
-        buf: &[T],
-        dest: impl Into<Destination>,
-        tag: i32,
-    ) -> Result<RawRequest> {
-        let mut raw = MaybeUninit::uninit();
-        // SAFETY: per the caller's contract.
-        unsafe { self.start_send(start, buf, dest, tag, None, &mut raw)? };
-        // SAFETY: started, so MPI wrote the handle.
-        Ok(unsafe { RawRequest::written(raw, Kind::Send) })
-    }
-
-    /// Sets up a persistent receive (`MPI_Recv_init`), as [`Communicator::init_send`].
-    ///
-    /// # Safety
-    /// As [`Communicator::start_recv`].
-    unsafe fn init_recv<T: Equivalence>(
-        &self,
-        buf: &mut [T],
-        source: impl Into<Source>,
-        tag: impl Into<TagMatch>,
-    ) -> Result<RawRequest> {
-        let mut raw = MaybeUninit::uninit();
-        // SAFETY: per the caller's contract.
-        unsafe { self.start_recv(true, buf, source, tag, None, &mut raw)? };
-        // SAFETY: started, so MPI wrote the handle.
-        Ok(unsafe { RawRequest::written(raw, Kind::Recv) })
     }
 }

@@ -55,7 +55,6 @@ use std::any::Any;
 use std::cell::Cell;
 use std::ffi::c_int;
 use std::marker::PhantomData;
-use std::mem::MaybeUninit;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -84,36 +83,6 @@ pub(crate) struct RawRequest {
 }
 
 impl RawRequest {
-    /// The request whose handle a successful start wrote into `raw`.
-    ///
-    /// The starts write the handle into the caller's slot and return `Result<()>`, and the
-    /// caller reads it only after testing that result. Returned instead inside a
-    /// `Result<RawRequest>`, the handle would share its place with an error's bytes (that
-    /// result's tag is a niche of [`Error`], written by an out-of-line call), the compiler would
-    /// keep a path on which those bytes read as `Ok`, and every start would pay to put the
-    /// handle back together (`tools/instruction-cost.sh` counts 5 instructions per request).
-    ///
-    /// # Safety
-    /// MPI wrote a handle into `raw`: the call that starts the operation succeeded.
-    #[inline(always)]
-    pub(crate) unsafe fn written(raw: MaybeUninit<ffi::MPI_Request>, kind: Kind) -> RawRequest {
-        RawRequest {
-            // SAFETY: per the contract.
-            raw: unsafe { raw.assume_init() },
-            kind,
-        }
-    }
-
-    /// A copy of the handle, for a call that must not take the address of the original (see
-    /// [`Request::wait`]); the request is then completed through one of them only.
-    #[inline(always)]
-    fn copy(&self) -> RawRequest {
-        RawRequest {
-            raw: self.raw,
-            kind: self.kind,
-        }
-    }
-
     #[inline]
     pub(crate) fn is_null(&self) -> bool {
         self.raw == request_null()
@@ -474,21 +443,21 @@ impl<'scope> Request<'scope> {
             return Ok(status);
         }
         // Matched here so that only the status, not a whole `Result`, is held across `settle`.
-        // MPI gets a copy of the handle, written back after the call: nothing takes the
-        // request's own address (see also `Drop`), so its fields can stay in registers.
-        let mut raw = self.raw.copy();
-        let waited = raw.wait_with(self.in_flight.pass, "wait");
-        self.raw.raw = raw.raw;
-        match waited {
+        match self.raw.wait_with(self.in_flight.pass, "wait") {
             Ok(status) => {
                 self.settle();
                 Ok(status)
             }
-            Err(e) => {
-                self.settle();
-                Err(e)
-            }
+            Err(e) => Err(self.settle_failed(e)),
         }
+    }
+
+    /// [`settle`](Self::settle) after a failed wait or test, out of line.
+    #[cold]
+    #[inline(never)]
+    fn settle_failed(&mut self, e: Error) -> Error {
+        self.settle();
+        e
     }
 
     /// Whether the operation has completed, without blocking (`MPI_Test`, MPI-4.0 §3.7.3).
@@ -512,12 +481,8 @@ impl<'scope> Request<'scope> {
         if self.done.is_some() {
             return Ok(self.done);
         }
-        // As in `wait`: only the outcome, not a whole `Result`, is held across `settle`, and MPI
-        // gets a copy of the handle.
-        let mut raw = self.raw.copy();
-        let tested = raw.test_with(self.in_flight.pass, "test");
-        self.raw.raw = raw.raw;
-        match tested {
+        // As in `wait`: only the outcome, not a whole `Result`, is held across `settle`.
+        match self.raw.test_with(self.in_flight.pass, "test") {
             Ok(seen) => {
                 self.settle();
                 if seen.is_some() {
@@ -525,10 +490,7 @@ impl<'scope> Request<'scope> {
                 }
                 Ok(seen)
             }
-            Err(e) => {
-                self.settle();
-                Err(e)
-            }
+            Err(e) => Err(self.settle_failed(e)),
         }
     }
 
@@ -615,29 +577,21 @@ impl<'scope> Request<'scope> {
 }
 
 impl Drop for Request<'_> {
-    /// Inlined as a test of `pending` (false after `wait`), the completion out of line. The
-    /// out-of-line part gets copies of the fields, not the request's address: given that, the
-    /// compiler would keep every request in memory, also on the paths that never drop one
-    /// pending.
+    /// Inlined as a test of `pending` (false after `wait`), the completion out of line.
     #[inline]
     fn drop(&mut self) {
         if self.pending {
-            finish_dropped(self.raw.copy(), self.repair, self.in_flight);
+            self.finish_pending();
         }
     }
 }
 
-/// Completes a request dropped while pending (see `RawRequest::finish`) and accounts for it as
-/// [`Request::settle`] does.
-#[inline(never)]
-fn finish_dropped(mut raw: RawRequest, repair: Option<Repair>, in_flight: &InFlight<'_>) {
-    raw.finish();
-    if raw.is_null() {
-        in_flight.completed(1);
-        if let Some(repair) = repair {
-            // SAFETY: the buffer is borrowed for the scope, which has not ended.
-            unsafe { repair.apply() };
-        }
+impl Request<'_> {
+    /// Completes a request dropped while pending (see `RawRequest::finish`).
+    #[inline(never)]
+    fn finish_pending(&mut self) {
+        self.raw.finish();
+        self.settle();
     }
 }
 

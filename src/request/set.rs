@@ -19,20 +19,14 @@ use std::ffi::c_int;
 /// Dropping a set with pending requests completes them (receives are cancelled first).
 #[derive(Debug)]
 pub struct RequestSet<'scope> {
-    /// The handles, in push order: the array `MPI_Waitall` takes.
     raw: Vec<ffi::MPI_Request>,
-    /// `kinds[i]` is the kind of `raw[i]` for `i < raw.len()`. Never longer than `raw`'s capacity
-    /// and lengthened only by [`RequestSet::reserve_one`], to that capacity: a push while
-    /// `raw.len() < kinds.len()` writes both without another length or capacity to check.
     kinds: Vec<Kind>,
     /// Repairs of receive buffers that need one (only `bool`-like types), by index.
     repairs: Vec<(usize, Repair)>,
     /// Scratch for `MPI_Waitsome`/`MPI_Testsome`, kept to avoid allocating per call; boxed, so
     /// the set (moved in and out of storage every batch) stays small.
     scratch: Option<Box<Scratch>>,
-    /// How many of the requests are complete and accounted for; the others are pending. (Kept
-    /// this way round, a push of a pending request changes no count of the set.)
-    settled: usize,
+    pending: usize,
     in_flight: Option<&'scope InFlight<'scope>>,
 }
 
@@ -42,7 +36,6 @@ pub struct RequestSet<'scope> {
 #[derive(Debug, Default)]
 pub struct RequestStorage {
     raw: Vec<ffi::MPI_Request>,
-    /// As in [`RequestSet`]: never longer than `raw`'s capacity.
     kinds: Vec<Kind>,
     scratch: Option<Box<Scratch>>,
 }
@@ -81,10 +74,9 @@ impl RequestStorage {
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
     pub fn with_capacity(n: usize) -> Self {
-        let raw = Vec::with_capacity(n);
         RequestStorage {
-            kinds: vec![Kind::Send; raw.capacity()],
-            raw,
+            raw: Vec::with_capacity(n),
+            kinds: Vec::with_capacity(n),
             ..Default::default()
         }
     }
@@ -99,7 +91,7 @@ impl RequestStorage {
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
     pub fn capacity(&self) -> usize {
-        self.kinds.len()
+        self.raw.capacity().min(self.kinds.capacity())
     }
 }
 
@@ -145,13 +137,12 @@ impl<'scope> RequestSet<'scope> {
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
     pub fn with_capacity(n: usize) -> Self {
-        let storage = RequestStorage::with_capacity(n);
         RequestSet {
-            raw: storage.raw,
-            kinds: storage.kinds,
+            raw: Vec::with_capacity(n),
+            kinds: Vec::with_capacity(n),
             repairs: Vec::new(),
             scratch: None,
-            settled: 0,
+            pending: 0,
             in_flight: None,
         }
     }
@@ -179,7 +170,7 @@ impl<'scope> RequestSet<'scope> {
             kinds: storage.kinds,
             repairs: Vec::new(),
             scratch: storage.scratch,
-            settled: 0,
+            pending: 0,
             in_flight: None,
         }
     }
@@ -203,7 +194,7 @@ impl<'scope> RequestSet<'scope> {
     #[inline(always)]
     pub fn into_storage(mut self) -> RequestStorage {
         self.complete_on_drop();
-        if self.pending() > 0 {
+        if self.pending > 0 {
             // MPI still holds some handle: the memory cannot be reused; give fresh storage.
             return RequestStorage::default();
         }
@@ -212,6 +203,7 @@ impl<'scope> RequestSet<'scope> {
         let mut set = std::mem::ManuallyDrop::new(self);
         drop(std::mem::take(&mut set.repairs));
         set.raw.clear();
+        set.kinds.clear();
         RequestStorage {
             raw: std::mem::take(&mut set.raw),
             kinds: std::mem::take(&mut set.kinds),
@@ -236,11 +228,14 @@ impl<'scope> RequestSet<'scope> {
     pub fn push(&mut self, request: Request<'scope>) -> usize {
         let in_flight = request.in_flight;
         let (raw, repair, pending) = request.into_parts();
-        let index = self.push_handle(raw);
-        if !pending {
-            self.settled += 1;
-        } else if let Some(repair) = repair {
-            self.repairs.push((index, repair));
+        let index = self.raw.len();
+        self.raw.push(raw.raw);
+        self.kinds.push(raw.kind);
+        if pending {
+            self.pending += 1;
+            if let Some(repair) = repair {
+                self.repairs.push((index, repair));
+            }
         }
         // Every request of a set comes from the same scope: `InFlight` is invariant in 'scope.
         self.in_flight = Some(in_flight);
@@ -250,34 +245,11 @@ impl<'scope> RequestSet<'scope> {
     /// Adds a started request that is not tied to a scope (an owned request's handle); the
     /// caller keeps its buffer until MPI has nulled the handle.
     pub(crate) fn push_raw(&mut self, raw: RawRequest) -> usize {
-        self.settled += usize::from(raw.is_null());
-        self.push_handle(raw)
-    }
-
-    /// Appends a handle and its kind; returns its index.
-    #[inline(always)]
-    fn push_handle(&mut self, raw: RawRequest) -> usize {
         let index = self.raw.len();
-        if index == self.kinds.len() {
-            self.reserve_one();
-        }
-        // SAFETY: `index < kinds.len() <= raw.capacity()` (the fields' invariant, kept by
-        // `reserve_one`), so slot `index` of `raw` is allocated, and `raw[..index]` is
-        // initialised; the write initialises slot `index` before the length covers it.
-        unsafe {
-            self.raw.as_mut_ptr().add(index).write(raw.raw);
-            self.raw.set_len(index + 1);
-            *self.kinds.get_unchecked_mut(index) = raw.kind;
-        }
+        self.pending += usize::from(!raw.is_null());
+        self.raw.push(raw.raw);
+        self.kinds.push(raw.kind);
         index
-    }
-
-    /// Room for one more request: grows `raw` and makes `kinds` as long as its capacity.
-    #[cold]
-    #[inline(never)]
-    fn reserve_one(&mut self) {
-        self.raw.reserve(1);
-        self.kinds.resize(self.raw.capacity(), Kind::Send);
     }
 
     /// Whether MPI has completed request `index` (its handle is null).
@@ -338,9 +310,8 @@ impl<'scope> RequestSet<'scope> {
     /// })?;
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
-    #[inline]
     pub fn pending(&self) -> usize {
-        self.raw.len() - self.settled
+        self.pending
     }
 
     /// The pass of the thread gate of the scope whose requests the set holds (see
@@ -357,7 +328,7 @@ impl<'scope> RequestSet<'scope> {
         if newly_completed == 0 {
             return;
         }
-        self.settled += newly_completed;
+        self.pending -= newly_completed;
         if let Some(in_flight) = self.in_flight {
             in_flight.completed(newly_completed);
         }
@@ -382,7 +353,7 @@ impl<'scope> RequestSet<'scope> {
     fn recount(&mut self) {
         let null = request_null();
         let still = self.raw.iter().filter(|&&r| r != null).count();
-        let done = self.pending() - still;
+        let done = self.pending - still;
         self.settle(done);
     }
 
@@ -465,7 +436,7 @@ impl<'scope> RequestSet<'scope> {
     #[inline(always)]
     fn finish_all(&mut self, rc: c_int, operation: &'static str) -> Result<()> {
         if rc == ffi::MPI_SUCCESS {
-            self.settle(self.pending());
+            self.settle(self.pending);
         } else {
             self.recount();
         }
@@ -510,7 +481,7 @@ impl<'scope> RequestSet<'scope> {
             }
         };
         if rc == ffi::MPI_SUCCESS && flag != 0 {
-            self.settle(self.pending());
+            self.settle(self.pending);
         } else if rc != ffi::MPI_SUCCESS {
             self.recount();
         }
@@ -572,7 +543,7 @@ impl<'scope> RequestSet<'scope> {
     }
 
     fn any(&mut self, operation: &'static str, block: bool) -> Result<Option<(usize, Status)>> {
-        if self.pending() == 0 {
+        if self.pending == 0 {
             return Ok(None);
         }
         let n = self.count(operation)?;
@@ -669,7 +640,7 @@ impl<'scope> RequestSet<'scope> {
         block: bool,
         out: &mut Vec<(usize, Status)>,
     ) -> Result<usize> {
-        if self.pending() == 0 {
+        if self.pending == 0 {
             return Ok(0);
         }
         let n = self.count(operation)?;
@@ -727,11 +698,11 @@ impl<'scope> RequestSet<'scope> {
     /// # Errors
     /// As [`RequestSet::wait_all`].
     pub fn clear(&mut self) -> Result<()> {
-        if self.pending() > 0 {
+        if self.pending > 0 {
             self.wait_all()?;
         }
         self.raw.clear();
-        self.settled = 0;
+        self.kinds.clear();
         self.repairs.clear();
         Ok(())
     }
@@ -747,7 +718,7 @@ impl RequestSet<'_> {
     /// Completes pending requests for a destructor: cancels receives, then waits for all.
     #[inline(always)]
     pub(crate) fn complete_on_drop(&mut self) {
-        if self.pending() != 0 {
+        if self.pending != 0 {
             self.complete_pending();
         }
     }

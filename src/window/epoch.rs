@@ -12,10 +12,9 @@ use crate::env::{enter, enter_with};
 use crate::error::{Error, Result, check};
 use crate::ffi;
 use crate::op::{AccumulateOp, Bitwise};
-use crate::request::{Kind, RawRequest, Request, Scope};
+use crate::request::{Request, Scope};
 use std::ffi::c_int;
 use std::marker::PhantomData;
-use std::mem::MaybeUninit;
 use std::sync::atomic::Ordering;
 
 impl<'c, T: Equivalence> Window<'c, T> {
@@ -873,12 +872,8 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         operation: &'static str,
     ) -> Result<Request<'s>> {
         let t = self.target(true, target, index, len, operation)?;
-        let mut raw = MaybeUninit::uninit();
         // SAFETY: the buffer is borrowed for 's; the scope completes or aborts before 's ends.
-        unsafe { self.calls.request(call, t, &mut raw)? };
-        // SAFETY: started, so MPI wrote the handle. RMA requests cannot be cancelled: dropping
-        // one waits for it, as for a collective.
-        let raw = unsafe { RawRequest::written(raw, Kind::Collective) };
+        let raw = unsafe { self.calls.request(call, t)? };
         Ok(Request::started(raw, None, &scope.in_flight))
     }
 }

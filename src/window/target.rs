@@ -7,8 +7,8 @@ use crate::error::{Error, Result, check};
 use crate::ffi;
 use crate::gate::Pass;
 use crate::op::{AccumulateOp, Operand};
+use crate::request::{Kind, RawRequest, request_null};
 use std::ffi::c_int;
-use std::mem::MaybeUninit;
 
 /// Where each target's elements are: their number, and how an element index becomes a
 /// displacement. Read-only after creation.
@@ -334,10 +334,7 @@ impl Calls {
         check(unsafe { ffi::MPI_Win_flush(rank, self.win) }, OP)
     }
 
-    /// `MPI_Rput`, `MPI_Rget`, `MPI_Raccumulate`: on success the request's handle is in `raw`
-    /// (read it with [`RawRequest::written`](crate::request::RawRequest::written)). An RMA
-    /// request cannot be cancelled, so the caller makes it of kind `Collective`: dropping it
-    /// waits.
+    /// `MPI_Rput`, `MPI_Rget`, `MPI_Raccumulate`: the request, to be completed in a scope.
     ///
     /// # Safety
     /// See [`Calls`]; the buffer stays borrowed until the request completes.
@@ -346,9 +343,9 @@ impl Calls {
         &self,
         call: RequestCall<'_, T>,
         t: Target,
-        raw: &mut MaybeUninit<ffi::MPI_Request>,
-    ) -> Result<()> {
-        let (dt, raw) = (T::datatype().as_raw(), raw.as_mut_ptr());
+    ) -> Result<RawRequest> {
+        let dt = T::datatype().as_raw();
+        let mut raw = request_null();
         let (rc, operation) = match call {
             RequestCall::Put(buf) => {
                 let _gate = enter_with(self.pass, "rput")?;
@@ -363,7 +360,7 @@ impl Calls {
                         t.count,
                         dt,
                         self.win,
-                        raw,
+                        &mut raw,
                     )
                 };
                 (rc, "rput")
@@ -381,7 +378,7 @@ impl Calls {
                         t.count,
                         dt,
                         self.win,
-                        raw,
+                        &mut raw,
                     )
                 };
                 (rc, "rget")
@@ -400,13 +397,18 @@ impl Calls {
                         op.datatype,
                         op.op,
                         self.win,
-                        raw,
+                        &mut raw,
                     )
                 };
                 (rc, "raccumulate")
             }
         };
-        check(rc, operation)
+        check(rc, operation)?;
+        // RMA requests cannot be cancelled: dropping one waits for it.
+        Ok(RawRequest {
+            raw,
+            kind: Kind::Collective,
+        })
     }
 }
 

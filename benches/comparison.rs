@@ -6,10 +6,12 @@
 //! With 2 ranks: ping-pong, OSU-style windowed bandwidth, 8 × isend/irecv + wait-all, barrier,
 //! bcast, allreduce (blocking, `iallreduce` + wait, persistent), allgatherv, alltoall. With more
 //! ranks: the collectives. The table gives criterion's medians, the ratio ferrompi / C as the
-//! median of interleaved runs (C, ferrompi, ferrompi, C, …), the median of the same pairs'
-//! differences in ns per operation (steadier than a ratio where whole runs land fast or slow),
-//! its target, and the heap
-//! allocations of the last measured ferrompi sample (a counting global allocator). Beside the
+//! median over interleaved quartets (ferrompi, C, C, ferrompi), the median of the same
+//! quartets' differences in ns per operation (steadier than a ratio where whole runs land fast
+//! or slow), its target, and the heap
+//! allocations of the last measured ferrompi sample (a counting global allocator). Both sides
+//! of a row run on the same buffers ([`Shared`]; C's persistent allreduce on those of
+//! ferrompi's), except the window rows (each side has its own window). Beside the
 //! shortest request and RMA rows (windowed bandwidth, the 8-request exchange, put/get) runs a
 //! control, the same MPI calls made from Rust through `ffi` (see [`FFI`]): its columns split
 //! ferrompi / C into Rust ffi / C and ferrompi / Rust ffi. It is printed, and written to
@@ -24,7 +26,9 @@ use ferrompi::{
     Communicator, Equivalence, Mpi, Partition, RequestSet, RequestStorage, Sum, ffi, scope,
 };
 use harness::{MpiBench, Session};
+use std::cell::RefCell;
 use std::ffi::{c_int, c_long, c_void};
+use std::rc::Rc;
 use std::time::Duration;
 
 #[global_allocator]
@@ -101,6 +105,16 @@ fn timed(iters: u64, mut once: impl FnMut()) -> Duration {
     Duration::from_secs_f64(now() - start)
 }
 
+/// A buffer that every side of a row (ferrompi, the Rust ffi control, C) uses in turn, so that
+/// they all run on the same memory. With a buffer each, the block after a switch of sides ran
+/// on colder memory: MPICH's 4 MiB ping-pong at 2 ranks, one round trip per block, took 1.4 to
+/// 1.5 times as long in the second block of each pair as in the first, whichever side it was.
+type Shared<T> = Rc<RefCell<Vec<T>>>;
+
+fn shared<T: Clone>(value: T, len: usize) -> Shared<T> {
+    Rc::new(RefCell::new(vec![value; len]))
+}
+
 fn seconds(s: f64) -> Duration {
     Duration::from_secs_f64(s)
 }
@@ -114,32 +128,32 @@ fn null_requests(n: usize) -> Vec<ffi::MPI_Request> {
     vec![unsafe { ffi::ferrompi_MPI_REQUEST_NULL }; n]
 }
 
-/// A C persistent allreduce with its buffers, freed on drop (before MPI is finalized).
-struct CPersistent {
-    _send: Vec<f64>,
-    _recv: Vec<f64>,
+/// A C persistent allreduce on the buffers of `owner`, which it keeps alive; the request is
+/// freed on drop (before MPI is finalized), before `owner` is.
+struct CPersistent<K> {
     request: *mut c_void,
+    _owner: K,
 }
 
-impl CPersistent {
-    fn new(n: usize) -> CPersistent {
-        let (send, mut recv) = (vec![1.0f64; n], vec![0.0f64; n]);
-        // SAFETY: buffers of `n` doubles whose heap storage lives as long as the request.
-        let request =
-            unsafe { ferrompi_c_allreduce_init(send.as_ptr(), recv.as_mut_ptr(), int(n)) };
+impl<K> CPersistent<K> {
+    /// # Safety
+    /// `send` and `recv` point to `n` doubles each, whose storage lives as long as `owner`
+    /// and is touched by nothing else while this request is active.
+    unsafe fn on(owner: K, send: *const f64, recv: *mut f64, n: usize) -> CPersistent<K> {
+        // SAFETY: the caller's contract: buffers of `n` doubles that outlive the request.
+        let request = unsafe { ferrompi_c_allreduce_init(send, recv, int(n)) };
         assert!(
             !request.is_null(),
             "this MPI has no persistent allreduce for C"
         );
         CPersistent {
-            _send: send,
-            _recv: recv,
             request,
+            _owner: owner,
         }
     }
 }
 
-impl Drop for CPersistent {
+impl<K> Drop for CPersistent<K> {
     fn drop(&mut self) {
         // SAFETY: an inactive request made by `ferrompi_c_allreduce_init`.
         unsafe { ferrompi_c_request_free(self.request) };
@@ -157,22 +171,24 @@ struct Row {
 fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Communicator<'a>) {
     let rank = world.rank();
     for bytes in PINGPONG {
-        let mut buf = vec![1u8; bytes];
+        let buf = shared(1u8, bytes);
+        let ours = buf.clone();
         bench.add("pingpong", "ferrompi", bytes, move |iters| {
+            let buf = &mut ours.borrow_mut()[..];
             timed(iters, || match rank {
                 0 => {
-                    world.send(&buf, 1, 1).expect("send");
-                    world.recv(&mut buf, 1, 1).expect("recv");
+                    world.send(buf, 1, 1).expect("send");
+                    world.recv(buf, 1, 1).expect("recv");
                 }
                 1 => {
-                    world.recv(&mut buf, 0, 1).expect("recv");
-                    world.send(&buf, 0, 1).expect("send");
+                    world.recv(buf, 0, 1).expect("recv");
+                    world.send(buf, 0, 1).expect("send");
                 }
                 _ => {}
             })
         });
-        let mut buf = vec![1u8; bytes];
         bench.add("pingpong", "c", bytes, move |iters| {
+            let mut buf = buf.borrow_mut();
             // SAFETY: `buf` holds `bytes` bytes.
             seconds(unsafe { ferrompi_c_pingpong(iters as c_long, buf.as_mut_ptr(), int(bytes)) })
         });
@@ -185,20 +201,25 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
     }
     for bytes in PINGPONG {
         let stride = bytes.max(1);
-        let (send, mut recv) = (vec![1u8; bytes], vec![0u8; WINDOW * stride]);
+        // As in the C reference: rank 0 sends the first `bytes`, rank 1 receives into WINDOW
+        // blocks of `stride` bytes.
+        let buf = shared(1u8, WINDOW * stride);
+        let ours = buf.clone();
         let mut storage = RequestStorage::with_capacity(WINDOW);
         bench.add("bandwidth", "ferrompi", bytes, move |iters| {
+            let buf = &mut ours.borrow_mut()[..];
             timed(iters, || {
                 storage = scope(|s| -> ferrompi::Result<RequestStorage> {
                     let mut set = RequestSet::from_storage(std::mem::take(&mut storage));
                     match rank {
                         0 => {
+                            let send = &buf[..bytes];
                             for _ in 0..WINDOW {
-                                set.push(world.isend(s, &send, 1, 2)?);
+                                set.push(world.isend(s, send, 1, 2)?);
                             }
                         }
                         1 => {
-                            for chunk in recv.chunks_mut(stride) {
+                            for chunk in buf.chunks_mut(stride) {
                                 set.push(world.irecv(s, &mut chunk[..bytes], 0, 2)?);
                             }
                         }
@@ -216,20 +237,21 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
                 }
             })
         });
-        let (send, mut recv) = (vec![1u8; bytes], vec![0u8; WINDOW * stride]);
+        let theirs = buf.clone();
         let mut requests = null_requests(WINDOW);
         let (comm, byte, count, mut ack) =
             (world.as_raw(), u8::datatype().as_raw(), int(bytes), 0u8);
         bench.add("bandwidth", FFI, bytes, move |iters| {
-            let (to, handles, ack) = (recv.as_mut_ptr(), requests.as_mut_ptr(), &raw mut ack);
+            let mut buf = theirs.borrow_mut();
+            let (to, handles, ack) = (buf.as_mut_ptr(), requests.as_mut_ptr(), &raw mut ack);
             timed(iters, || {
-                // SAFETY: as the C reference: WINDOW blocks of `stride` bytes in `recv`, WINDOW
-                // handles, all alive until the wait for all of them; `send` is only read.
+                // SAFETY: as the C reference: WINDOW blocks of `stride` bytes in `buf`, WINDOW
+                // handles, all alive until the wait for all of them; rank 0 only reads `buf`.
                 unsafe {
                     for w in 0..WINDOW {
                         if rank == 0 {
                             ffi::MPI_Isend(
-                                send.as_ptr().cast(),
+                                to.cast_const().cast(),
                                 count,
                                 byte,
                                 1,
@@ -266,9 +288,9 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
                 }
             })
         });
-        let mut buf = vec![1u8; WINDOW * stride];
         let mut requests = null_requests(WINDOW);
         bench.add("bandwidth", "c", bytes, move |iters| {
+            let mut buf = buf.borrow_mut();
             // SAFETY: `buf` holds WINDOW blocks of `stride` bytes; `requests` WINDOW handles.
             seconds(unsafe {
                 ferrompi_c_bandwidth(
@@ -291,9 +313,11 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
     let peer = rank ^ 1;
     for bytes in SMALL {
         let stride = bytes.max(1);
-        let (send, mut recv) = (vec![1u8; bytes], vec![0u8; 8 * stride]);
+        let (send, recv) = (shared(1u8, bytes), shared(0u8, 8 * stride));
+        let (ours_send, ours_recv) = (send.clone(), recv.clone());
         let mut storage = RequestStorage::with_capacity(16);
         bench.add("exchange8", "ferrompi", bytes, move |iters| {
+            let (send, recv) = (&ours_send.borrow()[..], &mut ours_recv.borrow_mut()[..]);
             timed(iters, || {
                 storage = scope(|s| -> ferrompi::Result<RequestStorage> {
                     let mut set = RequestSet::from_storage(std::mem::take(&mut storage));
@@ -301,7 +325,7 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
                         set.push(world.irecv(s, &mut chunk[..bytes], peer, k as i32)?);
                     }
                     for k in 0..8 {
-                        set.push(world.isend(s, &send, peer, k)?);
+                        set.push(world.isend(s, send, peer, k)?);
                     }
                     set.wait_all()?;
                     Ok(set.into_storage())
@@ -309,10 +333,11 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
                 .expect("exchange");
             })
         });
-        let (send, mut recv) = (vec![1u8; bytes], vec![0u8; 8 * stride]);
+        let (theirs_send, theirs_recv) = (send.clone(), recv.clone());
         let mut requests = null_requests(16);
         let (comm, byte, count) = (world.as_raw(), u8::datatype().as_raw(), int(bytes));
         bench.add("exchange8", FFI, bytes, move |iters| {
+            let (send, mut recv) = (theirs_send.borrow(), theirs_recv.borrow_mut());
             let (to, handles) = (recv.as_mut_ptr(), requests.as_mut_ptr());
             timed(iters, || {
                 // SAFETY: as the C reference: 8 blocks of `stride` bytes in `recv` and 16
@@ -338,9 +363,9 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
                 }
             })
         });
-        let (send, mut recv) = (vec![1u8; bytes], vec![0u8; 8 * stride]);
         let mut requests = null_requests(16);
         bench.add("exchange8", "c", bytes, move |iters| {
+            let (send, mut recv) = (send.borrow(), recv.borrow_mut());
             // SAFETY: `recv` holds 8 blocks of `stride` bytes, `send` `bytes`; 16 handles.
             seconds(unsafe {
                 ferrompi_c_exchange8(
@@ -378,12 +403,14 @@ fn collectives<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Com
         target: 1.02,
     });
     for bytes in COLLECTIVE {
-        let mut buf = vec![1u8; bytes];
+        let buf = shared(1u8, bytes);
+        let ours = buf.clone();
         bench.add("bcast", "ferrompi", bytes, move |iters| {
-            timed(iters, || world.bcast(&mut buf, 0).expect("bcast"))
+            let buf = &mut ours.borrow_mut()[..];
+            timed(iters, || world.bcast(buf, 0).expect("bcast"))
         });
-        let mut buf = vec![1u8; bytes];
         bench.add("bcast", "c", bytes, move |iters| {
+            let mut buf = buf.borrow_mut();
             // SAFETY: `buf` holds `bytes` bytes.
             seconds(unsafe { ferrompi_c_bcast(iters as c_long, buf.as_mut_ptr(), int(bytes)) })
         });
@@ -396,36 +423,45 @@ fn collectives<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Com
     }
     for bytes in COLLECTIVE {
         let n = bytes / 8;
-        let (send, mut recv) = (vec![1.0f64; n], vec![0.0f64; n]);
+        // The blocking and nonblocking rows, both sides, on one pair of buffers.
+        let (send, recv) = (shared(1.0f64, n), shared(0.0f64, n));
+        let (ours_send, ours_recv) = (send.clone(), recv.clone());
         bench.add("allreduce", "ferrompi", bytes, move |iters| {
+            let (send, recv) = (&ours_send.borrow()[..], &mut ours_recv.borrow_mut()[..]);
             timed(iters, || {
-                world.allreduce(&send, &mut recv, Sum).expect("allreduce")
+                world.allreduce(send, recv, Sum).expect("allreduce")
             })
         });
-        let (send, mut recv) = (vec![1.0f64; n], vec![0.0f64; n]);
+        let (theirs_send, theirs_recv) = (send.clone(), recv.clone());
         bench.add("allreduce", "c", bytes, move |iters| {
+            let (send, mut recv) = (theirs_send.borrow(), theirs_recv.borrow_mut());
             // SAFETY: both buffers hold `n` doubles.
             seconds(unsafe {
                 ferrompi_c_allreduce(iters as c_long, send.as_ptr(), recv.as_mut_ptr(), int(n))
             })
         });
-        let (send, mut recv) = (vec![1.0f64; n], vec![0.0f64; n]);
+        let (ours_send, ours_recv) = (send.clone(), recv.clone());
         bench.add("iallreduce", "ferrompi", bytes, move |iters| {
+            let (send, recv) = (&ours_send.borrow()[..], &mut ours_recv.borrow_mut()[..]);
             timed(iters, || {
-                scope(|s| world.iallreduce(s, &send, &mut recv, Sum)?.wait()).expect("iallreduce");
+                scope(|s| world.iallreduce(s, send, &mut *recv, Sum)?.wait()).expect("iallreduce");
             })
         });
-        let (send, mut recv) = (vec![1.0f64; n], vec![0.0f64; n]);
         bench.add("iallreduce", "c", bytes, move |iters| {
+            let (send, mut recv) = (send.borrow(), recv.borrow_mut());
             // SAFETY: both buffers hold `n` doubles.
             seconds(unsafe {
                 ferrompi_c_iallreduce(iters as c_long, send.as_ptr(), recv.as_mut_ptr(), int(n))
             })
         });
-        let mut persistent = world
+        // The persistent rows: C's request runs on the buffers ferrompi's owns.
+        let persistent = world
             .allreduce_init(vec![1.0f64; n], vec![0.0f64; n], Sum)
             .expect("allreduce_init");
+        let persistent = Rc::new(RefCell::new(persistent));
+        let ours = persistent.clone();
         bench.add("allreduce_init", "ferrompi", bytes, move |iters| {
+            let mut persistent = ours.borrow_mut();
             timed(iters, || {
                 persistent
                     .start()
@@ -433,10 +469,17 @@ fn collectives<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Com
                     .expect("start/wait");
             })
         });
-        let c = CPersistent::new(n);
+        let (send, recv) = {
+            let mut inactive = persistent.borrow_mut();
+            let (send, recv) = inactive.send_recv_mut();
+            (send.as_ptr(), recv.as_mut_ptr())
+        };
+        // SAFETY: `n` doubles each, owned by `persistent`, which the C request keeps alive;
+        // the two requests are never active at once (the harness runs one block at a time).
+        let c = unsafe { CPersistent::on(persistent, send, recv, n) };
         bench.add("allreduce_init", "c", bytes, move |iters| {
-            let c = &c; // own all of `c` (buffers, request), not just the pointer
-            // SAFETY: an inactive persistent request on `c`'s buffers.
+            let c = &c; // own all of `c` (request and buffers' owner), not just the pointer
+            // SAFETY: an inactive persistent request on buffers `c` keeps alive.
             seconds(unsafe { ferrompi_c_persistent(iters as c_long, c.request) })
         });
         for (group, what, target) in [
@@ -455,18 +498,18 @@ fn collectives<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Com
     for bytes in SMALL {
         let n = bytes / 8;
         let blocks = Partition::<f64>::uniform(size, n).expect("partition");
-        let (send, mut recv) = (vec![1.0f64; n], vec![0.0f64; n * size]);
+        let (send, recv) = (shared(1.0f64, n), shared(0.0f64, n * size));
+        let (ours_send, ours_recv) = (send.clone(), recv.clone());
         bench.add("allgatherv", "ferrompi", bytes, move |iters| {
+            let (send, recv) = (&ours_send.borrow()[..], &mut ours_recv.borrow_mut()[..]);
             timed(iters, || {
-                world
-                    .allgatherv(&send, &mut recv, &blocks)
-                    .expect("allgatherv")
+                world.allgatherv(send, recv, &blocks).expect("allgatherv")
             })
         });
-        let (send, mut recv) = (vec![1.0f64; n], vec![0.0f64; n * size]);
         let counts = vec![int(n); size];
         let displs: Vec<c_int> = (0..size).map(|r| int(r * n)).collect();
         bench.add("allgatherv", "c", bytes, move |iters| {
+            let (send, mut recv) = (send.borrow(), recv.borrow_mut());
             // SAFETY: `recv` holds `size` blocks of `n` doubles, as `counts`/`displs` say.
             seconds(unsafe {
                 ferrompi_c_allgatherv(
@@ -479,14 +522,14 @@ fn collectives<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Com
                 )
             })
         });
-        let (send, mut recv) = (vec![1.0f64; n * size], vec![0.0f64; n * size]);
+        let (send, recv) = (shared(1.0f64, n * size), shared(0.0f64, n * size));
+        let (ours_send, ours_recv) = (send.clone(), recv.clone());
         bench.add("alltoall", "ferrompi", bytes, move |iters| {
-            timed(iters, || {
-                world.alltoall(&send, &mut recv).expect("alltoall")
-            })
+            let (send, recv) = (&ours_send.borrow()[..], &mut ours_recv.borrow_mut()[..]);
+            timed(iters, || world.alltoall(send, recv).expect("alltoall"))
         });
-        let (send, mut recv) = (vec![1.0f64; n * size], vec![0.0f64; n * size]);
         bench.add("alltoall", "c", bytes, move |iters| {
+            let (send, mut recv) = (send.borrow(), recv.borrow_mut());
             // SAFETY: both buffers hold `size` blocks of `n` doubles.
             seconds(unsafe {
                 ferrompi_c_alltoall(iters as c_long, send.as_ptr(), recv.as_mut_ptr(), int(n))

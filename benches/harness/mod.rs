@@ -7,8 +7,15 @@
 //!
 //! Criterion's medians give absolute times. Ratios between two benchmarks (ferrompi against C,
 //! persistent against blocking) come from [`Session::ratio`]: blocks of the two alternate
-//! (A B B A …) many times and the median of the per-pair ratios is reported, so drift and noise
-//! on this 2-core machine, which move whole benchmarks, cancel out of the ratio.
+//! (A B B A …) many times and the median over the A B B A quartets is reported, so drift and
+//! noise on this 2-core machine, which move whole benchmarks, cancel out of the ratio.
+//!
+//! The quartet, not the pair, is the unit. A block can be slower for its place alone: with a
+//! buffer for each side, the block after a switch of sides ran on colder memory (MPICH's 4 MiB
+//! ping-pong at 2 ranks, one round trip per block: A/B was about 0.67 in the pairs where A ran
+//! first and 1.4 in those where B did). Pair ratios then fall into two clusters of equal size,
+//! and their median is an edge of one of them, not the operation's ratio. A quartet holds each
+//! benchmark once in each place, so what a place costs cancels.
 
 #![allow(dead_code)] // each benchmark binary uses part of it
 
@@ -224,9 +231,10 @@ impl Session<'_> {
         MpiBench::sample(self.world, &mut self.entries[id], iters).as_secs_f64()
     }
 
-    /// The median over `rounds` of time(`a`) / time(`b`), for benchmarks `(group, function)`
-    /// at `parameter`, each a block of iterations lasting about a millisecond, alternating in
-    /// A B B A order.
+    /// The median over `rounds / 2` quartets of time(`a`) / time(`b`), for benchmarks
+    /// `(group, function)` at `parameter`, each a block of iterations lasting about a
+    /// millisecond, run in A B B A order; a quartet's ratio is its two A blocks' time over its
+    /// two B blocks'.
     pub fn ratio(
         &mut self,
         a: (&str, &str),
@@ -237,7 +245,8 @@ impl Session<'_> {
         self.compare(a, b, parameter, rounds).ratio
     }
 
-    /// [`Session::ratio`], and from the same rounds the median of the paired differences.
+    /// [`Session::ratio`], and from the same quartets the median of the paired differences
+    /// per operation.
     pub fn compare(
         &mut self,
         (group_a, a): (&str, &str),
@@ -258,23 +267,17 @@ impl Session<'_> {
         } else {
             1
         };
-        let mut ratios = Vec::with_capacity(rounds);
-        let mut differences = Vec::with_capacity(rounds);
-        for round in 0..rounds {
-            let (ta, tb) = if round % 2 == 0 {
-                let ta = self.command(ia, iters);
-                (ta, self.command(ib, iters))
-            } else {
-                let tb = self.command(ib, iters);
-                (self.command(ia, iters), tb)
-            };
+        let quartets = (rounds / 2).max(1);
+        let mut ratios = Vec::with_capacity(quartets);
+        let mut differences = Vec::with_capacity(quartets);
+        for _ in 0..quartets {
+            // A B, then B A: each benchmark once in each place.
+            let ta = self.command(ia, iters);
+            let tb = self.command(ib, iters) + self.command(ib, iters);
+            let ta = ta + self.command(ia, iters);
             ratios.push(ta / tb);
-            differences.push((ta - tb) / iters as f64);
+            differences.push((ta - tb) / (2 * iters) as f64);
         }
-        let middle = |mut v: Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-        };
         Paired {
             ratio: middle(ratios),
             difference: middle(differences),
@@ -282,8 +285,18 @@ impl Session<'_> {
     }
 }
 
-/// What [`Session::compare`] measured: medians of the paired ratios, and of the paired
-/// differences in seconds per operation (A − B).
+/// The median of `values` (the mean of the two middle ones when their number is even).
+fn middle(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
+/// What [`Session::compare`] measured: medians over the quartets of the ratio, and of the
+/// difference in seconds per operation (A − B).
 #[derive(Clone, Copy, Debug)]
 pub struct Paired {
     pub ratio: f64,
@@ -302,12 +315,7 @@ pub const SAMPLES: usize = 15;
 
 fn median(mut values: Vec<f64>) -> f64 {
     let tail = values.len().saturating_sub(SAMPLES);
-    let mut values = values.split_off(tail);
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
+    middle(values.split_off(tail))
 }
 
 impl Summary {

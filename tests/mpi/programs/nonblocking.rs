@@ -369,7 +369,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     });
     // A set dropped while pending completes everything: it cancels the receive nothing matches
     // (it knows each request's kind, also after growing from empty) and waits for its sends,
-    // and counts a request completed before it was pushed as settled. The sends' receives are
+    // and counts a request completed before it was pushed as not pending. The sends' receives are
     // posted first, in another set, so that they are matched, never cancelled by the drop.
     let mut unmatched = [0u8; 4];
     let mut early = [0u8; 1];

@@ -822,7 +822,7 @@ fn main() {
 /// What persistent collectives buy on this MPI, measured in C (so the binding plays no part).
 fn library_effect(session: &mut Session<'_>, rounds: usize) -> String {
     let mut md = String::from(
-        "\nPersistent allreduce in C against the other two forms (median of interleaved runs; \
+        "\nPersistent allreduce in C against the other two forms (median of interleaved quartets; \
          below 1 means persistent is faster):\n\n\
          | bytes | persistent / blocking | persistent / iallreduce + wait |\n|---:|---:|---:|\n",
     );

@@ -1,7 +1,8 @@
 //! What a request costs through ferrompi beyond the MPI calls themselves, on one process so
 //! that no second rank's timing enters: 8 receives and 8 sends to this process and a wait for
 //! all, through `scope` + `RequestSet` and through `ffi` on one array of handles, in
-//! interleaved rounds, reporting the median of the rounds' paired differences per request.
+//! interleaved rounds (each path first in every other one), reporting the median of the
+//! rounds' paired differences per request.
 //!
 //! `cargo bench --bench request_cost [-- single|funneled|multiple]` (as a singleton, or under
 //! `mpirun -n 1`; the level is `funneled` unless named). About 10 seconds; with `--test`, a
@@ -10,7 +11,7 @@
 mod exchange;
 
 use exchange::{Exchange, REQUESTS};
-use ferrompi::{Mpi, ThreadLevel, ffi};
+use ferrompi::{Communicator, Mpi, ThreadLevel, ffi};
 
 fn main() {
     let level = match std::env::args()
@@ -28,19 +29,15 @@ fn main() {
     let world = mpi.world();
     let mut exchange = Exchange::default();
     let (mut ours, mut theirs, mut paired) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..rounds {
-        let start = ffi_time();
-        for _ in 0..batches {
-            exchange.ferrompi(&world);
-        }
-        let ferrompi = ffi_time() - start;
-        exchange.delivered("ferrompi");
-        let start = ffi_time();
-        for _ in 0..batches {
-            exchange.ffi(&world);
-        }
-        let direct = ffi_time() - start;
-        exchange.delivered("ffi");
+    for round in 0..rounds {
+        // ferrompi first in even rounds, ffi first in odd ones: neither always has one place.
+        let (ferrompi, direct) = if round % 2 == 0 {
+            let ours = through_ferrompi(&mut exchange, &world, batches);
+            (ours, through_ffi(&mut exchange, &world, batches))
+        } else {
+            let theirs = through_ffi(&mut exchange, &world, batches);
+            (through_ferrompi(&mut exchange, &world, batches), theirs)
+        };
         let per_request = |seconds: f64| seconds / batches as f64 / REQUESTS as f64 * 1e9;
         ours.push(per_request(ferrompi));
         theirs.push(per_request(direct));
@@ -57,6 +54,28 @@ fn main() {
         median(&mut theirs),
         median(&mut paired),
     );
+}
+
+/// Seconds for `batches` exchanges through ferrompi, checked.
+fn through_ferrompi(exchange: &mut Exchange, world: &Communicator<'_>, batches: usize) -> f64 {
+    let start = ffi_time();
+    for _ in 0..batches {
+        exchange.ferrompi(world);
+    }
+    let seconds = ffi_time() - start;
+    exchange.delivered("ferrompi");
+    seconds
+}
+
+/// Seconds for `batches` exchanges through `ffi`, checked.
+fn through_ffi(exchange: &mut Exchange, world: &Communicator<'_>, batches: usize) -> f64 {
+    let start = ffi_time();
+    for _ in 0..batches {
+        exchange.ffi(world);
+    }
+    let seconds = ffi_time() - start;
+    exchange.delivered("ffi");
+    seconds
 }
 
 fn ffi_time() -> f64 {

@@ -65,7 +65,10 @@
 //!   what the implementations do, not what the standard promises. At `Single` ferrompi starts
 //!   no thread of its own: futures re-poll at once instead of waiting for the ticker
 //!   ([`progress`](mod@crate::request::progress)).
-//! - **`Serialized`** costs what `Funneled` costs, plus ferrompi's process-wide lock per call.
+//! - **`Serialized`** costs what `Funneled` costs, plus ferrompi's process-wide lock per call:
+//!   one atomic operation to take it and one to release it when no other thread waits (in
+//!   `tools/thread-levels.sh`, within ±60 ns of C at the same level per blocking call, and
+//!   +22 to +45 ns per request of an exchange of 16).
 //! - **`Multiple`** only when threads really call MPI at once: it costs on every MPI above.
 //!
 //! # Open MPI: long messages into short buffers

@@ -13,7 +13,7 @@ use crate::ffi;
 use std::cell::Cell;
 use std::ffi::c_int;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
 /// The level of thread support (MPI-4.0, "MPI and Threads"), ordered from least to most.
@@ -92,9 +92,15 @@ static PROVIDED: AtomicU8 = AtomicU8::new(LEVEL_NONE);
 /// path).
 static OPEN_FOR: AtomicU8 = AtomicU8::new(0);
 /// Serializes MPI calls when MPI provided `MPI_THREAD_SERIALIZED`: whether a thread holds the
-/// lock (see [`lock_serial`]); the mutex itself is held only to test and set that.
-static SERIAL: Mutex<bool> = Mutex::new(false);
+/// lock (see [`lock_serial`]). Uncontended, taking and releasing it are one atomic operation
+/// each, with no system call.
+static SERIAL: AtomicBool = AtomicBool::new(false);
+/// Threads waiting for [`SERIAL`], counted under [`SERIAL_WAIT`]: a release wakes one only
+/// when there is one (a condition variable's notify is a system call even with no waiter,
+/// which cost about 250 ns per call when every release made it).
+static SERIAL_WAITERS: AtomicUsize = AtomicUsize::new(0);
 /// Where threads wait for [`SERIAL`] to come free.
+static SERIAL_WAIT: Mutex<()> = Mutex::new(());
 static SERIAL_FREE: Condvar = Condvar::new();
 
 /// What the gate knows about the calling thread, one bit each.
@@ -116,11 +122,10 @@ fn set_thread_flag(flag: u8, on: bool) {
 /// Permission to make an MPI call from this thread, held for the call's duration.
 ///
 /// One flag: whether this gate took the `Serialized` lock, which it releases on drop. The lock
-/// is a flag of its own ([`SERIAL`]), set and cleared under a mutex held only for that, so the
-/// gate needs no `MutexGuard` to release it. On the fast path a gate is a `false` the compiler
-/// keeps in a register across the MPI call, and its drop is one test; a gate holding a
-/// `MutexGuard` (an enum) was kept in memory across the call and tested there, about five
-/// more instructions per call.
+/// is an atomic flag of its own ([`SERIAL`]), so the gate needs no `MutexGuard` to release it.
+/// On the fast path a gate is a `false` the compiler keeps in a register across the MPI call,
+/// and its drop is one test; a gate holding a `MutexGuard` (an enum) was kept in memory across
+/// the call and tested there, about five more instructions per call.
 ///
 /// Neither `Send` nor `Sync`: it must drop on the thread whose [`HOLDS_SERIAL`] mark it clears.
 #[must_use]
@@ -150,24 +155,43 @@ impl Drop for ThreadGate {
     }
 }
 
+/// Tries to take the `Serialized` lock once.
+fn try_lock_serial() -> bool {
+    SERIAL
+        .compare_exchange(false, true, Ordering::SeqCst, Ordering::Relaxed)
+        .is_ok()
+}
+
 /// Takes the `Serialized` lock for this thread: waits until no thread holds it.
+///
+/// A waiter counts itself in [`SERIAL_WAITERS`] and tries again, both under [`SERIAL_WAIT`],
+/// before it sleeps; a release clears [`SERIAL`] and then reads the count (all `SeqCst`). So
+/// either the release sees the waiter and wakes it (taking [`SERIAL_WAIT`] first, which the
+/// waiter holds until it sleeps), or the waiter's try comes after the release and succeeds
+/// or loses to a thread whose own release will see the waiter. No wake-up is lost.
 fn lock_serial() {
-    let mut held = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    while *held {
-        held = SERIAL_FREE.wait(held).unwrap_or_else(|e| e.into_inner());
+    if !try_lock_serial() {
+        let mut wait = SERIAL_WAIT.lock().unwrap_or_else(|e| e.into_inner());
+        SERIAL_WAITERS.fetch_add(1, Ordering::SeqCst);
+        while !try_lock_serial() {
+            wait = SERIAL_FREE.wait(wait).unwrap_or_else(|e| e.into_inner());
+        }
+        SERIAL_WAITERS.fetch_sub(1, Ordering::SeqCst);
     }
-    *held = true;
     set_thread_flag(HOLDS_SERIAL, true);
 }
 
 /// Releases the `Serialized` lock this thread's [`ThreadGate`] took (clearing the thread's
-/// [`HOLDS_SERIAL`] mark first).
+/// [`HOLDS_SERIAL`] mark first), and wakes a waiting thread if there is one.
 #[cold]
 #[inline(never)]
 fn release_serial() {
     set_thread_flag(HOLDS_SERIAL, false);
-    *SERIAL.lock().unwrap_or_else(|e| e.into_inner()) = false;
-    SERIAL_FREE.notify_one();
+    SERIAL.store(false, Ordering::SeqCst);
+    if SERIAL_WAITERS.load(Ordering::SeqCst) != 0 {
+        let _wait = SERIAL_WAIT.lock().unwrap_or_else(|e| e.into_inner());
+        SERIAL_FREE.notify_one();
+    }
 }
 
 /// Passes the thread gate of the provided thread level (see the module docs).
@@ -483,7 +507,7 @@ mod tests {
         std::thread::scope(|s| {
             for _ in 0..4 {
                 s.spawn(|| {
-                    for _ in 0..2000 {
+                    for _ in 0..20_000 {
                         lock_serial();
                         assert!(THREAD.with(Cell::get) & HOLDS_SERIAL != 0, "marked");
                         assert!(!inside.swap(true, Ordering::SeqCst), "two holders at once");
@@ -495,6 +519,7 @@ mod tests {
                 });
             }
         });
-        assert!(!*SERIAL.lock().unwrap(), "free at the end");
+        assert!(!SERIAL.load(Ordering::SeqCst), "free at the end");
+        assert_eq!(SERIAL_WAITERS.load(Ordering::SeqCst), 0, "no waiter left");
     }
 }

@@ -4,7 +4,8 @@
 # MPI_Init_thread at each level) and its twin through ferrompi (benches/levels.rs) run the same
 # operations under the launcher with 2 ranks (dedicated cores, no --oversubscribe), in
 # interleaved rounds: C init, ferrompi init (Mpi::init()), then C and ferrompi at single,
-# funneled, serialized, multiple, and again. Per operation it reports median times and the
+# funneled, serialized, multiple; the next round in reverse (ferrompi before C, from multiple
+# down to init), and so on. Per operation it reports median times and the
 # medians of the per-round paired differences: each level against plain MPI_Init (C), and
 # ferrompi against C at the same level. Tables go to target/bench/thread-levels-<impl>.md (or
 # $FERROMPI_BENCH_DIR, which tools/bench.sh sets).
@@ -33,8 +34,15 @@ for impl in "${impls[@]}"; do
   : > "$raw"
   echo "== $impl: $rounds rounds of C and ferrompi at ${levels[*]} under $launcher -n 2 ($(launch_mode 2))"
   for ((round = 0; round < rounds; round++)); do
-    for level in "${levels[@]}"; do
-      for binding in c ferrompi; do
+    # Every other round runs in reverse (levels from multiple down, ferrompi before C), so that
+    # neither a binding nor a level always has the same place in a round.
+    order=("${levels[@]}") bindings=(c ferrompi)
+    if ((round % 2)); then
+      order=() bindings=(ferrompi c)
+      for ((i = ${#levels[@]} - 1; i >= 0; i--)); do order+=("${levels[i]}"); done
+    fi
+    for level in "${order[@]}"; do
+      for binding in "${bindings[@]}"; do
         program=$c_exe
         [[ $binding == c ]] || program=$exe
         # shellcheck disable=SC2086 # the launcher and its options

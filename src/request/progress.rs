@@ -86,11 +86,17 @@ pub(crate) fn wake_soon(waker: &Waker) {
             .spawn(ticker)
             .expect("spawn the ferrompi progress thread");
     });
-    WAKERS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(waker.clone());
-    PENDING.notify_one();
+    let was_empty = {
+        let mut wakers = WAKERS.lock().unwrap_or_else(|e| e.into_inner());
+        let was_empty = wakers.is_empty();
+        wakers.push(waker.clone());
+        was_empty
+    };
+    // The ticker waits only while the list is empty: a notify is a system call even with no
+    // thread waiting, so only the push that ends an empty list makes one.
+    if was_empty {
+        PENDING.notify_one();
+    }
 }
 
 fn ticker() {

@@ -323,7 +323,7 @@ fn controls(rows: &[Row]) -> String {
          communicator or window but none of its checks. *Rust ffi / C* is what Rust calling \
          MPI costs by itself (code layout, buffers, placement); *ferrompi / Rust ffi* is the \
          binding's own work (checks, thread gate, request bookkeeping). Each is the median of \
-         its own interleaved runs, so the two need not multiply to *ferrompi / C*.\n\n\
+         its own interleaved quartets, so the two need not multiply to *ferrompi / C*.\n\n\
          | run | operation | bytes | ferrompi / C | Rust ffi / C | ferrompi / Rust ffi | ferrompi − Rust ffi, ns |\n\
          |---|---|---:|---:|---:|---:|---:|\n",
     );
@@ -369,8 +369,9 @@ fn main() {
     runs.dedup();
 
     let mut md = format!("# ferrompi against C\n\nMachine: {}.\n\n", machine(&dir));
-    md += "ferrompi time / C time per operation, each the median of interleaved runs \
-           (C, ferrompi, ferrompi, C, …) of about a millisecond; **bold** is over its target \
+    md += "ferrompi time / C time per operation, each the median over interleaved quartets \
+           (ferrompi, C, C, ferrompi) of blocks of about a millisecond, both sides on the same \
+           buffers (each on its own window in the window rows); **bold** is over its target \
            (1.02 for blocking and persistent operations, 1.05 for nonblocking patterns) or \
            allocated on the hot path.\n\n| operation | bytes |";
     for (implementation, ranks) in &runs {

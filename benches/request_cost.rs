@@ -31,12 +31,13 @@ fn main() {
     let (mut ours, mut theirs, mut paired) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds {
         // ferrompi first in even rounds, ffi first in odd ones: neither always has one place.
+        let (e, w) = (&mut exchange, &world);
         let (ferrompi, direct) = if round % 2 == 0 {
-            let ours = through_ferrompi(&mut exchange, &world, batches);
-            (ours, through_ffi(&mut exchange, &world, batches))
+            let ours = timed(e, w, batches, "ferrompi", Exchange::ferrompi);
+            (ours, timed(e, w, batches, "ffi", Exchange::ffi))
         } else {
-            let theirs = through_ffi(&mut exchange, &world, batches);
-            (through_ferrompi(&mut exchange, &world, batches), theirs)
+            let theirs = timed(e, w, batches, "ffi", Exchange::ffi);
+            (timed(e, w, batches, "ferrompi", Exchange::ferrompi), theirs)
         };
         let per_request = |seconds: f64| seconds / batches as f64 / REQUESTS as f64 * 1e9;
         ours.push(per_request(ferrompi));
@@ -56,25 +57,21 @@ fn main() {
     );
 }
 
-/// Seconds for `batches` exchanges through ferrompi, checked.
-fn through_ferrompi(exchange: &mut Exchange, world: &Communicator<'_>, batches: usize) -> f64 {
+/// Seconds for `batches` exchanges by `path` (one of [`Exchange`]'s), then the check that
+/// every receive got its message.
+fn timed(
+    exchange: &mut Exchange,
+    world: &Communicator<'_>,
+    batches: usize,
+    name: &str,
+    path: impl Fn(&mut Exchange, &Communicator<'_>),
+) -> f64 {
     let start = ffi_time();
     for _ in 0..batches {
-        exchange.ferrompi(world);
+        path(exchange, world);
     }
     let seconds = ffi_time() - start;
-    exchange.delivered("ferrompi");
-    seconds
-}
-
-/// Seconds for `batches` exchanges through `ffi`, checked.
-fn through_ffi(exchange: &mut Exchange, world: &Communicator<'_>, batches: usize) -> f64 {
-    let start = ffi_time();
-    for _ in 0..batches {
-        exchange.ffi(world);
-    }
-    let seconds = ffi_time() - start;
-    exchange.delivered("ffi");
+    exchange.delivered(name);
     seconds
 }
 

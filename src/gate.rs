@@ -501,8 +501,12 @@ mod tests {
     /// The `Serialized` lock excludes: threads that take it and release it many times are
     /// never inside at once, each sees its own `HOLDS_SERIAL` mark only while it holds the
     /// lock, and waiters wake when it comes free (a lost wake-up would hang this test).
+    /// Keeps the tests of the one process-wide `Serialized` lock from running at once.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn serial_lock_excludes_and_wakes() {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let inside = AtomicBool::new(false);
         std::thread::scope(|s| {
             for _ in 0..4 {
@@ -521,5 +525,32 @@ mod tests {
         });
         assert!(!SERIAL.load(Ordering::SeqCst), "free at the end");
         assert_eq!(SERIAL_WAITERS.load(Ordering::SeqCst), 0, "no waiter left");
+    }
+
+    /// A thread that finds the `Serialized` lock held sleeps until the holder releases it, and
+    /// the release wakes it (the path a release without waiters skips).
+    #[test]
+    fn serial_lock_waiter_wakes() {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let entered = AtomicBool::new(false);
+        lock_serial();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                lock_serial();
+                entered.store(true, Ordering::SeqCst);
+                release_serial();
+            });
+            while SERIAL_WAITERS.load(Ordering::SeqCst) == 0 {
+                std::thread::yield_now();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            assert!(
+                !entered.load(Ordering::SeqCst),
+                "entered while the lock was held"
+            );
+            release_serial();
+        });
+        assert!(entered.load(Ordering::SeqCst), "woken and entered");
+        assert!(!SERIAL.load(Ordering::SeqCst), "free at the end");
     }
 }

@@ -158,17 +158,18 @@ impl Drop for ThreadGate {
 /// Tries to take the `Serialized` lock once.
 fn try_lock_serial() -> bool {
     SERIAL
-        .compare_exchange(false, true, Ordering::SeqCst, Ordering::Relaxed)
+        .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
         .is_ok()
 }
 
 /// Takes the `Serialized` lock for this thread: waits until no thread holds it.
 ///
 /// A waiter counts itself in [`SERIAL_WAITERS`] and tries again, both under [`SERIAL_WAIT`],
-/// before it sleeps; a release clears [`SERIAL`] and then reads the count (all `SeqCst`). So
-/// either the release sees the waiter and wakes it (taking [`SERIAL_WAIT`] first, which the
-/// waiter holds until it sleeps), or the waiter's try comes after the release and succeeds
-/// or loses to a thread whose own release will see the waiter. No wake-up is lost.
+/// before it sleeps; a release clears [`SERIAL`] and then reads the count (all `SeqCst`,
+/// failed tries included). So either the release sees the waiter and wakes it (taking
+/// [`SERIAL_WAIT`] first, which the waiter holds until it sleeps), or the waiter's try comes
+/// after the release and succeeds or loses to a thread whose own release will see the
+/// waiter. No wake-up is lost.
 fn lock_serial() {
     if !try_lock_serial() {
         let mut wait = SERIAL_WAIT.lock().unwrap_or_else(|e| e.into_inner());
@@ -498,12 +499,12 @@ mod tests {
         }
     }
 
-    /// The `Serialized` lock excludes: threads that take it and release it many times are
-    /// never inside at once, each sees its own `HOLDS_SERIAL` mark only while it holds the
-    /// lock, and waiters wake when it comes free (a lost wake-up would hang this test).
     /// Keeps the tests of the one process-wide `Serialized` lock from running at once.
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+    /// The `Serialized` lock excludes: threads that take it and release it many times are
+    /// never inside at once, each sees its own `HOLDS_SERIAL` mark only while it holds the
+    /// lock, and waiters wake when it comes free (a lost wake-up would hang this test).
     #[test]
     fn serial_lock_excludes_and_wakes() {
         let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());

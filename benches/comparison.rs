@@ -18,6 +18,8 @@
 //! `$FERROMPI_BENCH_OUT.md` and `.csv`.
 //!
 //! `tools/bench.sh` runs it on both MPIs with 2 and 4 ranks and builds the report and plots.
+//! With `FERROMPI_BENCH_NULL=1` it is its own A/A control (`tools/bench-null.sh`): every row
+//! compares its C side with itself, so the ratios show the estimator's noise alone.
 
 mod harness;
 
@@ -747,8 +749,13 @@ fn main() {
                 .as_ref()
                 .is_none_or(|s| s.iter().any(|x| *x == bytes.to_string()))
     };
+    // FERROMPI_BENCH_NULL=1: the A/A control (tools/bench-null.sh). Every row compares the C
+    // side with itself, through the same quartets and estimator, so the ratios measure only
+    // this machine's noise: how far from 1 a binding that added nothing would land.
+    let null = std::env::var_os("FERROMPI_BENCH_NULL").is_some_and(|v| !v.is_empty());
+    let side = if null { "c" } else { "ferrompi" };
     rows.retain(|r| keep(r.group, r.bytes));
-    bench.retain(keep);
+    bench.retain(|group, function, bytes| keep(group, bytes) && (!null || function == "c"));
     let Some(mut session) = bench.run(harness::criterion()) else {
         return;
     };
@@ -766,9 +773,17 @@ fn main() {
     let implementation = implementation.trim_end();
     // How the launcher placed the ranks (tools/bench.sh: "dedicated" when they fit the cores,
     // "oversubscribed" when they do not), said beside every table.
-    let mode = std::env::var("FERROMPI_BENCH_MODE").unwrap_or_else(|_| "unstated".into());
+    let mut mode = std::env::var("FERROMPI_BENCH_MODE").unwrap_or_else(|_| "unstated".into());
+    if null {
+        mode += " A/A";
+    }
+    let heading = if null {
+        ": the A/A control, the ferrompi columns are C again"
+    } else {
+        ""
+    };
     let mut md = format!(
-        "### {implementation}, {ranks} ranks ({mode})\n\n\
+        "### {implementation}, {ranks} ranks ({mode}){heading}\n\n\
          | operation | bytes | ferrompi µs | C µs | ferrompi / C | ferrompi − C, ns | target | allocations | | \
          Rust ffi / C | ferrompi / Rust ffi | ferrompi − Rust ffi, ns |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n"
@@ -778,12 +793,10 @@ fn main() {
          ffi_ratio,own_ratio,own_difference_ns\n",
     );
     for row in &rows {
-        let ours = session.summary().get(row.group, "ferrompi", row.bytes) * 1e6;
         let theirs = session.summary().get(row.group, "c", row.bytes) * 1e6;
-        let allocations = session
-            .summary()
-            .allocations(row.group, "ferrompi", row.bytes);
-        let paired = session.compare((row.group, "ferrompi"), (row.group, "c"), row.bytes, rounds);
+        let mine = session.summary().get(row.group, side, row.bytes) * 1e6;
+        let allocations = session.summary().allocations(row.group, side, row.bytes);
+        let paired = session.compare((row.group, side), (row.group, "c"), row.bytes, rounds);
         let (ratio, difference) = (paired.ratio, paired.difference * 1e9);
         // Where the row has the ffi control: Rust ffi against C, and ferrompi against Rust ffi.
         let control = session.has(row.group, FFI, row.bytes).then(|| {
@@ -804,11 +817,11 @@ fn main() {
             "**over**"
         };
         md += &format!(
-            "| {} | {} | {ours:.2} | {theirs:.2} | {ratio:.3} | {difference:+.0} | {:.2} | {allocations} | {verdict} |{cells}\n",
+            "| {} | {} | {mine:.2} | {theirs:.2} | {ratio:.3} | {difference:+.0} | {:.2} | {allocations} | {verdict} |{cells}\n",
             row.what, row.bytes, row.target
         );
         csv += &format!(
-            "{implementation},{ranks},{},{},{},{ours:.4},{theirs:.4},{ratio:.4},{},{allocations},{mode},{difference:.1},{control_csv}\n",
+            "{implementation},{ranks},{},{},{},{mine:.4},{theirs:.4},{ratio:.4},{},{allocations},{mode},{difference:.1},{control_csv}\n",
             row.group, row.what, row.bytes, row.target
         );
     }

@@ -99,8 +99,10 @@ static SERIAL: AtomicBool = AtomicBool::new(false);
 /// when there is one (a condition variable's notify is a system call even with no waiter,
 /// which cost about 250 ns per call when every release made it).
 static SERIAL_WAITERS: AtomicUsize = AtomicUsize::new(0);
-/// Where threads wait for [`SERIAL`] to come free.
+/// Held by a waiter from counting itself in [`SERIAL_WAITERS`] until it sleeps on
+/// [`SERIAL_FREE`], and by a release to wake one, so that no wake-up falls between the two.
 static SERIAL_WAIT: Mutex<()> = Mutex::new(());
+/// Where threads wait for [`SERIAL`] to come free.
 static SERIAL_FREE: Condvar = Condvar::new();
 
 /// What the gate knows about the calling thread, one bit each.

@@ -105,9 +105,11 @@ impl<'a> MpiBench<'a> {
         });
     }
 
-    /// Keeps only the benchmarks `keep(group, parameter)` accepts (the same on every rank).
-    pub fn retain(&mut self, keep: impl Fn(&str, usize) -> bool) {
-        self.entries.retain(|e| keep(&e.group, e.parameter));
+    /// Keeps only the benchmarks `keep(group, function, parameter)` accepts (the same on every
+    /// rank, since dropping one may free what its set-up made collectively).
+    pub fn retain(&mut self, keep: impl Fn(&str, &str, usize) -> bool) {
+        self.entries
+            .retain(|e| keep(&e.group, &e.function, e.parameter));
     }
 
     /// One sample: every rank runs benchmark `id` for `iters` iterations; the slowest time.

@@ -11,7 +11,8 @@
 //! or slow), its target, and the heap
 //! allocations of the last measured ferrompi sample (a counting global allocator). Both sides
 //! of a row run on the same buffers ([`Shared`]; C's persistent allreduce on those of
-//! ferrompi's), except the window rows (each side has its own window). Beside the
+//! ferrompi's; put and get on one window), except the shared-window rows (each side creates
+//! or reads its own). Beside the
 //! shortest request and RMA rows (windowed bandwidth, the 8-request exchange, put/get) runs a
 //! control, the same MPI calls made from Rust through `ffi` (see [`FFI`]): its columns split
 //! ferrompi / C into Rust ffi / C and ferrompi / Rust ffi. It is printed, and written to
@@ -78,7 +79,7 @@ unsafe extern "C" {
         get: c_int,
         buf: *mut u8,
         bytes: c_int,
-        window_bytes: ffi::MPI_Aint,
+        win: ffi::MPI_Win,
     ) -> f64;
 }
 
@@ -605,9 +606,9 @@ fn windows<'a>(
     });
     let table = 64 << 20;
     let len = if leader { table / 8 } else { 0 };
-    let mut shared = SharedWindow::<f64>::allocate(node, len).expect("allocate_shared");
+    let mut scenarios = SharedWindow::<f64>::allocate(node, len).expect("allocate_shared");
     {
-        let mut w = shared.write().expect("write epoch");
+        let mut w = scenarios.write().expect("write epoch");
         w.local()
             .iter_mut()
             .enumerate()
@@ -615,7 +616,7 @@ fn windows<'a>(
     }
     bench.add("shared_sum", "ferrompi", table, move |iters| {
         timed(iters, || {
-            let read = shared.read().expect("read epoch");
+            let read = scenarios.read().expect("read epoch");
             std::hint::black_box(sum(read.as_slice().expect("contiguous")));
         })
     });
@@ -637,72 +638,62 @@ fn windows<'a>(
     let next = (world.rank() + 1) % world.size();
     for (get, group) in [(false, "rma_put"), (true, "rma_get")] {
         for bytes in RMA {
-            let win = Window::<u8>::allocate(world, RMA[1]).expect("allocate");
-            let mut buf = vec![1u8; bytes];
+            // One window and one buffer for the three sides, as the other rows share theirs.
+            // C's side used to allocate a window of its own for each block, so every block ran
+            // on a peer segment this process had not touched yet (most likely paying a page
+            // fault per page): at 1 MiB on Open MPI ferrompi / C was 0.74-0.77 for put and
+            // 0.93-0.94 for get, with Rust's ffi control the same; on one window, 1.00-1.02.
+            let win = Rc::new(Window::<u8>::allocate(world, RMA[1]).expect("allocate"));
+            let buf = shared(1u8, bytes);
+            let (w, b) = (Rc::clone(&win), Rc::clone(&buf));
             bench.add(group, "ferrompi", bytes, move |iters| {
-                win.lock_all(Assert::empty(), |e| {
+                let buf = &mut b.borrow_mut()[..];
+                w.lock_all(Assert::empty(), |e| {
                     timed(iters, || {
                         if get {
-                            e.get_now(&mut buf, next, 0).expect("get");
+                            e.get_now(buf, next, 0).expect("get");
                         } else {
-                            e.put_now(&buf, next, 0).expect("put");
+                            e.put_now(buf, next, 0).expect("put");
                         }
                     })
                 })
                 .expect("lock_all")
             });
-            let control = Window::<u8>::allocate(world, RMA[1]).expect("allocate");
-            let mut buf = vec![1u8; bytes];
+            let (w, b) = (Rc::clone(&win), Rc::clone(&buf));
             bench.add(group, FFI, bytes, move |iters| {
-                control
-                    .lock_all(Assert::empty(), |_| {
-                        let (win, byte, count) =
-                            (control.as_raw(), u8::datatype().as_raw(), int(bytes));
-                        timed(iters, || {
-                            // SAFETY: `buf` holds `count` bytes, and the target's window (of
-                            // RMA[1] ≥ `bytes`) is under lock_all; each call completes before
-                            // the next (flush).
-                            unsafe {
-                                if get {
-                                    ffi::MPI_Get(
-                                        buf.as_mut_ptr().cast(),
-                                        count,
-                                        byte,
-                                        next,
-                                        0,
-                                        count,
-                                        byte,
-                                        win,
-                                    );
-                                    ffi::MPI_Win_flush_local(next, win);
-                                } else {
-                                    ffi::MPI_Put(
-                                        buf.as_ptr().cast(),
-                                        count,
-                                        byte,
-                                        next,
-                                        0,
-                                        count,
-                                        byte,
-                                        win,
-                                    );
-                                    ffi::MPI_Win_flush(next, win);
-                                }
+                let mut buf = b.borrow_mut();
+                let buf = buf.as_mut_ptr();
+                w.lock_all(Assert::empty(), |_| {
+                    let (win, byte, count) = (w.as_raw(), u8::datatype().as_raw(), int(bytes));
+                    timed(iters, || {
+                        // SAFETY: `buf` holds `count` bytes (borrowed for the block), and the
+                        // target's window (of RMA[1] ≥ `bytes`) is under lock_all; each call
+                        // completes before the next (flush).
+                        unsafe {
+                            if get {
+                                ffi::MPI_Get(buf.cast(), count, byte, next, 0, count, byte, win);
+                                ffi::MPI_Win_flush_local(next, win);
+                            } else {
+                                ffi::MPI_Put(buf.cast(), count, byte, next, 0, count, byte, win);
+                                ffi::MPI_Win_flush(next, win);
                             }
-                        })
+                        }
                     })
-                    .expect("lock_all")
+                })
+                .expect("lock_all")
             });
-            let mut c_buf = vec![1u8; bytes];
             bench.add(group, "c", bytes, move |iters| {
-                // SAFETY: `c_buf` holds `bytes` bytes; the window is the C side's own.
+                let mut buf = buf.borrow_mut();
+                // SAFETY: `buf` holds `bytes` bytes and every rank's window RMA[1] ≥ `bytes`;
+                // no epoch is open on the window (the other sides' closed with their blocks),
+                // and the C side closes its own before returning.
                 seconds(unsafe {
                     ferrompi_c_rma(
                         iters as c_long,
                         c_int::from(get),
-                        c_buf.as_mut_ptr(),
+                        buf.as_mut_ptr(),
                         int(bytes),
-                        RMA[1] as ffi::MPI_Aint,
+                        win.as_raw(),
                     )
                 })
             });

@@ -204,17 +204,12 @@ double ferrompi_c_shared_epoch(long iters, MPI_Comm comm) {
 }
 
 /* Put `bytes` to the next rank's window and flush, or get them and flush locally, under
- * lock_all. */
-double ferrompi_c_rma(long iters, int get, char *buf, int bytes, MPI_Aint window_bytes) {
+ * lock_all, on `win`: the window the Rust sides use too, so all three run on the same memory. */
+double ferrompi_c_rma(long iters, int get, char *buf, int bytes, MPI_Win win) {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int next = (rank + 1) % size;
-    char *base;
-    MPI_Win win;
-    MPI_Win_allocate(window_bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
-    memset(base, 0, (size_t)window_bytes); /* as ferrompi zeroes its windows: no first touch */
-    MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_lock_all(0, win);
     double start = MPI_Wtime();
     for (long i = 0; i < iters; i++) {
@@ -228,6 +223,5 @@ double ferrompi_c_rma(long iters, int get, char *buf, int bytes, MPI_Aint window
     }
     double elapsed = MPI_Wtime() - start;
     MPI_Win_unlock_all(win);
-    MPI_Win_free(&win);
     return elapsed;
 }

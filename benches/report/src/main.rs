@@ -371,7 +371,7 @@ fn main() {
     let mut md = format!("# ferrompi against C\n\nMachine: {}.\n\n", machine(&dir));
     md += "ferrompi time / C time per operation, each the median over interleaved quartets \
            (ferrompi, C, C, ferrompi) of blocks of about a millisecond, both sides on the same \
-           buffers (each on its own window in the window rows); **bold** is over its target \
+           buffers, put and get on one window (each on its own in the shared-window rows); **bold** is over its target \
            (1.02 for blocking and persistent operations, 1.05 for nonblocking patterns) or \
            allocated on the hot path.\n\n| operation | bytes |";
     for (implementation, ranks) in &runs {

@@ -12,11 +12,11 @@
 //! allocations of the last measured ferrompi sample (a counting global allocator). Both sides
 //! of a row run on the same buffers ([`Shared`]; C's persistent allreduce on those of
 //! ferrompi's; put and get on one window), except the shared-window rows (each side creates
-//! or reads its own). Beside the
-//! shortest request and RMA rows (windowed bandwidth, the 8-request exchange, put/get) runs a
-//! control, the same MPI calls made from Rust through `ffi` (see [`FFI`]): its columns split
-//! ferrompi / C into Rust ffi / C and ferrompi / Rust ffi. It is printed, and written to
-//! `$FERROMPI_BENCH_OUT.md` and `.csv`.
+//! or reads its own). Beside every
+//! row of [`CONTROL_MAX`] bytes or fewer, and the windowed bandwidth, the 8-request exchange and
+//! put/get at every size, runs a control, the same MPI calls made from Rust through `ffi` (see
+//! [`FFI`]): its columns split ferrompi / C into Rust ffi / C and ferrompi / Rust ffi. It is
+//! printed, and written to `$FERROMPI_BENCH_OUT.md` and `.csv`.
 //!
 //! `tools/bench.sh` runs it on both MPIs with 2 and 4 ranks and builds the report and plots.
 //! With `FERROMPI_BENCH_NULL=1` it is its own A/A control (`tools/bench-null.sh`): every row
@@ -87,11 +87,53 @@ const PINGPONG: [usize; 6] = [8, 128, 2048, 32768, 524_288, 4_194_304];
 const COLLECTIVE: [usize; 5] = [8, 512, 4096, 65536, 1_048_576];
 const SMALL: [usize; 3] = [8, 4096, 65536];
 const WINDOW: usize = 64;
-/// The control beside some rows: the same MPI calls as the C reference, made from Rust through
-/// `ffi` with the binding's datatype and communicator or window, and none of its checks. Against
-/// C it shows what Rust calling MPI costs by itself (code layout, buffers); ferrompi against it
-/// shows the binding's own work.
+/// The control beside the small rows: the same MPI calls as the C reference, made from Rust
+/// through `ffi` with the binding's datatype and communicator or window, and none of its checks.
+/// Against C it shows what Rust calling MPI costs by itself (code layout, buffers, requests of
+/// its own), a second implementation that adds nothing; ferrompi against it shows the binding's
+/// own work.
 const FFI: &str = "ffi";
+/// The largest message with the [`FFI`] control (besides the request and RMA rows, which have
+/// it at every size): above it, a call's fixed cost is lost in the copy.
+const CONTROL_MAX: usize = 4096;
+
+/// Adds the [`FFI`] control of `group` at `bytes` where the message is small enough.
+fn control<'a>(
+    bench: &mut MpiBench<'a>,
+    group: &str,
+    bytes: usize,
+    run: impl FnMut(u64) -> Duration + 'a,
+) {
+    if bytes <= CONTROL_MAX {
+        bench.add(group, FFI, bytes, run);
+    }
+}
+
+/// The handles the [`FFI`] control passes: MPI_COMM_WORLD's, MPI_BYTE, MPI_DOUBLE and MPI_SUM,
+/// read once, as a C program's constants are fixed when it is linked.
+#[derive(Clone, Copy)]
+struct Raw {
+    comm: ffi::MPI_Comm,
+    byte: ffi::MPI_Datatype,
+    double: ffi::MPI_Datatype,
+    sum: ffi::MPI_Op,
+    status_ignore: *mut ffi::MPI_Status,
+}
+
+impl Raw {
+    fn of(world: &Communicator<'_>) -> Raw {
+        // SAFETY: immutable constants defined by the shim.
+        let (sum, status_ignore) =
+            unsafe { (ffi::ferrompi_MPI_SUM, ffi::ferrompi_MPI_STATUS_IGNORE) };
+        Raw {
+            comm: world.as_raw(),
+            byte: u8::datatype().as_raw(),
+            double: f64::datatype().as_raw(),
+            sum,
+            status_ignore,
+        }
+    }
+}
 
 /// `MPI_Wtime`, the clock both sides use.
 fn now() -> f64 {
@@ -188,6 +230,28 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
                     world.send(buf, 0, 1).expect("send");
                 }
                 _ => {}
+            })
+        });
+        let (theirs, raw) = (buf.clone(), Raw::of(world));
+        control(bench, "pingpong", bytes, move |iters| {
+            let mut buf = theirs.borrow_mut();
+            let (at, count) = (buf.as_mut_ptr().cast(), int(bytes));
+            let status = raw.status_ignore;
+            timed(iters, || {
+                // SAFETY: as the C reference: `buf` holds `bytes` bytes, borrowed for the block.
+                unsafe {
+                    match rank {
+                        0 => {
+                            ffi::MPI_Send(at, count, raw.byte, 1, 1, raw.comm);
+                            ffi::MPI_Recv(at, count, raw.byte, 1, 1, raw.comm, status);
+                        }
+                        1 => {
+                            ffi::MPI_Recv(at, count, raw.byte, 0, 1, raw.comm, status);
+                            ffi::MPI_Send(at, count, raw.byte, 0, 1, raw.comm);
+                        }
+                        _ => {}
+                    }
+                }
             })
         });
         bench.add("pingpong", "c", bytes, move |iters| {
@@ -395,6 +459,13 @@ fn collectives<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Com
     bench.add("barrier", "ferrompi", 0, move |iters| {
         timed(iters, || world.barrier().expect("barrier"))
     });
+    let raw = Raw::of(world);
+    control(bench, "barrier", 0, move |iters| {
+        // SAFETY: a valid communicator.
+        timed(iters, || unsafe {
+            ffi::MPI_Barrier(raw.comm);
+        })
+    });
     bench.add("barrier", "c", 0, move |iters| {
         // SAFETY: no arguments.
         seconds(unsafe { ferrompi_c_barrier(iters as c_long) })
@@ -411,6 +482,15 @@ fn collectives<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Com
         bench.add("bcast", "ferrompi", bytes, move |iters| {
             let buf = &mut ours.borrow_mut()[..];
             timed(iters, || world.bcast(buf, 0).expect("bcast"))
+        });
+        let theirs = buf.clone();
+        control(bench, "bcast", bytes, move |iters| {
+            let mut buf = theirs.borrow_mut();
+            let (at, count) = (buf.as_mut_ptr().cast(), int(bytes));
+            // SAFETY: `buf` holds `bytes` bytes, borrowed for the block.
+            timed(iters, || unsafe {
+                ffi::MPI_Bcast(at, count, raw.byte, 0, raw.comm);
+            })
         });
         bench.add("bcast", "c", bytes, move |iters| {
             let mut buf = buf.borrow_mut();
@@ -436,6 +516,15 @@ fn collectives<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Com
             })
         });
         let (theirs_send, theirs_recv) = (send.clone(), recv.clone());
+        control(bench, "allreduce", bytes, move |iters| {
+            let (send, mut recv) = (theirs_send.borrow(), theirs_recv.borrow_mut());
+            let (from, to, count) = (send.as_ptr().cast(), recv.as_mut_ptr().cast(), int(n));
+            // SAFETY: both buffers hold `n` doubles, borrowed for the block.
+            timed(iters, || unsafe {
+                ffi::MPI_Allreduce(from, to, count, raw.double, raw.sum, raw.comm);
+            })
+        });
+        let (theirs_send, theirs_recv) = (send.clone(), recv.clone());
         bench.add("allreduce", "c", bytes, move |iters| {
             let (send, mut recv) = (theirs_send.borrow(), theirs_recv.borrow_mut());
             // SAFETY: both buffers hold `n` doubles.
@@ -448,6 +537,18 @@ fn collectives<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Com
             let (send, recv) = (&ours_send.borrow()[..], &mut ours_recv.borrow_mut()[..]);
             timed(iters, || {
                 scope(|s| world.iallreduce(s, send, &mut *recv, Sum)?.wait()).expect("iallreduce");
+            })
+        });
+        let (theirs_send, theirs_recv) = (send.clone(), recv.clone());
+        control(bench, "iallreduce", bytes, move |iters| {
+            let (send, mut recv) = (theirs_send.borrow(), theirs_recv.borrow_mut());
+            let (from, to, count) = (send.as_ptr().cast(), recv.as_mut_ptr().cast(), int(n));
+            let mut request = null_requests(1)[0];
+            // SAFETY: both buffers hold `n` doubles, borrowed for the block; each request is
+            // complete before the next starts.
+            timed(iters, || unsafe {
+                ffi::MPI_Iallreduce(from, to, count, raw.double, raw.sum, raw.comm, &mut request);
+                ffi::MPI_Wait(&mut request, raw.status_ignore);
             })
         });
         bench.add("iallreduce", "c", bytes, move |iters| {
@@ -479,7 +580,17 @@ fn collectives<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Com
         };
         // SAFETY: `n` doubles each, owned by `persistent`, which the C request keeps alive;
         // the two requests are never active at once (the harness runs one block at a time).
-        let c = unsafe { CPersistent::on(persistent, send, recv, n) };
+        let c = Rc::new(unsafe { CPersistent::on(persistent, send, recv, n) });
+        let theirs = Rc::clone(&c);
+        control(bench, "allreduce_init", bytes, move |iters| {
+            let request = theirs.request.cast::<ffi::MPI_Request>();
+            // SAFETY: C's inactive persistent request (an `MPI_Request` it allocated), on
+            // buffers `theirs` keeps alive; each start is complete before the next.
+            timed(iters, || unsafe {
+                ffi::MPI_Start(request);
+                ffi::MPI_Wait(request, raw.status_ignore);
+            })
+        });
         bench.add("allreduce_init", "c", bytes, move |iters| {
             let c = &c; // own all of `c` (request and buffers' owner), not just the pointer
             // SAFETY: an inactive persistent request on buffers `c` keeps alive.
@@ -509,8 +620,21 @@ fn collectives<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Com
                 world.allgatherv(send, recv, &blocks).expect("allgatherv")
             })
         });
-        let counts = vec![int(n); size];
-        let displs: Vec<c_int> = (0..size).map(|r| int(r * n)).collect();
+        let counts = Rc::new(vec![int(n); size]);
+        let displs: Rc<Vec<c_int>> = Rc::new((0..size).map(|r| int(r * n)).collect());
+        let (theirs_send, theirs_recv) = (send.clone(), recv.clone());
+        let (theirs_counts, theirs_displs) = (Rc::clone(&counts), Rc::clone(&displs));
+        control(bench, "allgatherv", bytes, move |iters| {
+            let (send, mut recv) = (theirs_send.borrow(), theirs_recv.borrow_mut());
+            let (from, to) = (send.as_ptr().cast(), recv.as_mut_ptr().cast());
+            let (counts, displs, count) = (theirs_counts.as_ptr(), theirs_displs.as_ptr(), int(n));
+            // SAFETY: as the C reference: `recv` holds `size` blocks of `n` doubles, as
+            // `counts`/`displs` say, all borrowed or owned for the block.
+            timed(iters, || unsafe {
+                let d = raw.double;
+                ffi::MPI_Allgatherv(from, count, d, to, counts, displs, d, raw.comm);
+            })
+        });
         bench.add("allgatherv", "c", bytes, move |iters| {
             let (send, mut recv) = (send.borrow(), recv.borrow_mut());
             // SAFETY: `recv` holds `size` blocks of `n` doubles, as `counts`/`displs` say.
@@ -530,6 +654,15 @@ fn collectives<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Com
         bench.add("alltoall", "ferrompi", bytes, move |iters| {
             let (send, recv) = (&ours_send.borrow()[..], &mut ours_recv.borrow_mut()[..]);
             timed(iters, || world.alltoall(send, recv).expect("alltoall"))
+        });
+        let (theirs_send, theirs_recv) = (send.clone(), recv.clone());
+        control(bench, "alltoall", bytes, move |iters| {
+            let (send, mut recv) = (theirs_send.borrow(), theirs_recv.borrow_mut());
+            let (from, to, count) = (send.as_ptr().cast(), recv.as_mut_ptr().cast(), int(n));
+            // SAFETY: both buffers hold `size` blocks of `n` doubles, borrowed for the block.
+            timed(iters, || unsafe {
+                ffi::MPI_Alltoall(from, count, raw.double, to, count, raw.double, raw.comm);
+            })
         });
         bench.add("alltoall", "c", bytes, move |iters| {
             let (send, mut recv) = (send.borrow(), recv.borrow_mut());
@@ -661,8 +794,8 @@ fn windows<'a>(
             });
             let (w, b) = (Rc::clone(&win), Rc::clone(&buf));
             bench.add(group, FFI, bytes, move |iters| {
-                let mut buf = b.borrow_mut();
-                let buf = buf.as_mut_ptr();
+                let mut held = b.borrow_mut();
+                let buf = held.as_mut_ptr();
                 w.lock_all(Assert::empty(), |_| {
                     let (win, byte, count) = (w.as_raw(), u8::datatype().as_raw(), int(bytes));
                     timed(iters, || {

@@ -6,7 +6,7 @@
 # target/bench-null/<impl>-n2-run<k>.{md,csv}; then it counts, per MPI, the rows over target in
 # each run and in every run (window creation rows, which allocate by design, left out).
 #
-#   tools/bench-null.sh              # Debian's Open MPI and MPICH, two runs each (~12 minutes)
+#   tools/bench-null.sh              # Debian's Open MPI and MPICH, two runs each (about 10 minutes)
 #   RUNS=3 tools/bench-null.sh mpich # one implementation, three runs
 #   QUICK=1 tools/bench-null.sh      # one run, each benchmark once: checks that it runs
 set -euo pipefail

@@ -90,8 +90,8 @@ const WINDOW: usize = 64;
 /// The control beside the small rows: the same MPI calls as the C reference, made from Rust
 /// through `ffi` with the binding's datatype and communicator or window, and none of its checks.
 /// Against C it shows what Rust calling MPI costs by itself (code layout, buffers, requests of
-/// its own), a second implementation that adds nothing; ferrompi against it shows the binding's
-/// own work.
+/// its own except in the persistent row, which runs C's), a second implementation that adds
+/// nothing; ferrompi against it shows the binding's own work.
 const FFI: &str = "ffi";
 /// The largest message with the [`FFI`] control (besides the request and RMA rows, which have
 /// it at every size): above it, a call's fixed cost is lost in the copy.

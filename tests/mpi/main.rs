@@ -8,6 +8,8 @@
 //!
 //! The driver fails when a program fails, times out, reports no checks from some rank, or when a
 //! file under `tests/mpi/programs/` is not registered (a program that would silently not run).
+//! After each run it removes the shared-memory segments the run left in `/dev/shm` and no process
+//! maps (see `shm`).
 //!
 //! Environment: `FERROMPI_MPIEXEC` overrides the launcher, `FERROMPI_TEST_TIMEOUT` the per-run
 //! timeout in seconds (default 120; four times that for the programs marked `slow`),
@@ -18,6 +20,7 @@
 
 mod checks;
 mod programs;
+mod shm;
 mod values;
 
 use checks::Checks;
@@ -220,6 +223,8 @@ fn drive(filters: &[&str]) -> i32 {
         .and_then(|s| s.parse().ok())
         .map_or(Duration::from_secs(120), Duration::from_secs);
     let (mut passed, mut failed) = (0u32, 0u32);
+    // Shared-memory segments runs left behind, removed after each run (see `shm`).
+    let mut swept = 0;
     let mut failures = Vec::new();
     let only_ranks: Option<Vec<u32>> = std::env::var("FERROMPI_RANKS").ok().map(|list| {
         list.split(',')
@@ -297,7 +302,9 @@ fn drive(filters: &[&str]) -> i32 {
                 None => format!("{} singleton {}", launch.label, program.name),
             };
             let limit = if program.slow { 4 * timeout } else { timeout };
+            let segments = shm::segments();
             let outcome = run_one(cmd, program, ranks.unwrap_or(1), limit);
+            swept += shm::remove_new(&segments);
             if outcome.ok {
                 passed += 1;
                 println!("PASS  {label}: {}", outcome.summary);
@@ -321,6 +328,9 @@ fn drive(filters: &[&str]) -> i32 {
         for f in &failures {
             println!("  {f}");
         }
+    }
+    if swept > 0 {
+        println!("\nremoved {swept} shared-memory segment(s) that runs left in /dev/shm");
     }
     println!("\nmpi-harness: {passed} passed, {failed} failed");
     i32::from(failed > 0)

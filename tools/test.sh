@@ -83,10 +83,11 @@ remove_left_segments() {
   [[ -d /dev/shm ]] || return 0
   local in_use segment
   in_use=$(cat /proc/[0-9]*/maps 2> /dev/null | grep -o '/dev/shm/[^ ]*' | sort -u) || true
-  find /dev/shm -maxdepth 1 -type f -newer "$suite_started" \( -name 'mpich_shm_*' \
-    -o -name 'vader_segment.*' -o -name 'sm_segment.*' \) -print | while read -r segment; do
-    grep -qxF "$segment" <<< "$in_use" || rm -f "$segment"
-  done
+  find /dev/shm -maxdepth 1 -type f -user "$(id -u)" -newer "$suite_started" \( \
+    -name 'mpich_shm_*' -o -name 'vader_segment.*' -o -name 'sm_segment.*' \) -print \
+    | while read -r segment; do
+      grep -qxF "$segment" <<< "$in_use" || rm -f "$segment" || true
+    done
 }
 
 # The kept set of an MPI is what bindgen makes of its mpi.h (with libclang visible).

@@ -54,7 +54,7 @@ newer() {
 }
 
 # The unit, harness and doc tests of a Debian MPI. Open MPI 4.1's singletons run a PMIx 4.2
-# progress thread that, rarely, dies at exit in an object release inside libpmix (the kernel logs
+# progress thread that, rarely, dies in an object release inside libpmix (the kernel logs
 # "rust_out[pid] general protection fault ... in libpmix.so.2.6.2"; once in about 22,000
 # singleton starts here, which turned one CI run red). The doctests start 434 singletons. So the
 # doctests run again, once, when every doctest that failed died by a signal and the kernel logged

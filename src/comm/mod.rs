@@ -385,7 +385,8 @@ impl<'env> Communicator<'env> {
         role: &'static str,
         operation: &'static str,
     ) -> Result<()> {
-        if (0..self.size).contains(&rank) {
+        // One unsigned comparison: a negative rank becomes a `u32` above any size.
+        if (rank as u32) < (self.size as u32) {
             Ok(())
         } else {
             Err(invalid_rank(rank, self.size, role, operation))

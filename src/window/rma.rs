@@ -301,11 +301,7 @@ impl<'c, T: Equivalence> Window<'c, T> {
         // The window first, so that on an error below its `Drop` frees it before the vector.
         let mut window = Window {
             win,
-            layout: Layout {
-                lens: Box::default(),
-                scale: 1,
-                rank0_offset: 0,
-            },
+            layout: Layout::new(1, 0),
             storage,
             rank: comm.rank(),
             state: AtomicU8::new(IDLE),
@@ -315,7 +311,9 @@ impl<'c, T: Equivalence> Window<'c, T> {
         let mut lens = vec![0u64; size];
         comm.allgather(&[len as u64], &mut lens)
             .map_err(|e| rename(e, operation))?;
-        window.layout.lens = lens.into_iter().map(|n| n as usize).collect();
+        window
+            .layout
+            .set_lens(lens.into_iter().map(|n| n as usize).collect());
         Ok(window)
     }
 

@@ -16,15 +16,27 @@ use std::ffi::c_int;
 pub(crate) struct Layout {
     /// Elements of `T` in each rank's window.
     pub(crate) lens: Box<[usize]>,
+    /// Each rank's [`Reach`], for the checks' fast path (see [`Layout::locate`]).
+    reach: Box<[Reach]>,
     /// Displacement units per element: 1 when the window's `disp_unit` is `size_of::<T>()`,
     /// `size_of::<T>()` when it is one byte.
-    pub(crate) scale: ffi::MPI_Aint,
+    scale: ffi::MPI_Aint,
     /// Where rank 0's elements start, in displacement units (a shared window's control block).
-    pub(crate) rank0_offset: ffi::MPI_Aint,
+    rank0_offset: ffi::MPI_Aint,
+}
+
+/// What the fast path of [`Layout::locate`] needs of one rank's window, in one place.
+#[derive(Debug, Clone, Copy)]
+struct Reach {
+    /// The elements a call may reach without a further check: the window's length, or
+    /// `c_int::MAX` where that is less (a call over more would not fit MPI's `int` count).
+    limit: usize,
+    /// Where the rank's elements start, in displacement units.
+    base: ffi::MPI_Aint,
 }
 
 /// A checked target: rank, displacement and MPI count of one call.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Target {
     pub(crate) rank: c_int,
     pub(crate) disp: ffi::MPI_Aint,
@@ -32,12 +44,66 @@ pub(crate) struct Target {
 }
 
 impl Layout {
+    /// A layout of windows with no elements yet ([`Layout::set_lens`] gives them).
+    pub(crate) fn new(scale: ffi::MPI_Aint, rank0_offset: ffi::MPI_Aint) -> Self {
+        Layout {
+            lens: Box::default(),
+            reach: Box::default(),
+            scale,
+            rank0_offset,
+        }
+    }
+
+    /// Records each rank's number of elements.
+    pub(crate) fn set_lens(&mut self, lens: Box<[usize]>) {
+        let most = usize::try_from(c_int::MAX).unwrap_or(usize::MAX);
+        self.reach = (lens.iter().enumerate())
+            .map(|(rank, &len)| Reach {
+                limit: len.min(most),
+                base: if rank == 0 { self.rank0_offset } else { 0 },
+            })
+            .collect();
+        self.lens = lens;
+    }
+
     /// Checks that `len` values of `T` from element `index` lie inside `rank`'s window.
     ///
     /// # Errors
     /// [`Error::InvalidRank`], [`Error::OutOfBounds`], [`Error::CountOverflow`].
-    #[inline]
+    #[inline(always)]
     pub(crate) fn locate<T: Equivalence>(
+        &self,
+        rank: i32,
+        index: usize,
+        len: usize,
+        operation: &'static str,
+    ) -> Result<Target> {
+        // The fast path: one test of the rank (a negative one becomes a large `u32`) and one
+        // of the end against the rank's `limit`, which also bounds the count of a `T` of one
+        // MPI element (the test of the others' is compiled out for the rest).
+        let most_values = usize::try_from(c_int::MAX).unwrap_or(usize::MAX) / T::ELEMENTS.max(1);
+        let fast = self.reach.get(rank as u32 as usize).and_then(|reach| {
+            let end = index.checked_add(len)?;
+            let fits = T::ELEMENTS <= 1 || len <= most_values;
+            (end <= reach.limit && fits).then_some(reach.base)
+        });
+        let Some(base) = fast else {
+            return self.locate_slow::<T>(rank, index, len, operation);
+        };
+        // `len` ≤ `most_values`, so the count fits an `int`; in bounds of a window that exists, so
+        // the displacement fits an `MPI_Aint`.
+        Ok(Target {
+            rank,
+            disp: (index as ffi::MPI_Aint) * self.scale + base,
+            count: (len * T::ELEMENTS) as c_int,
+        })
+    }
+
+    /// [`Layout::locate`] in full: a call its fast path did not pass (an error, or a call
+    /// ending past `limit` in a window of more elements than an `int` counts).
+    #[cold]
+    #[inline(never)]
+    fn locate_slow<T: Equivalence>(
         &self,
         rank: i32,
         index: usize,
@@ -119,6 +185,18 @@ pub(crate) enum Completion {
     FlushLocal,
 }
 
+impl Completion {
+    /// The MPI call that makes this completion (where there is one).
+    #[inline(always)]
+    const fn operation(self) -> &'static str {
+        match self {
+            Completion::AtEpochEnd => "",
+            Completion::Flush => "win_flush",
+            Completion::FlushLocal => "win_flush_local",
+        }
+    }
+}
+
 /// The typed calls. Each is `unsafe`: the caller guarantees the window is valid, an epoch
 /// that allows the call is open (a passive one for a flushing [`Completion`]), and the buffers
 /// stay untouched (send side) or unobserved (receive side) until MPI completes the call.
@@ -143,16 +221,17 @@ impl Calls {
     ) -> Result<()> {
         const OP: &str = "put";
         let (ptr, dt) = (send_ptr(buf), T::datatype().as_raw());
-        let (rc, operation) = {
+        let (rc, then_rc) = {
             // Released before the result is built, which then need not wait in memory.
             let _gate = enter_with(self.pass, OP)?;
             // SAFETY: `t` was checked against the target's window; `buf` holds `t.count`
             // elements of `dt`; per the caller, it stays unmodified until completion.
             let rc =
                 unsafe { ffi::MPI_Put(ptr, t.count, dt, t.rank, t.disp, t.count, dt, self.win) };
-            self.then_complete(rc, OP, then, t.rank)
+            (rc, self.then_complete(rc, then, t.rank))
         };
-        check(rc, operation)
+        check(rc, OP)?;
+        check(then_rc, then.operation())
     }
 
     /// `MPI_Get`, then `then`, under one pass of the thread gate.
@@ -168,38 +247,30 @@ impl Calls {
     ) -> Result<()> {
         const OP: &str = "get";
         let (ptr, dt) = (recv_ptr(buf), T::datatype().as_raw());
-        let (rc, operation) = {
+        let (rc, then_rc) = {
             // As in `put`.
             let _gate = enter_with(self.pass, OP)?;
             // SAFETY: as in `put`; MPI writes `t.count` elements into `buf`, which holds them.
             let rc =
                 unsafe { ffi::MPI_Get(ptr, t.count, dt, t.rank, t.disp, t.count, dt, self.win) };
-            self.then_complete(rc, OP, then, t.rank)
+            (rc, self.then_complete(rc, then, t.rank))
         };
-        check(rc, operation)
+        check(rc, OP)?;
+        check(then_rc, then.operation())
     }
 
-    /// After the call named `operation` returned `rc`, completes the calls to `rank` as `then`
-    /// says, if that call succeeded; the caller holds the thread gate. Returns the first
-    /// failing return code with the name of the call that returned it (or success).
+    /// After a call returned `rc`, completes the calls to `rank` as `then` says, if that call
+    /// succeeded; the caller holds the thread gate. Returns the completion's return code
+    /// (success where there was none to make).
     #[inline(always)]
-    fn then_complete(
-        &self,
-        rc: c_int,
-        operation: &'static str,
-        then: Completion,
-        rank: c_int,
-    ) -> (c_int, &'static str) {
+    fn then_complete(&self, rc: c_int, then: Completion, rank: c_int) -> c_int {
         match then {
-            _ if rc != ffi::MPI_SUCCESS => (rc, operation),
-            Completion::AtEpochEnd => (rc, operation),
+            _ if rc != ffi::MPI_SUCCESS => ffi::MPI_SUCCESS,
+            Completion::AtEpochEnd => ffi::MPI_SUCCESS,
             // SAFETY: a valid window in a passive epoch (the callers' invariant, see `Calls`).
-            Completion::Flush => (unsafe { ffi::MPI_Win_flush(rank, self.win) }, "win_flush"),
-            Completion::FlushLocal => (
-                // SAFETY: as above.
-                unsafe { ffi::MPI_Win_flush_local(rank, self.win) },
-                "win_flush_local",
-            ),
+            Completion::Flush => unsafe { ffi::MPI_Win_flush(rank, self.win) },
+            // SAFETY: as above.
+            Completion::FlushLocal => unsafe { ffi::MPI_Win_flush_local(rank, self.win) },
         }
     }
 
@@ -423,4 +494,74 @@ pub(crate) enum RequestCall<'a, T> {
 #[inline(always)]
 pub(crate) fn operand<T: Equivalence, O: AccumulateOp<T>>(op: &O) -> Operand {
     op.accumulate_operand()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAX: usize = c_int::MAX as usize;
+
+    fn target(rank: c_int, disp: usize, count: usize) -> Target {
+        Target {
+            rank,
+            disp: disp as ffi::MPI_Aint,
+            count: count as c_int,
+        }
+    }
+
+    /// Rank 0 of more elements than an `int` counts (behind a control block of 16 units, as a
+    /// shared window's), rank 1 of four.
+    fn layout(scale: ffi::MPI_Aint) -> Layout {
+        let mut layout = Layout::new(scale, 16);
+        layout.set_lens(Box::new([MAX + 1000, 4]));
+        layout
+    }
+
+    #[test]
+    fn locates_inside_the_window() {
+        let l = layout(1);
+        let at = |rank, index, len| l.locate::<u8>(rank, index, len, "put");
+        assert_eq!(at(1, 1, 3), Ok(target(1, 1, 3)));
+        assert_eq!(at(1, 4, 0), Ok(target(1, 4, 0)));
+        // Rank 0's elements start after its offset; the other ranks' at 0.
+        assert_eq!(at(0, 2, 8), Ok(target(0, 18, 8)));
+        // Past `int`'s reach in a larger window: the slow path, which allows it.
+        let far = MAX + 10;
+        assert_eq!(at(0, far, 8), Ok(target(0, far + 16, 8)));
+        // Displacements in bytes of a window whose `disp_unit` is one byte.
+        let bytes = layout(8);
+        assert_eq!(bytes.locate::<f64>(1, 3, 1, "get"), Ok(target(1, 24, 1)));
+    }
+
+    #[test]
+    fn refuses_what_lies_outside() {
+        let l = layout(1);
+        let at = |rank, index, len| l.locate::<u8>(rank, index, len, "put");
+        for rank in [-1, 2, i32::MIN, i32::MAX] {
+            assert!(
+                matches!(at(rank, 0, 1), Err(Error::InvalidRank { .. })),
+                "{rank}"
+            );
+        }
+        for (index, len) in [(0, 5), (4, 1), (5, 0), (usize::MAX, 2), (1, usize::MAX)] {
+            assert!(
+                matches!(at(1, index, len), Err(Error::OutOfBounds { .. })),
+                "{index} + {len}"
+            );
+        }
+        assert!(matches!(at(0, MAX, 1001), Err(Error::OutOfBounds { .. })));
+        // In bounds, but more elements than one call's `int` count.
+        assert!(matches!(
+            at(0, 0, MAX + 1),
+            Err(Error::CountOverflow { .. })
+        ));
+        // A value of two MPI elements: half as many values fit a count.
+        let pairs = l.locate::<[u8; 2]>(0, 0, MAX / 2 + 1, "put");
+        assert!(matches!(pairs, Err(Error::CountOverflow { .. })));
+        assert_eq!(
+            l.locate::<[u8; 2]>(0, 0, MAX / 2, "put"),
+            Ok(target(0, 16, MAX / 2 * 2))
+        );
+    }
 }

@@ -259,11 +259,10 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
             control: NonNull::dangling(),
             seq: 0,
             poisoned: false,
-            layout: Layout {
-                lens: Box::new([]),
-                scale: std::mem::size_of::<T>() as ffi::MPI_Aint,
-                rank0_offset: control as ffi::MPI_Aint,
-            },
+            layout: Layout::new(
+                std::mem::size_of::<T>() as ffi::MPI_Aint,
+                control as ffi::MPI_Aint,
+            ),
             _comm: PhantomData,
         };
         // MPI may round segment sizes up (Open MPI does, to pages, without the contiguity
@@ -331,7 +330,8 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
             segments.push(Segment { ptr, len });
         }
         self.whole = contiguous(&segments);
-        self.layout.lens = segments.iter().map(|s| s.len).collect();
+        self.layout
+            .set_lens(segments.iter().map(|s| s.len).collect());
         self.segments = segments.into_boxed_slice();
         Ok(())
     }

@@ -79,8 +79,9 @@ impl Layout {
         operation: &'static str,
     ) -> Result<Target> {
         // The fast path: one test of the rank (a negative one becomes a large `u32`) and one
-        // of the end against the rank's `limit`, which also bounds the count of a `T` of one
-        // MPI element (the test of the others' is compiled out for the rest).
+        // of the end against the rank's `limit`, which also bounds the count where `T` is one
+        // MPI element. A `T` of more elements tests its count too; for one element the
+        // compiler leaves that test out.
         let most_values = usize::try_from(c_int::MAX).unwrap_or(usize::MAX) / T::ELEMENTS.max(1);
         let fast = self.reach.get(rank as u32 as usize).and_then(|reach| {
             let end = index.checked_add(len)?;
@@ -90,8 +91,8 @@ impl Layout {
         let Some(base) = fast else {
             return self.locate_slow::<T>(rank, index, len, operation);
         };
-        // `len` ≤ `most_values`, so the count fits an `int`; in bounds of a window that exists, so
-        // the displacement fits an `MPI_Aint`.
+        // `len` ≤ `most_values`, so the count fits an `int`; in bounds of a window that
+        // exists, so the displacement fits an `MPI_Aint`.
         Ok(Target {
             rank,
             disp: (index as ffi::MPI_Aint) * self.scale + base,

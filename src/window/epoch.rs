@@ -204,7 +204,7 @@ impl<'c, T: Equivalence> Window<'c, T> {
                 operation: "win_lock",
                 role: "target",
                 rank: target,
-                size: c_int::try_from(self.layout.lens.len()).unwrap_or(c_int::MAX),
+                size: c_int::try_from(self.layout.lens().len()).unwrap_or(c_int::MAX),
             });
         }
         let win = self.win.raw;

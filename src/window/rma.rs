@@ -75,7 +75,7 @@ impl<T: Equivalence> std::fmt::Debug for Window<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Window")
             .field("type", &std::any::type_name::<T>())
-            .field("lens", &self.layout.lens)
+            .field("lens", &self.layout.lens())
             .finish()
     }
 }
@@ -301,7 +301,7 @@ impl<'c, T: Equivalence> Window<'c, T> {
         // The window first, so that on an error below its `Drop` frees it before the vector.
         let mut window = Window {
             win,
-            layout: Layout::new(1, 0),
+            layout: Layout::new(1),
             storage,
             rank: comm.rank(),
             state: AtomicU8::new(IDLE),
@@ -313,7 +313,7 @@ impl<'c, T: Equivalence> Window<'c, T> {
             .map_err(|e| rename(e, operation))?;
         window
             .layout
-            .set_lens(lens.into_iter().map(|n| n as usize).collect());
+            .set_lens(lens.into_iter().map(|n| n as usize).collect(), 0);
         Ok(window)
     }
 
@@ -330,7 +330,7 @@ impl<'c, T: Equivalence> Window<'c, T> {
     pub fn len_of(&self, rank: i32) -> Option<usize> {
         usize::try_from(rank)
             .ok()
-            .and_then(|r| self.layout.lens.get(r).copied())
+            .and_then(|r| self.layout.lens().get(r).copied())
     }
 
     /// The number of values in this process's window.

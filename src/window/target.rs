@@ -15,14 +15,12 @@ use std::ffi::c_int;
 #[derive(Debug)]
 pub(crate) struct Layout {
     /// Elements of `T` in each rank's window.
-    pub(crate) lens: Box<[usize]>,
-    /// Each rank's [`Reach`], for the checks' fast path (see [`Layout::locate`]).
+    lens: Box<[usize]>,
+    /// Each rank's [`Reach`], made from `lens` with them (see [`Layout::set_lens`]).
     reach: Box<[Reach]>,
     /// Displacement units per element: 1 when the window's `disp_unit` is `size_of::<T>()`,
     /// `size_of::<T>()` when it is one byte.
     scale: ffi::MPI_Aint,
-    /// Where rank 0's elements start, in displacement units (a shared window's control block).
-    rank0_offset: ffi::MPI_Aint,
 }
 
 /// What the fast path of [`Layout::locate`] needs of one rank's window, in one place.
@@ -45,25 +43,30 @@ pub(crate) struct Target {
 
 impl Layout {
     /// A layout of windows with no elements yet ([`Layout::set_lens`] gives them).
-    pub(crate) fn new(scale: ffi::MPI_Aint, rank0_offset: ffi::MPI_Aint) -> Self {
+    pub(crate) fn new(scale: ffi::MPI_Aint) -> Self {
         Layout {
             lens: Box::default(),
             reach: Box::default(),
             scale,
-            rank0_offset,
         }
     }
 
-    /// Records each rank's number of elements.
-    pub(crate) fn set_lens(&mut self, lens: Box<[usize]>) {
+    /// Records each rank's number of elements, and where rank 0's start, in displacement units
+    /// (after a shared window's control block; 0 elsewhere).
+    pub(crate) fn set_lens(&mut self, lens: Box<[usize]>, rank0_offset: ffi::MPI_Aint) {
         let most = usize::try_from(c_int::MAX).unwrap_or(usize::MAX);
         self.reach = (lens.iter().enumerate())
             .map(|(rank, &len)| Reach {
                 limit: len.min(most),
-                base: if rank == 0 { self.rank0_offset } else { 0 },
+                base: if rank == 0 { rank0_offset } else { 0 },
             })
             .collect();
         self.lens = lens;
+    }
+
+    /// Elements of `T` in each rank's window.
+    pub(crate) fn lens(&self) -> &[usize] {
+        &self.lens
     }
 
     /// Checks that `len` values of `T` from element `index` lie inside `rank`'s window.
@@ -111,17 +114,17 @@ impl Layout {
         len: usize,
         operation: &'static str,
     ) -> Result<Target> {
-        let Some(&target_len) = usize::try_from(rank).ok().and_then(|r| self.lens.get(r)) else {
+        let Some(r) = usize::try_from(rank).ok().filter(|&r| r < self.lens.len()) else {
             return Err(self.bad_rank(rank, operation));
         };
+        let target_len = self.lens[r];
         match index.checked_add(len) {
             Some(end) if end <= target_len => {}
             _ => return Err(out_of_bounds(operation, rank, index, len, target_len)),
         }
         let count = count_of::<T>(len, operation)?;
         // In bounds of a window that exists, so the product fits an MPI_Aint.
-        let disp =
-            (index as ffi::MPI_Aint) * self.scale + if rank == 0 { self.rank0_offset } else { 0 };
+        let disp = (index as ffi::MPI_Aint) * self.scale + self.reach[r].base;
         Ok(Target { rank, disp, count })
     }
 }
@@ -514,8 +517,8 @@ mod tests {
     /// Rank 0 of more elements than an `int` counts (behind a control block of 16 units, as a
     /// shared window's), rank 1 of four.
     fn layout(scale: ffi::MPI_Aint) -> Layout {
-        let mut layout = Layout::new(scale, 16);
-        layout.set_lens(Box::new([MAX + 1000, 4]));
+        let mut layout = Layout::new(scale);
+        layout.set_lens(Box::new([MAX + 1000, 4]), 16);
         layout
     }
 

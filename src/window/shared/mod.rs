@@ -128,7 +128,7 @@ impl<T: Pod> std::fmt::Debug for SharedWindow<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SharedWindow")
             .field("type", &std::any::type_name::<T>())
-            .field("lens", &self.layout.lens)
+            .field("lens", &self.layout.lens())
             .field("contiguous", &self.whole.is_some())
             .field("epochs", &self.seq)
             .finish()
@@ -259,10 +259,7 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
             control: NonNull::dangling(),
             seq: 0,
             poisoned: false,
-            layout: Layout::new(
-                std::mem::size_of::<T>() as ffi::MPI_Aint,
-                control as ffi::MPI_Aint,
-            ),
+            layout: Layout::new(std::mem::size_of::<T>() as ffi::MPI_Aint),
             _comm: PhantomData,
         };
         // MPI may round segment sizes up (Open MPI does, to pages, without the contiguity
@@ -330,8 +327,12 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
             segments.push(Segment { ptr, len });
         }
         self.whole = contiguous(&segments);
-        self.layout
-            .set_lens(segments.iter().map(|s| s.len).collect());
+        // Rank 0's elements start after the control block: `control` bytes, and this window's
+        // displacement unit is one byte.
+        self.layout.set_lens(
+            segments.iter().map(|s| s.len).collect(),
+            control as ffi::MPI_Aint,
+        );
         self.segments = segments.into_boxed_slice();
         Ok(())
     }

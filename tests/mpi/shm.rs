@@ -10,6 +10,7 @@
 
 use std::collections::HashSet;
 use std::ffi::OsString;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -18,13 +19,15 @@ const DIR: &str = "/dev/shm";
 /// Names the MPIs in the matrix give their segments.
 const PREFIXES: &[&str] = &["mpich_shm_", "vader_segment.", "sm_segment."];
 
-/// The MPI segments in `/dev/shm` now (none where there is no `/dev/shm`).
+/// This user's MPI segments in `/dev/shm` now (none where there is no `/dev/shm`). Another
+/// user's are never listed, so never removed.
 pub fn segments() -> HashSet<OsString> {
-    let Ok(entries) = std::fs::read_dir(DIR) else {
+    let (Ok(entries), Ok(me)) = (std::fs::read_dir(DIR), std::fs::metadata("/proc/self")) else {
         return HashSet::new();
     };
     entries
         .filter_map(|e| e.ok())
+        .filter(|e| e.metadata().is_ok_and(|m| m.uid() == me.uid()))
         .map(|e| e.file_name())
         .filter(|name| {
             let name = name.to_string_lossy();

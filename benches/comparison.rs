@@ -769,8 +769,18 @@ fn windows<'a>(
         return;
     }
     let next = (world.rank() + 1) % world.size();
-    for (get, group) in [(false, "rma_put"), (true, "rma_get")] {
-        for bytes in RMA {
+    // The `_target` rows make the same calls through `epoch.target(next)`, made once per block:
+    // the target's rank checked once, each call checking only its bounds (8 bytes only; at
+    // 1 MiB the copy is all there is to time).
+    let rows_rma = [
+        (false, "rma_put", &RMA[..]),
+        (true, "rma_get", &RMA[..]),
+        (false, "rma_put_target", &RMA[..1]),
+        (true, "rma_get_target", &RMA[..1]),
+    ];
+    for (get, group, sizes) in rows_rma {
+        let via_target = group.ends_with("_target");
+        for &bytes in sizes {
             // One window and one buffer for the three sides, as the other rows share theirs.
             // C's side used to allocate a window of its own for each block, so every block ran
             // on a peer segment this process had not touched yet (most likely paying a page
@@ -782,6 +792,16 @@ fn windows<'a>(
             bench.add(group, "ferrompi", bytes, move |iters| {
                 let buf = &mut b.borrow_mut()[..];
                 w.lock_all(Assert::empty(), |e| {
+                    if via_target {
+                        let to = e.target(next).expect("target");
+                        return timed(iters, || {
+                            if get {
+                                to.get_now(buf, 0).expect("get");
+                            } else {
+                                to.put_now(buf, 0).expect("put");
+                            }
+                        });
+                    }
                     timed(iters, || {
                         if get {
                             e.get_now(buf, next, 0).expect("get");
@@ -832,10 +852,11 @@ fn windows<'a>(
             });
             rows.push(Row {
                 group,
-                what: if get {
-                    "get_now (get + flush_local)"
-                } else {
-                    "put_now (put + flush)"
+                what: match (get, via_target) {
+                    (false, false) => "put_now (put + flush)",
+                    (true, false) => "get_now (get + flush_local)",
+                    (false, true) => "put_now via epoch.target(rank)",
+                    (true, true) => "get_now via epoch.target(rank)",
                 },
                 bytes,
                 target: 1.02,

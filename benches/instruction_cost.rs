@@ -13,6 +13,8 @@
 //!   `benches/request_cost.rs` times);
 //! - `put`, `put-ffi`: an 8-byte `put_now` (put + flush) under `lock_all`, and the same calls;
 //! - `get`, `get-ffi`: an 8-byte `get_now` (get + local flush), and the same calls;
+//! - `put-target`, `get-target` (and their `-ffi` twins, the same calls as above): the same
+//!   `put_now` and `get_now` through `epoch.target(rank)`, made once before the loop;
 //! - `allreduce`, `allreduce-ffi`: a blocking sum of one `f64` (the comparison's 8-byte row);
 //! - `allreduce-in-place`, `allreduce-in-place-ffi`: the same with `MPI_IN_PLACE`;
 //! - `allreduce-init`, `allreduce-init-ffi`: start + wait of a persistent allreduce of one
@@ -70,13 +72,17 @@ fn main() {
     );
 }
 
-const PATHS: [&str; 20] = [
+const PATHS: [&str; 24] = [
     "exchange",
     "exchange-ffi",
     "put",
     "put-ffi",
     "get",
     "get-ffi",
+    "put-target",
+    "put-target-ffi",
+    "get-target",
+    "get-target-ffi",
     "allreduce",
     "allreduce-ffi",
     "allreduce-in-place",
@@ -107,7 +113,8 @@ fn run(mpi: &Mpi, path: &str, iterations: usize) {
                 exchange.delivered(path);
             }
         }
-        "put" | "put-ffi" | "get" | "get-ffi" => window(&world, path, iterations),
+        "put" | "put-ffi" | "get" | "get-ffi" | "put-target" | "put-target-ffi" | "get-target"
+        | "get-target-ffi" => window(&world, path, iterations),
         _ => blocking(&world, path, iterations),
     }
 }
@@ -124,7 +131,15 @@ fn window(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
         match path {
             "put" => (0..iterations).for_each(|_| epoch.put_now(&buf, me, 0).expect("put")),
             "get" => (0..iterations).for_each(|_| epoch.get_now(&mut buf, me, 0).expect("get")),
-            "put-ffi" => (0..iterations).for_each(|_| {
+            "put-target" => {
+                let to = epoch.target(me).expect("target");
+                (0..iterations).for_each(|_| to.put_now(&buf, 0).expect("put"));
+            }
+            "get-target" => {
+                let to = epoch.target(me).expect("target");
+                (0..iterations).for_each(|_| to.get_now(&mut buf, 0).expect("get"));
+            }
+            "put-ffi" | "put-target-ffi" => (0..iterations).for_each(|_| {
                 // SAFETY: `buf` holds 8 bytes, the window 64, under lock_all; each put
                 // completes before the next (flush).
                 unsafe {

@@ -233,7 +233,9 @@ fn open_to(thread: u8) -> bool {
 /// [`RequestSet`](crate::RequestSet)s use its pass too (for their waits and tests), through
 /// their reference to the scope's in-flight count: they are neither `Send` nor `Sync` and
 /// cannot outlive the scope. So is a [`WindowEpoch`](crate::window::WindowEpoch): it borrows
-/// its window, and is neither `Send` nor `Sync`.
+/// its window, and is neither `Send` nor `Sync`; and an
+/// [`EpochTarget`](crate::window::EpochTarget), which borrows an epoch, copies its pass, and
+/// is neither `Send` nor `Sync` either.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Pass(PhantomData<*const ()>);
 

@@ -41,7 +41,7 @@
 //! | [`comm::partition`] | ch. 6 | [`Partition`]: per-rank blocks for the v-collectives |
 //! | [`info`] | ch. 10 | [`Info`]: hints for windows and communicators |
 //! | [`window::shared`] | §12.2.3, §12.7 | [`SharedWindow`]: one copy per node, read and write epochs, atomics |
-//! | [`window::rma`], [`window::epoch`] | ch. 12 | [`Window`]: put, get, accumulate, atomics, `rput`/`rget`; fence, PSCW, lock epochs |
+//! | [`window::rma`], [`window::epoch`], [`window::epoch_target`] | ch. 12 | [`Window`]: put, get, accumulate, atomics, `rput`/`rget`; fence, PSCW, lock epochs; one target checked once |
 //! | [`topology`] | §7.4.2 | [`Hierarchy`](topology::Hierarchy): node, leaders, NUMA groups, hosts; [`Placement`](topology::Placement): NUMA binding from Linux; `split_numa` |
 //! | [`slurm`] | §11.5 | [`SlurmJob`](slurm::SlurmJob): the allocation from `SLURM_*`; hostlist and count parsers |
 //!
@@ -54,8 +54,8 @@
 //! the test suite):
 //!
 //! ```text
-//!  channel   window (shared, rma, epoch, exposure)   topology   slurm  what programs build on
-//!     |         |                                       |         |
+//!  channel   window (shared, rma, epoch, epoch_target, exposure)   topology   slurm  what programs build on
+//!     |         |                                                     |         |
 //!  comm: p2p, probe, nonblocking, persistent, bsend,             the operations of a
 //!        collective/ (barrier_bcast, reduce, gather_scatter,     communicator, each family
 //!        vector, in_place), persistent_collective/ (inits),      in its own module
@@ -91,7 +91,7 @@
 //! | [`Channel`], [`AttachedBuffer`] | yes | yes | as [`Communicator`] |
 //! | [`Info`] | yes | yes | as [`Communicator`]; changes need `&mut` |
 //! | [`SharedWindow`], [`Window`] | yes | yes | epochs need `&mut` (shared) or are serialised per process (RMA) |
-//! | [`WindowEpoch`](window::WindowEpoch) | no | no | tied to the thread that opened the epoch |
+//! | [`WindowEpoch`](window::WindowEpoch), [`EpochTarget`](window::EpochTarget) | no | no | tied to the thread that opened the epoch |
 //!
 //! These hold whatever the implementation's handle representation (pointers in Open MPI,
 //! integers in MPICH); a compile-time assertion checks every public type's traits, both ways,
@@ -307,7 +307,7 @@ mod thread_traits {
         RequestStorage, Scope,
     };
     use crate::window::{
-        Assert, Exposure, LockType, SharedWindow, Window, WindowEpoch,
+        Assert, EpochTarget, Exposure, LockType, SharedWindow, Window, WindowEpoch,
         shared::{AtomicEpoch, ReadEpoch, WriteEpoch},
     };
     use crate::*;
@@ -421,6 +421,7 @@ mod thread_traits {
             RequestSet<'static>,
             ActiveSet<'static, 'static>,
             WindowEpoch<'static, 'static, f64>,
+            EpochTarget<'static, 'static, f64>,
             WriteEpoch<'static, f64>,
         );
         let _ = <Mpi as AmbiguousIf<IsSend, _>>::check;

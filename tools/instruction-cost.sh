@@ -59,6 +59,8 @@ for impl in "${impls[@]}"; do
     "exchange|request (8 irecv + 8 isend + wait_all, per request)|16"
     "put|put_now 8 B (put + flush)|1"
     "get|get_now 8 B (get + flush_local)|1"
+    "put-target|put_now 8 B through epoch.target(rank)|1"
+    "get-target|get_now 8 B through epoch.target(rank)|1"
     "allreduce|allreduce 8 B (blocking)|1"
     "allreduce-in-place|allreduce_in_place 8 B (blocking)|1"
     "allreduce-init|persistent allreduce 8 B (start + wait)|1"

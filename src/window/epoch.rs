@@ -260,7 +260,7 @@ impl<'c, T: Equivalence> Window<'c, T> {
 /// [`Error::EpochMisuse`], built out of line so the checks on the hot path stay small.
 #[cold]
 #[inline(never)]
-fn misuse(operation: &'static str, reason: std::fmt::Arguments<'_>) -> Error {
+pub(super) fn misuse(operation: &'static str, reason: std::fmt::Arguments<'_>) -> Error {
     Error::EpochMisuse {
         operation,
         reason: reason.to_string(),
@@ -270,7 +270,7 @@ fn misuse(operation: &'static str, reason: std::fmt::Arguments<'_>) -> Error {
 /// The misuse of a call only passive-target epochs allow.
 #[cold]
 #[inline(never)]
-fn not_passive(operation: &'static str) -> Error {
+pub(super) fn not_passive(operation: &'static str) -> Error {
     misuse(
         operation,
         format_args!("only passive-target (lock, lock_all) epochs allow this"),
@@ -336,9 +336,9 @@ pub(crate) enum EpochKind {
 /// }).unwrap().unwrap();
 /// ```
 pub struct WindowEpoch<'e, 'buf, T: Equivalence> {
-    calls: Calls,
-    layout: &'e Layout,
-    kind: EpochKind,
+    pub(super) calls: Calls,
+    pub(super) layout: &'e Layout,
+    pub(super) kind: EpochKind,
     /// Invariant in `'buf`, so the closure cannot shorten it to its own lifetime.
     _buf: PhantomData<&'buf mut &'buf [T]>,
 }
@@ -356,7 +356,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// epoch is a passive one (the calls that complete before returning: `put_now`, `get_now`,
     /// `flush`), in the same test of the epoch's kind.
     #[inline(always)]
-    fn target(
+    fn check_target(
         &self,
         passive_only: bool,
         rank: i32,
@@ -404,7 +404,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// than a `lock` epoch's); [`Error::CountOverflow`]; [`Error::WrongThread`]; [`Error::Mpi`].
     #[inline(always)]
     pub fn put(&self, buf: &'buf [T], target: i32, index: usize) -> Result<()> {
-        let t = self.target(false, target, index, buf.len(), "put")?;
+        let t = self.check_target(false, target, index, buf.len(), "put")?;
         // SAFETY: `buf` is borrowed for 'buf, beyond the epoch's completion.
         unsafe { self.calls.put(buf, t, Completion::AtEpochEnd) }
     }
@@ -428,7 +428,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// As [`WindowEpoch::put`].
     #[inline(always)]
     pub fn get(&self, buf: &'buf mut [T], target: i32, index: usize) -> Result<()> {
-        let t = self.target(false, target, index, buf.len(), "get")?;
+        let t = self.check_target(false, target, index, buf.len(), "get")?;
         // SAFETY: `buf` is exclusively borrowed for 'buf, beyond the epoch's completion.
         unsafe { self.calls.get(buf, t, Completion::AtEpochEnd) }
     }
@@ -455,7 +455,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     #[inline(always)]
     pub fn put_now(&self, buf: &[T], target: i32, index: usize) -> Result<()> {
         const OP: &str = "put";
-        let t = self.target(true, target, index, buf.len(), OP)?;
+        let t = self.check_target(true, target, index, buf.len(), OP)?;
         // SAFETY: `buf` is borrowed until the flush, in a passive epoch, has completed the put.
         unsafe { self.calls.put(buf, t, Completion::Flush) }
     }
@@ -483,7 +483,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     #[inline(always)]
     pub fn get_now(&self, buf: &mut [T], target: i32, index: usize) -> Result<()> {
         const OP: &str = "get";
-        let t = self.target(true, target, index, buf.len(), OP)?;
+        let t = self.check_target(true, target, index, buf.len(), OP)?;
         // SAFETY: `buf` is exclusively borrowed until the local flush, in a passive epoch, has
         // completed the get.
         unsafe { self.calls.get(buf, t, Completion::FlushLocal) }
@@ -516,7 +516,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         index: usize,
         op: O,
     ) -> Result<()> {
-        let t = self.target(false, target, index, buf.len(), "accumulate")?;
+        let t = self.check_target(false, target, index, buf.len(), "accumulate")?;
         // SAFETY: as in `put`.
         unsafe { self.calls.accumulate(buf, t, operand(&op)) }
     }
@@ -555,7 +555,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
                 actual: result.len(),
             });
         }
-        let t = self.target(false, target, index, origin.len(), OP)?;
+        let t = self.check_target(false, target, index, origin.len(), OP)?;
         // SAFETY: both borrowed for 'buf, beyond the epoch's completion.
         unsafe { self.calls.get_accumulate(origin, result, t, operand(&op)) }
     }
@@ -587,7 +587,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         op: O,
     ) -> Result<T> {
         const OP: &str = "fetch_and_op";
-        let t = self.target(true, target, index, 1, OP)?;
+        let t = self.check_target(true, target, index, 1, OP)?;
         single_element::<T>(OP)?;
         let mut result = zeroed::<T>();
         // SAFETY: `value` and `result` live until the flush below completes the call.
@@ -622,7 +622,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         T: Bitwise,
     {
         const OP: &str = "compare_and_swap";
-        let t = self.target(true, target, index, 1, OP)?;
+        let t = self.check_target(true, target, index, 1, OP)?;
         single_element::<T>(OP)?;
         let mut result = zeroed::<T>();
         // SAFETY: the three values live until the flush below completes the call.
@@ -653,7 +653,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// # Errors
     /// [`Error::EpochMisuse`]; [`Error::InvalidRank`]; [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn flush(&self, target: i32) -> Result<()> {
-        let t = self.target(true, target, 0, 0, "win_flush")?;
+        let t = self.check_target(true, target, 0, 0, "win_flush")?;
         self.calls.flush(t.rank)
     }
 
@@ -700,7 +700,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// # Errors
     /// As [`WindowEpoch::flush`].
     pub fn flush_local(&self, target: i32) -> Result<()> {
-        let t = self.target(false, target, 0, 0, "win_flush_local")?;
+        let t = self.check_target(false, target, 0, 0, "win_flush_local")?;
         self.sync_call("win_flush_local", |win| {
             // SAFETY: a valid window in a passive epoch; a checked rank.
             unsafe { ffi::MPI_Win_flush_local(t.rank, win) }
@@ -871,7 +871,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         len: usize,
         operation: &'static str,
     ) -> Result<Request<'s>> {
-        let t = self.target(true, target, index, len, operation)?;
+        let t = self.check_target(true, target, index, len, operation)?;
         // SAFETY: the buffer is borrowed for 's; the scope completes or aborts before 's ends.
         let raw = unsafe { self.calls.request(call, t)? };
         Ok(Request::started(raw, None, &scope.in_flight))

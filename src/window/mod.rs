@@ -33,12 +33,14 @@
 //! creation) before each call: [`Error::OutOfBounds`], never an access outside the window.
 
 pub mod epoch;
+pub mod epoch_target;
 pub mod exposure;
 pub mod rma;
 pub mod shared;
 mod target;
 
 pub use epoch::WindowEpoch;
+pub use epoch_target::EpochTarget;
 pub use exposure::Exposure;
 pub use rma::Window;
 pub use shared::{AtomicEpoch, ReadEpoch, SharedWindow, WriteEpoch};

@@ -23,14 +23,51 @@ pub(crate) struct Layout {
     scale: ffi::MPI_Aint,
 }
 
-/// What the fast path of [`Layout::locate`] needs of one rank's window, in one place.
+/// What the fast path of the target check needs of one rank's window, in one place
+/// ([`Layout::locate`], and an [`EpochTarget`](super::EpochTarget) holds its rank's).
 #[derive(Debug, Clone, Copy)]
-struct Reach {
-    /// The elements a call may reach without a further check: the window's length, or
-    /// `c_int::MAX` where that is less (a call over more would not fit MPI's `int` count).
-    limit: usize,
+pub(crate) struct Reach {
+    /// One past the elements a call may reach without a further check: the window's length,
+    /// or `c_int::MAX` where that is less (a call over more would not fit MPI's `int` count),
+    /// plus one. 0 lets no call through.
+    pub(crate) stop: usize,
     /// Where the rank's elements start, in displacement units.
-    base: ffi::MPI_Aint,
+    pub(crate) base: ffi::MPI_Aint,
+}
+
+impl Reach {
+    /// The fast path of the target check: whether `len` values of `T` from element `index`
+    /// end before `stop`, which also bounds the MPI count where `T` is one MPI element (a `T`
+    /// of more elements tests its count too; for one element the compiler leaves that test
+    /// out). `Some(base)` if so, for [`Target::inside`]; `None` sends the call to the full
+    /// check.
+    #[inline(always)]
+    pub(crate) fn admits<T: Equivalence>(self, index: usize, len: usize) -> Option<ffi::MPI_Aint> {
+        let most_values = usize::try_from(c_int::MAX).unwrap_or(usize::MAX) / T::ELEMENTS.max(1);
+        let end = index.checked_add(len)?;
+        let fits = T::ELEMENTS <= 1 || len <= most_values;
+        (end < self.stop && fits).then_some(self.base)
+    }
+}
+
+impl Target {
+    /// The target of a call a [`Reach`] of `rank` admitted, with its `base`.
+    #[inline(always)]
+    pub(crate) fn inside<T: Equivalence>(
+        rank: c_int,
+        index: usize,
+        len: usize,
+        scale: ffi::MPI_Aint,
+        base: ffi::MPI_Aint,
+    ) -> Target {
+        // Admitted: `len` ≤ `c_int::MAX / ELEMENTS`, so the count fits an `int`; in bounds of
+        // a window that exists, so the displacement fits an `MPI_Aint`.
+        Target {
+            rank,
+            disp: (index as ffi::MPI_Aint) * scale + base,
+            count: (len * T::ELEMENTS) as c_int,
+        }
+    }
 }
 
 /// A checked target: rank, displacement and MPI count of one call.
@@ -57,7 +94,7 @@ impl Layout {
         let most = usize::try_from(c_int::MAX).unwrap_or(usize::MAX);
         self.reach = (lens.iter().enumerate())
             .map(|(rank, &len)| Reach {
-                limit: len.min(most),
+                stop: len.min(most) + 1,
                 base: if rank == 0 { rank0_offset } else { 0 },
             })
             .collect();
@@ -67,6 +104,16 @@ impl Layout {
     /// Elements of `T` in each rank's window.
     pub(crate) fn lens(&self) -> &[usize] {
         &self.lens
+    }
+
+    /// `rank`'s [`Reach`]; `None` for a rank the window does not have.
+    pub(crate) fn reach_of(&self, rank: c_int) -> Option<Reach> {
+        self.reach.get(usize::try_from(rank).ok()?).copied()
+    }
+
+    /// Displacement units per element.
+    pub(crate) fn scale(&self) -> ffi::MPI_Aint {
+        self.scale
     }
 
     /// Checks that `len` values of `T` from element `index` lie inside `rank`'s window.
@@ -81,33 +128,21 @@ impl Layout {
         len: usize,
         operation: &'static str,
     ) -> Result<Target> {
-        // The fast path: one test of the rank (a negative one becomes a large `u32`) and one
-        // of the end against the rank's `limit`, which also bounds the count where `T` is one
-        // MPI element. A `T` of more elements tests its count too; for one element the
-        // compiler leaves that test out.
-        let most_values = usize::try_from(c_int::MAX).unwrap_or(usize::MAX) / T::ELEMENTS.max(1);
-        let fast = self.reach.get(rank as u32 as usize).and_then(|reach| {
-            let end = index.checked_add(len)?;
-            let fits = T::ELEMENTS <= 1 || len <= most_values;
-            (end <= reach.limit && fits).then_some(reach.base)
-        });
+        // The fast path: one test of the rank (a negative one becomes a large `u32`), then
+        // the rank's `Reach`.
+        let fast =
+            (self.reach.get(rank as u32 as usize)).and_then(|reach| reach.admits::<T>(index, len));
         let Some(base) = fast else {
             return self.locate_slow::<T>(rank, index, len, operation);
         };
-        // `len` ≤ `most_values`, so the count fits an `int`; in bounds of a window that
-        // exists, so the displacement fits an `MPI_Aint`.
-        Ok(Target {
-            rank,
-            disp: (index as ffi::MPI_Aint) * self.scale + base,
-            count: (len * T::ELEMENTS) as c_int,
-        })
+        Ok(Target::inside::<T>(rank, index, len, self.scale, base))
     }
 
     /// [`Layout::locate`] in full: a call its fast path did not pass (an error, or a call
-    /// ending past `limit` in a window of more elements than an `int` counts).
+    /// ending past its `Reach` in a window of more elements than an `int` counts).
     #[cold]
     #[inline(never)]
-    fn locate_slow<T: Equivalence>(
+    pub(crate) fn locate_slow<T: Equivalence>(
         &self,
         rank: i32,
         index: usize,
@@ -132,7 +167,7 @@ impl Layout {
 impl Layout {
     #[cold]
     #[inline(never)]
-    fn bad_rank(&self, rank: i32, operation: &'static str) -> Error {
+    pub(crate) fn bad_rank(&self, rank: i32, operation: &'static str) -> Error {
         Error::InvalidRank {
             operation,
             role: "target",

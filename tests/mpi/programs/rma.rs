@@ -16,6 +16,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     requests(&world, t);
     storage(&world, t);
     bad_input(&world, t);
+    targets(&world, t);
 }
 
 fn ring(comm: &Communicator<'_>) -> (i32, i32) {
@@ -507,4 +508,125 @@ fn bad_input(comm: &Communicator<'_>, t: &mut Checks) {
     );
     // The job goes on.
     t.okay(comm.barrier(), "barrier after errors");
+}
+
+/// `epoch.target(rank)`: the same calls to one process, its rank and the epoch's kind checked
+/// once, in passive and active epochs; and what it refuses.
+fn targets(comm: &Communicator<'_>, t: &mut Checks) {
+    let (next, prev) = ring(comm);
+    let (rank, size) = (comm.rank(), comm.size());
+    let win = t.okay(Window::<i64>::allocate(comm, 4), "allocate");
+    // lock_all: put_now to the next rank's slots 0..2, read back with get_now; put + flush.
+    let (mut one, pair) = ([0i64], [i64::from(rank) * 10, i64::from(rank) * 10 + 1]);
+    let read = t.okay(
+        win.lock_all(Assert::empty(), |e| -> ferrompi::Result<[i64; 2]> {
+            let to = e.target(next)?;
+            for k in 0..2 {
+                one[0] = i64::from(rank) * 10 + k as i64;
+                to.put_now(&one, k)?;
+            }
+            let mut back = [0i64; 2];
+            to.get_now(&mut back, 0)?;
+            to.put(&pair, 2)?;
+            to.flush()?;
+            Ok(back)
+        }),
+        "lock_all through target",
+    );
+    t.eq_ok(
+        read,
+        [i64::from(rank) * 10, i64::from(rank) * 10 + 1],
+        "put_now then get_now through target",
+    );
+    t.okay(comm.barrier(), "barrier");
+    // Fence: get this rank's window through a target (complete at the closing fence).
+    let mut mine = [0i64; 4];
+    t.okay(
+        win.fence(Assert::empty(), |e| e.target(rank)?.get(&mut mine, 0)),
+        "fence get through target",
+    )
+    .unwrap();
+    let p = i64::from(prev) * 10;
+    t.eq(mine, [p, p + 1, p, p + 1], "what prev put, through target");
+    // Fence: puts through a target, then what only passive epochs allow is refused.
+    let halo = [i64::from(rank); 2];
+    let refused = t.okay(
+        win.fence(Assert::empty(), |e| -> ferrompi::Result<_> {
+            let to = e.target(next)?;
+            to.put(&halo, 0)?;
+            to.put(&halo[..0], 4)?; // empty, at the end: allowed
+            let mut back = [0i64];
+            Ok([to.put_now(&halo, 0), to.get_now(&mut back, 0), to.flush()])
+        }),
+        "fence put through target",
+    );
+    for (result, what) in refused
+        .unwrap()
+        .into_iter()
+        .zip(["put_now", "get_now", "flush"])
+    {
+        t.err(
+            result,
+            |e| matches!(e, Error::EpochMisuse { .. }),
+            format!("{what} through a target of a fence epoch"),
+        );
+    }
+    let mut seen = [0i64; 2];
+    t.okay(
+        win.fence(Assert::NOSUCCEED, |e| e.get(&mut seen, rank, 0)),
+        "fence get",
+    )
+    .unwrap();
+    t.eq(seen, [i64::from(prev); 2], "puts through a fence target");
+    // Bounds: checked on every call; the rank and the lock when the target is made.
+    let bounds = t.okay(
+        win.lock_all(Assert::empty(), |e| -> ferrompi::Result<_> {
+            let to = e.target(rank)?;
+            let mut back = [0i64; 2];
+            Ok([
+                to.put_now(&halo, 3),
+                to.get_now(&mut back, usize::MAX),
+                to.put_now(&halo[..0], 5),
+                to.put_now(&halo[..0], 4),
+            ])
+        }),
+        "lock_all for bounds",
+    );
+    let [past, overflow, empty_past, empty_end] = bounds.unwrap();
+    for (result, what) in [
+        (past, "put_now past the end"),
+        (overflow, "get_now at usize::MAX"),
+        (empty_past, "an empty put_now past the end"),
+    ] {
+        t.err(result, |e| matches!(e, Error::OutOfBounds { .. }), what);
+    }
+    t.okay(empty_end, "an empty put_now at the end");
+    let ranks = t.okay(
+        win.lock_all(Assert::empty(), |e| {
+            [e.target(size).map(drop), e.target(-1).map(drop)]
+        }),
+        "lock_all for bad ranks",
+    );
+    for (result, what) in ranks.into_iter().zip(["rank = size", "rank -1"]) {
+        t.err(
+            result,
+            |e| matches!(e, Error::InvalidRank { .. }),
+            format!("target of {what}"),
+        );
+    }
+    let locked = t.okay(
+        win.lock(LockType::Shared, rank, Assert::empty(), |e| {
+            (e.target(rank).map(|to| to.rank()), e.target(next).map(drop))
+        }),
+        "lock for targets",
+    );
+    t.eq_ok(locked.0, rank, "target of the locked rank");
+    if size > 1 {
+        t.err(
+            locked.1,
+            |e| matches!(e, Error::EpochMisuse { .. }),
+            "target of another rank than the locked one",
+        );
+    }
+    t.okay(comm.barrier(), "barrier after targets");
 }

@@ -277,6 +277,16 @@ pub(super) fn not_passive(operation: &'static str) -> Error {
     )
 }
 
+/// The misuse of a call to another rank than the one a `lock` epoch locks.
+#[cold]
+#[inline(never)]
+pub(super) fn not_locked(operation: &'static str, locked: i32, rank: i32) -> Error {
+    misuse(
+        operation,
+        format_args!("the epoch locks rank {locked}, not {rank}"),
+    )
+}
+
 /// Which synchronisation opened an epoch, and so which calls it allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum EpochKind {
@@ -284,6 +294,14 @@ pub(crate) enum EpochKind {
     Access,
     Lock(i32),
     LockAll,
+}
+
+impl EpochKind {
+    /// Whether this is a passive-target epoch (`lock`, `lock_all`), which allows the calls
+    /// that complete before returning (`put_now`, `get_now`, `flush`, the atomics).
+    pub(super) const fn is_passive(self) -> bool {
+        matches!(self, EpochKind::Lock(_) | EpochKind::LockAll)
+    }
 }
 
 /// An open access epoch of a [`Window`]: the one-sided calls. Made only by the window's
@@ -366,10 +384,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     ) -> Result<super::target::Target> {
         match self.kind {
             EpochKind::Lock(locked) if locked != rank => {
-                return Err(misuse(
-                    operation,
-                    format_args!("the epoch locks rank {locked}, not {rank}"),
-                ));
+                return Err(not_locked(operation, locked, rank));
             }
             EpochKind::Fence | EpochKind::Access if passive_only => {
                 return Err(not_passive(operation));
@@ -381,9 +396,10 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
 
     #[inline]
     fn passive(&self, operation: &'static str) -> Result<()> {
-        match self.kind {
-            EpochKind::Lock(_) | EpochKind::LockAll => Ok(()),
-            _ => Err(not_passive(operation)),
+        if self.kind.is_passive() {
+            Ok(())
+        } else {
+            Err(not_passive(operation))
         }
     }
 
@@ -595,7 +611,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
             self.calls
                 .fetch_and_op(&value, &mut result, t, operand(&op))?
         };
-        self.calls.flush(t.rank)?;
+        self.calls.flush(t.rank())?;
         Ok(result)
     }
 
@@ -630,7 +646,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
             self.calls
                 .compare_and_swap(&value, &compare, &mut result, t)?
         };
-        self.calls.flush(t.rank)?;
+        self.calls.flush(t.rank())?;
         Ok(result)
     }
 
@@ -654,7 +670,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// [`Error::EpochMisuse`]; [`Error::InvalidRank`]; [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn flush(&self, target: i32) -> Result<()> {
         let t = self.check_target(true, target, 0, 0, "win_flush")?;
-        self.calls.flush(t.rank)
+        self.calls.flush(t.rank())
     }
 
     /// Completes every call of the epoch (`MPI_Win_flush_all`). Passive epochs only.
@@ -703,7 +719,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         let t = self.check_target(false, target, 0, 0, "win_flush_local")?;
         self.sync_call("win_flush_local", |win| {
             // SAFETY: a valid window in a passive epoch; a checked rank.
-            unsafe { ffi::MPI_Win_flush_local(t.rank, win) }
+            unsafe { ffi::MPI_Win_flush_local(t.rank(), win) }
         })
     }
 

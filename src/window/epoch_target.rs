@@ -2,7 +2,7 @@
 //! kind checked once, for loops of small calls to the same process (as rsmpi's
 //! `process_at_rank`, or a C program that checks its target before the loop).
 
-use super::epoch::{EpochKind, WindowEpoch, misuse, not_passive};
+use super::epoch::{EpochKind, WindowEpoch, not_locked, not_passive};
 use super::target::{Calls, Completion, Layout, Reach, Target};
 use crate::datatype::Equivalence;
 use crate::error::Result;
@@ -43,16 +43,12 @@ impl<'e, 'buf, T: Equivalence> WindowEpoch<'e, 'buf, T> {
         const OP: &str = "target";
         if let EpochKind::Lock(locked) = self.kind {
             if locked != rank {
-                return Err(misuse(
-                    OP,
-                    format_args!("the epoch locks rank {locked}, not {rank}"),
-                ));
+                return Err(not_locked(OP, locked, rank));
             }
         }
         let Some(reach) = self.layout.reach_of(rank) else {
             return Err(self.layout.bad_rank(rank, OP));
         };
-        let passive = matches!(self.kind, EpochKind::Lock(_) | EpochKind::LockAll);
         Ok(EpochTarget {
             calls: Calls {
                 win: self.calls.win,
@@ -62,7 +58,11 @@ impl<'e, 'buf, T: Equivalence> WindowEpoch<'e, 'buf, T> {
             rank,
             scale: self.layout.scale(),
             reach,
-            now_stop: if passive { reach.stop } else { 0 },
+            now_stop: if self.kind.is_passive() {
+                reach.stop
+            } else {
+                0
+            },
             _buf: PhantomData,
         })
     }
@@ -78,6 +78,7 @@ pub struct EpochTarget<'a, 'buf, T: Equivalence> {
     /// For the errors, out of line.
     layout: &'a Layout,
     rank: c_int,
+    /// The layout's, copied so that a call reads all it needs from here.
     scale: ffi::MPI_Aint,
     /// The window's bounds for the calls any epoch allows.
     reach: Reach,
@@ -130,7 +131,9 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
         let Some(base) = reach.admits::<T>(index, len) else {
             return self.locate_slow(now, index, len, op);
         };
-        Ok(Target::inside::<T>(self.rank, index, len, self.scale, base))
+        // SAFETY: `base` is what this rank's `Reach` (with `stop` lowered to 0, which admits
+        // less) admitted for `index` and `len`; `scale` is the window's.
+        Ok(unsafe { Target::inside::<T>(self.rank, index, len, self.scale, base) })
     }
 
     /// [`EpochTarget::locate`] for a call its fast path did not pass.

@@ -52,8 +52,13 @@ impl Reach {
 
 impl Target {
     /// The target of a call a [`Reach`] of `rank` admitted, with its `base`.
+    ///
+    /// # Safety
+    /// `base` is what `reach.admits::<T>(index, len)` returned for `rank`'s [`Reach`] in a
+    /// window with `scale` displacement units per element: the one-sided calls trust a
+    /// `Target` to lie inside the target's window.
     #[inline(always)]
-    pub(crate) fn inside<T: Equivalence>(
+    pub(crate) unsafe fn inside<T: Equivalence>(
         rank: c_int,
         index: usize,
         len: usize,
@@ -70,12 +75,22 @@ impl Target {
     }
 }
 
-/// A checked target: rank, displacement and MPI count of one call.
+/// A checked target: rank, displacement and MPI count of one call. Only this module makes
+/// one, from a call that passed the check ([`Layout::locate`], or [`Reach::admits`] then
+/// [`Target::inside`]), so [`Calls`] can trust it to lie inside the target's window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Target {
-    pub(crate) rank: c_int,
-    pub(crate) disp: ffi::MPI_Aint,
-    pub(crate) count: c_int,
+    rank: c_int,
+    disp: ffi::MPI_Aint,
+    count: c_int,
+}
+
+impl Target {
+    /// The target's rank.
+    #[inline(always)]
+    pub(crate) fn rank(self) -> c_int {
+        self.rank
+    }
 }
 
 impl Layout {
@@ -135,7 +150,9 @@ impl Layout {
         let Some(base) = fast else {
             return self.locate_slow::<T>(rank, index, len, operation);
         };
-        Ok(Target::inside::<T>(rank, index, len, self.scale, base))
+        // SAFETY: `base` is what `rank`'s `Reach` admitted for `index` and `len`, and
+        // `self.scale` is this window's.
+        Ok(unsafe { Target::inside::<T>(rank, index, len, self.scale, base) })
     }
 
     /// [`Layout::locate`] in full: a call its fast path did not pass (an error, or a call

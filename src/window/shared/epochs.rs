@@ -303,7 +303,7 @@ impl<T: Pod + Equivalence> AtomicEpoch<'_, T> {
         // SAFETY: a valid window in its lifelong passive epoch; `value` and `result` live
         // until the flush completes the call; no reference observes the target element.
         unsafe { calls.fetch_and_op(&value, &mut result, t, operand(&op))? };
-        calls.flush(t.rank)?;
+        calls.flush(t.rank())?;
         Ok(result)
     }
 
@@ -378,7 +378,7 @@ impl<T: Pod + Equivalence> AtomicEpoch<'_, T> {
         let calls = self.calls();
         // SAFETY: as in `fetch_and_op`.
         unsafe { calls.compare_and_swap(&value, &compare, &mut result, t)? };
-        calls.flush(t.rank)?;
+        calls.flush(t.rank())?;
         Ok(result)
     }
 }

@@ -15,6 +15,9 @@
 //! - `get`, `get-ffi`: an 8-byte `get_now` (get + local flush), and the same calls;
 //! - `put-target`, `get-target` (and their `-ffi` twins, the same calls as above): the same
 //!   `put_now` and `get_now` through `epoch.target(rank)`, made once before the loop;
+//! - `fetch-and-op`, `fetch-and-op-target` (and `-ffi` twins: `MPI_Fetch_and_op` +
+//!   `MPI_Win_flush`): a `u64` counter incremented by `fetch_and_op`, through the epoch and
+//!   through `epoch.target(rank)`;
 //! - `allreduce`, `allreduce-ffi`: a blocking sum of one `f64` (the comparison's 8-byte row);
 //! - `allreduce-in-place`, `allreduce-in-place-ffi`: the same with `MPI_IN_PLACE`;
 //! - `allreduce-init`, `allreduce-init-ffi`: start + wait of a persistent allreduce of one
@@ -72,7 +75,7 @@ fn main() {
     );
 }
 
-const PATHS: [&str; 24] = [
+const PATHS: [&str; 28] = [
     "exchange",
     "exchange-ffi",
     "put",
@@ -83,6 +86,10 @@ const PATHS: [&str; 24] = [
     "put-target-ffi",
     "get-target",
     "get-target-ffi",
+    "fetch-and-op",
+    "fetch-and-op-ffi",
+    "fetch-and-op-target",
+    "fetch-and-op-target-ffi",
     "allreduce",
     "allreduce-ffi",
     "allreduce-in-place",
@@ -115,6 +122,9 @@ fn run(mpi: &Mpi, path: &str, iterations: usize) {
         }
         "put" | "put-ffi" | "get" | "get-ffi" | "put-target" | "put-target-ffi" | "get-target"
         | "get-target-ffi" => window(&world, path, iterations),
+        "fetch-and-op" | "fetch-and-op-ffi" | "fetch-and-op-target" | "fetch-and-op-target-ffi" => {
+            counter(&world, path, iterations)
+        }
         _ => blocking(&world, path, iterations),
     }
 }
@@ -163,6 +173,54 @@ fn window(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
         .expect("get");
     let expected = if path.starts_with("put") { 7 } else { 0 };
     assert_eq!(seen, [expected; 8], "{path}: the window holds what was put");
+}
+
+/// The atomic paths: `fetch_and_op` of a `u64` counter at this process under `lock_all` (the
+/// call, then `MPI_Win_flush`), then a check of the count.
+fn counter(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
+    let me = world.rank();
+    let win = Window::<u64>::allocate(world, 1).expect("allocate");
+    let (raw, word) = (win.as_raw(), u64::datatype().as_raw());
+    let last = win.lock_all(Assert::empty(), |epoch| {
+        // One loop per path, as in `window`; each keeps the last value fetched.
+        let mut last = None;
+        match path {
+            "fetch-and-op" => (0..iterations).for_each(|_| {
+                last = Some(epoch.fetch_and_op(1, me, 0, Sum).expect("fetch_and_op"));
+            }),
+            "fetch-and-op-target" => {
+                let at = epoch.target(me).expect("target");
+                (0..iterations).for_each(|_| {
+                    last = Some(at.fetch_and_op(1, 0, Sum).expect("fetch_and_op"));
+                });
+            }
+            _ => (0..iterations).for_each(|_| {
+                let (one, mut old) = (1u64, 0u64);
+                // SAFETY: one `u64` each side, alive for the call; the window holds one at
+                // displacement 0; under lock_all; flushed before the next.
+                unsafe {
+                    ffi::MPI_Fetch_and_op(
+                        (&raw const one).cast(),
+                        (&raw mut old).cast(),
+                        word,
+                        me,
+                        0,
+                        ffi::ferrompi_MPI_SUM,
+                        raw,
+                    );
+                    ffi::MPI_Win_flush(me, raw);
+                }
+                last = Some(old);
+            }),
+        }
+        last
+    });
+    let last = last.expect("lock_all");
+    assert_eq!(
+        last,
+        iterations.checked_sub(1).map(|n| n as u64),
+        "{path}: the count"
+    );
 }
 
 /// The blocking paths: one call per iteration, each result checked after the loop.

@@ -61,6 +61,8 @@ for impl in "${impls[@]}"; do
     "get|get_now 8 B (get + flush_local)|1"
     "put-target|put_now 8 B through epoch.target(rank)|1"
     "get-target|get_now 8 B through epoch.target(rank)|1"
+    "fetch-and-op|fetch_and_op u64 (fetch_and_op + flush)|1"
+    "fetch-and-op-target|fetch_and_op u64 through epoch.target(rank)|1"
     "allreduce|allreduce 8 B (blocking)|1"
     "allreduce-in-place|allreduce_in_place 8 B (blocking)|1"
     "allreduce-init|persistent allreduce 8 B (start + wait)|1"

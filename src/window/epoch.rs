@@ -3,8 +3,8 @@
 //! made while one is open. The target side of post/wait ([`Exposure`](super::Exposure)) is in
 //! `exposure`.
 
-use super::rma::{ACCESS, EXPOSED, FENCE_OPEN, Window, zeroed};
-use super::target::{Calls, Completion, Layout, RequestCall, operand, single_element};
+use super::rma::{ACCESS, EXPOSED, FENCE_OPEN, Window};
+use super::target::{Calls, Completion, Layout, RequestCall, operand};
 use super::{Assert, LockType};
 use crate::comm::group::Group;
 use crate::datatype::Equivalence;
@@ -563,16 +563,9 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         index: usize,
         op: O,
     ) -> Result<()> {
-        const OP: &str = "get_accumulate";
-        if origin.len() != result.len() {
-            return Err(Error::BufferSize {
-                operation: OP,
-                expected: origin.len(),
-                actual: result.len(),
-            });
-        }
-        let t = self.check_target(false, target, index, origin.len(), OP)?;
-        // SAFETY: both borrowed for 'buf, beyond the epoch's completion.
+        let t = self.check_target(false, target, index, origin.len(), "get_accumulate")?;
+        // SAFETY: both borrowed for 'buf, beyond the epoch's completion; `t` was checked for
+        // `origin`.
         unsafe { self.calls.get_accumulate(origin, result, t, operand(&op)) }
     }
 
@@ -595,6 +588,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// # Errors
     /// [`Error::EpochMisuse`] outside `lock`/`lock_all`; [`Error::InvalidArgument`] if `T` is
     /// several MPI elements; as [`WindowEpoch::put`].
+    #[inline(always)]
     pub fn fetch_and_op<O: AccumulateOp<T>>(
         &self,
         value: T,
@@ -602,17 +596,9 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         index: usize,
         op: O,
     ) -> Result<T> {
-        const OP: &str = "fetch_and_op";
-        let t = self.check_target(true, target, index, 1, OP)?;
-        single_element::<T>(OP)?;
-        let mut result = zeroed::<T>();
-        // SAFETY: `value` and `result` live until the flush below completes the call.
-        unsafe {
-            self.calls
-                .fetch_and_op(&value, &mut result, t, operand(&op))?
-        };
-        self.calls.flush(t.rank())?;
-        Ok(result)
+        let t = self.check_target(true, target, index, 1, "fetch_and_op")?;
+        // SAFETY: a passive epoch (checked); a window's `T` is valid for every bit pattern.
+        unsafe { self.calls.fetch_and_op(value, t, operand(&op)) }
     }
 
     /// Atomically replaces element `index` of `target` with `value` if it equals `compare`,
@@ -633,21 +619,14 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     ///
     /// # Errors
     /// As [`WindowEpoch::fetch_and_op`].
+    #[inline(always)]
     pub fn compare_and_swap(&self, value: T, compare: T, target: i32, index: usize) -> Result<T>
     where
         T: Bitwise,
     {
-        const OP: &str = "compare_and_swap";
-        let t = self.check_target(true, target, index, 1, OP)?;
-        single_element::<T>(OP)?;
-        let mut result = zeroed::<T>();
-        // SAFETY: the three values live until the flush below completes the call.
-        unsafe {
-            self.calls
-                .compare_and_swap(&value, &compare, &mut result, t)?
-        };
-        self.calls.flush(t.rank())?;
-        Ok(result)
+        let t = self.check_target(true, target, index, 1, "compare_and_swap")?;
+        // SAFETY: as in `fetch_and_op`; `T: Bitwise`, an integer type.
+        unsafe { self.calls.compare_and_swap(value, compare, t) }
     }
 
     /// Completes every call to `target` at origin and target (`MPI_Win_flush`, MPI-4.0
@@ -670,7 +649,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// [`Error::EpochMisuse`]; [`Error::InvalidRank`]; [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn flush(&self, target: i32) -> Result<()> {
         let t = self.check_target(true, target, 0, 0, "win_flush")?;
-        self.calls.flush(t.rank())
+        self.calls.flush(t.rank(), Completion::Flush)
     }
 
     /// Completes every call of the epoch (`MPI_Win_flush_all`). Passive epochs only.
@@ -716,11 +695,8 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// # Errors
     /// As [`WindowEpoch::flush`].
     pub fn flush_local(&self, target: i32) -> Result<()> {
-        let t = self.check_target(false, target, 0, 0, "win_flush_local")?;
-        self.sync_call("win_flush_local", |win| {
-            // SAFETY: a valid window in a passive epoch; a checked rank.
-            unsafe { ffi::MPI_Win_flush_local(t.rank(), win) }
-        })
+        let t = self.check_target(true, target, 0, 0, "win_flush_local")?;
+        self.calls.flush(t.rank(), Completion::FlushLocal)
     }
 
     /// Completes every call of the epoch at the origin (`MPI_Win_flush_local_all`).

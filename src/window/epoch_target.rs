@@ -3,10 +3,12 @@
 //! `process_at_rank`, or a C program that checks its target before the loop).
 
 use super::epoch::{EpochKind, WindowEpoch, not_locked, not_passive};
-use super::target::{Calls, Completion, Layout, Reach, Target};
+use super::target::{Calls, Completion, Layout, Reach, RequestCall, Target, operand};
 use crate::datatype::Equivalence;
 use crate::error::Result;
 use crate::ffi;
+use crate::op::{AccumulateOp, Bitwise};
+use crate::request::{Request, Scope};
 use std::ffi::c_int;
 use std::marker::PhantomData;
 
@@ -265,6 +267,134 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
         unsafe { self.calls.get(buf, t, Completion::FlushLocal) }
     }
 
+    /// [`WindowEpoch::accumulate`] into this target: combines `buf` into its window from
+    /// element `index` with `op` (`MPI_Accumulate`, MPI-4.0 §12.3.4), element-wise atomic
+    /// with other accumulates, complete when the epoch is.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, op::Sum, window::Assert};
+    /// let win = Window::<i64>::allocate(&world, 2)?;
+    /// let one = [1i64, 1];
+    /// win.fence(Assert::empty(), |epoch| {
+    ///     let root = epoch.target(0)?;
+    ///     root.accumulate(&one, 0, Sum)
+    /// })??;
+    /// let mut total = [0i64; 2];
+    /// win.fence(Assert::empty(), |epoch| epoch.target(0)?.get(&mut total, 0))??;
+    /// assert_eq!(total, [i64::from(world.size()); 2]); // every rank added 1 at rank 0
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`EpochTarget::put`].
+    #[inline]
+    pub fn accumulate<O: AccumulateOp<T>>(
+        &self,
+        buf: &'buf [T],
+        index: usize,
+        op: O,
+    ) -> Result<()> {
+        let t = self.locate(false, index, buf.len(), "accumulate")?;
+        // SAFETY: as in `put`.
+        unsafe { self.calls.accumulate(buf, t, operand(&op)) }
+    }
+
+    /// [`WindowEpoch::get_accumulate`] at this target: fetches its values from element `index`
+    /// into `result`, then combines `origin` into them with `op` (`MPI_Get_accumulate`,
+    /// MPI-4.0 §12.3.4); `result` holds them once the epoch is complete.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, op::Sum, window::Assert};
+    /// let win = Window::<i64>::allocate(&world, 1)?;
+    /// let mut before = [-1i64];
+    /// win.fence(Assert::empty(), |epoch| {
+    ///     epoch.target(world.rank())?.get_accumulate(&[2i64], &mut before, 0, Sum)
+    /// })??;
+    /// assert_eq!(before, [0]); // the value before this rank's addition
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::BufferSize`](crate::Error::BufferSize) if the lengths differ; as
+    /// [`EpochTarget::put`].
+    #[inline]
+    pub fn get_accumulate<O: AccumulateOp<T>>(
+        &self,
+        origin: &'buf [T],
+        result: &'buf mut [T],
+        index: usize,
+        op: O,
+    ) -> Result<()> {
+        let t = self.locate(false, index, origin.len(), "get_accumulate")?;
+        // SAFETY: both borrowed for 'buf, beyond the epoch's completion; `t` was checked for
+        // `origin`.
+        unsafe { self.calls.get_accumulate(origin, result, t, operand(&op)) }
+    }
+
+    /// [`WindowEpoch::fetch_and_op`] at this target: atomically combines `value` into its
+    /// element `index` and returns the element's previous value (`MPI_Fetch_and_op`, then
+    /// `MPI_Win_flush`). Passive epochs only.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, op::Sum, window::Assert};
+    /// let win = Window::<u64>::allocate(&world, 1)?;
+    /// let tickets = win.lock_all(Assert::empty(), |epoch| {
+    ///     let counter = epoch.target(0)?;
+    ///     (0..3).map(|_| counter.fetch_and_op(1, 0, Sum)).collect::<ferrompi::Result<Vec<_>>>()
+    /// })??;
+    /// assert!(tickets.windows(2).all(|w| w[0] < w[1])); // each ticket once, in order
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::EpochMisuse`](crate::Error::EpochMisuse) in an active epoch;
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if `T` is several MPI
+    /// elements; as [`EpochTarget::put`].
+    #[inline(always)]
+    pub fn fetch_and_op<O: AccumulateOp<T>>(&self, value: T, index: usize, op: O) -> Result<T> {
+        let t = self.locate(true, index, 1, "fetch_and_op")?;
+        // SAFETY: a passive epoch (the bound of an active one admits nothing); a window's `T`
+        // is valid for every bit pattern.
+        unsafe { self.calls.fetch_and_op(value, t, operand(&op)) }
+    }
+
+    /// [`WindowEpoch::compare_and_swap`] at this target: atomically replaces its element
+    /// `index` with `value` if it equals `compare`, and returns the previous value
+    /// (`MPI_Compare_and_swap`, then `MPI_Win_flush`). Integer types; passive epochs only.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let win = Window::<i64>::allocate(&world, 1)?;
+    /// let me = i64::from(world.rank()) + 1;
+    /// let owner = win.lock_all(Assert::empty(), |epoch| {
+    ///     let slot = epoch.target(0)?;
+    ///     let found = slot.compare_and_swap(me, 0, 0)?; // claim it if free
+    ///     Ok::<_, ferrompi::Error>(if found == 0 { me } else { found })
+    /// })??;
+    /// assert!(owner >= 1); // one rank claimed the slot; every rank knows which
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`EpochTarget::fetch_and_op`].
+    #[inline(always)]
+    pub fn compare_and_swap(&self, value: T, compare: T, index: usize) -> Result<T>
+    where
+        T: Bitwise,
+    {
+        let t = self.locate(true, index, 1, "compare_and_swap")?;
+        // SAFETY: as in `fetch_and_op`; `T: Bitwise`, an integer type.
+        unsafe { self.calls.compare_and_swap(value, compare, t) }
+    }
+
     /// [`WindowEpoch::flush`] of this target: completes every call to it at origin and target
     /// (`MPI_Win_flush`, MPI-4.0 §12.5.4). Passive epochs only.
     ///
@@ -289,6 +419,137 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
         if !self.passive() {
             return Err(not_passive("win_flush"));
         }
-        self.calls.flush(self.rank)
+        self.calls.flush(self.rank, Completion::Flush)
+    }
+
+    /// [`WindowEpoch::flush_local`] of this target: completes every call to it at the origin
+    /// (`MPI_Win_flush_local`, MPI-4.0 §12.5.4), so their buffers may be reused. Passive
+    /// epochs only.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let win = Window::<i64>::allocate(&world, 1)?;
+    /// win.lock_all(Assert::empty(), |epoch| {
+    ///     let me = epoch.target(world.rank())?;
+    ///     me.put(&[4i64], 0)?;
+    ///     me.flush_local() // the origin buffer may be reused
+    /// })??;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`EpochTarget::flush`].
+    pub fn flush_local(&self) -> Result<()> {
+        if !self.passive() {
+            return Err(not_passive("win_flush_local"));
+        }
+        self.calls.flush(self.rank, Completion::FlushLocal)
+    }
+
+    /// [`WindowEpoch::rput`] to this target: `MPI_Rput` (MPI-4.0 §12.3.5), a request that
+    /// completes when `buf` may be reused, in the [`scope`](crate::scope) discipline. Passive
+    /// epochs only.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let win = Window::<i64>::allocate(&world, 4)?;
+    /// let (a, b) = ([1i64, 2], [3i64, 4]);
+    /// win.lock_all(Assert::empty(), |epoch| {
+    ///     let me = epoch.target(world.rank())?;
+    ///     ferrompi::scope(|s| {
+    ///         let first = me.rput(s, &a, 0)?;
+    ///         let second = me.rput(s, &b, 2)?;
+    ///         first.wait()?;
+    ///         second.wait().map(drop)
+    ///     })
+    /// })??;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`EpochTarget::put_now`].
+    pub fn rput<'s>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [T],
+        index: usize,
+    ) -> Result<Request<'s>> {
+        self.request(scope, RequestCall::Put(buf), index, buf.len(), "rput")
+    }
+
+    /// [`WindowEpoch::rget`] from this target: `MPI_Rget`, a request after which the values
+    /// are in `buf`. Passive epochs only.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, window::Assert};
+    /// let win = Window::<i64>::allocate(&world, 2)?;
+    /// let mut got = [1i64; 2];
+    /// win.lock_all(Assert::empty(), |epoch| {
+    ///     let me = epoch.target(world.rank())?;
+    ///     ferrompi::scope(|s| me.rget(s, &mut got, 0)?.wait().map(drop))
+    /// })??;
+    /// assert_eq!(got, [0, 0]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`EpochTarget::put_now`].
+    pub fn rget<'s>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [T],
+        index: usize,
+    ) -> Result<Request<'s>> {
+        let len = buf.len();
+        self.request(scope, RequestCall::Get(buf), index, len, "rget")
+    }
+
+    /// [`WindowEpoch::raccumulate`] into this target: `MPI_Raccumulate`. Passive epochs only.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{Window, op::Max, window::Assert};
+    /// let win = Window::<i64>::allocate(&world, 1)?;
+    /// let mine = [i64::from(world.rank())];
+    /// win.lock_all(Assert::empty(), |epoch| {
+    ///     let root = epoch.target(0)?;
+    ///     ferrompi::scope(|s| root.raccumulate(s, &mine, 0, Max)?.wait().map(drop))
+    /// })??;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`EpochTarget::put_now`].
+    pub fn raccumulate<'s, O: AccumulateOp<T>>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [T],
+        index: usize,
+        op: O,
+    ) -> Result<Request<'s>> {
+        let call = RequestCall::Accumulate(buf, operand(&op));
+        self.request(scope, call, index, buf.len(), "raccumulate")
+    }
+
+    fn request<'s>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        call: RequestCall<'s, T>,
+        index: usize,
+        len: usize,
+        operation: &'static str,
+    ) -> Result<Request<'s>> {
+        let t = self.locate(true, index, len, operation)?;
+        // SAFETY: a passive epoch; the buffer is borrowed for 's, and the scope completes or
+        // aborts its requests before 's ends.
+        let raw = unsafe { self.calls.request(call, t)? };
+        Ok(Request::started(raw, None, &scope.in_flight))
     }
 }

@@ -8,7 +8,7 @@ use crate::ffi;
 use crate::gate::Pass;
 use crate::op::{AccumulateOp, Operand};
 use crate::request::{Kind, RawRequest, request_null};
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 
 /// Where each target's elements are: their number, and how an element index becomes a
 /// displacement. Read-only after creation.
@@ -215,7 +215,7 @@ fn out_of_bounds(
 /// One value of a type with a single MPI element: what `MPI_Fetch_and_op` and
 /// `MPI_Compare_and_swap` take.
 #[inline(always)]
-pub(crate) fn single_element<T: Equivalence>(operation: &'static str) -> Result<()> {
+fn single_element<T: Equivalence>(operation: &'static str) -> Result<()> {
     if T::ELEMENTS == 1 {
         Ok(())
     } else {
@@ -254,8 +254,10 @@ impl Completion {
 }
 
 /// The typed calls. Each is `unsafe`: the caller guarantees the window is valid, an epoch
-/// that allows the call is open (a passive one for a flushing [`Completion`]), and the buffers
-/// stay untouched (send side) or unobserved (receive side) until MPI completes the call.
+/// that allows the call is open (a passive one for a flushing [`Completion`] and for the
+/// atomics, which flush), the buffers stay untouched (send side) or unobserved (receive side)
+/// until MPI completes the call, and `T` is valid for every bit pattern (as every window's
+/// element type is: another process may have written any bytes).
 pub(crate) struct Calls {
     pub(crate) win: ffi::MPI_Win,
     /// The epoch's pass of the thread gate, for an epoch tied to the thread that opened it
@@ -363,7 +365,7 @@ impl Calls {
     /// `MPI_Get_accumulate`: `result` gets the target's values before `op` combined `origin`.
     ///
     /// # Safety
-    /// See [`Calls`].
+    /// See [`Calls`]; `t` was checked for `origin.len()` values.
     #[inline]
     pub(crate) unsafe fn get_accumulate<T: Equivalence>(
         &self,
@@ -373,8 +375,15 @@ impl Calls {
         op: Operand,
     ) -> Result<()> {
         const OP: &str = "get_accumulate";
+        if origin.len() != result.len() {
+            return Err(Error::BufferSize {
+                operation: OP,
+                expected: origin.len(),
+                actual: result.len(),
+            });
+        }
         let _gate = enter_with(self.pass, OP)?;
-        // SAFETY: both buffers hold `t.count` elements (the caller checked equal lengths).
+        // SAFETY: both buffers hold `t.count` elements (equal lengths, tested above).
         let rc = unsafe {
             ffi::MPI_Get_accumulate(
                 send_ptr(origin),
@@ -394,71 +403,102 @@ impl Calls {
         check(rc, OP)
     }
 
-    /// `MPI_Fetch_and_op` of one value.
+    /// `MPI_Fetch_and_op` of one value, then `MPI_Win_flush` of its target: the element's
+    /// value before `op` combined `value` into it.
     ///
     /// # Safety
-    /// See [`Calls`]; `T` is one MPI element.
-    #[inline]
+    /// See [`Calls`].
+    #[inline(always)]
     pub(crate) unsafe fn fetch_and_op<T: Equivalence>(
         &self,
-        value: &T,
-        result: &mut T,
+        value: T,
         t: Target,
         op: Operand,
-    ) -> Result<()> {
-        const OP: &str = "fetch_and_op";
-        let _gate = enter_with(self.pass, OP)?;
-        // SAFETY: one element each side; the target was checked.
-        let rc = unsafe {
-            ffi::MPI_Fetch_and_op(
-                (value as *const T).cast(),
-                (result as *mut T).cast(),
-                op.datatype,
-                t.rank,
-                t.disp,
-                op.op,
-                self.win,
-            )
+    ) -> Result<T> {
+        let call = |result| {
+            // SAFETY: one element each side, alive until the flush; a checked target.
+            unsafe {
+                ffi::MPI_Fetch_and_op(
+                    (&raw const value).cast(),
+                    result,
+                    op.datatype,
+                    t.rank,
+                    t.disp,
+                    op.op,
+                    self.win,
+                )
+            }
         };
-        check(rc, OP)
+        // SAFETY: per the caller, as `fetching` requires; `call` writes one `T`.
+        unsafe { self.fetching(t, "fetch_and_op", call) }
     }
 
-    /// `MPI_Compare_and_swap` of one value.
+    /// `MPI_Compare_and_swap` of one value, then `MPI_Win_flush` of its target: the element's
+    /// value before the call.
     ///
     /// # Safety
-    /// See [`Calls`]; `T` is one MPI element of an integer type.
-    #[inline]
+    /// See [`Calls`]; `T` is an integer type (or another that `MPI_Compare_and_swap` takes).
+    #[inline(always)]
     pub(crate) unsafe fn compare_and_swap<T: Equivalence>(
         &self,
-        value: &T,
-        compare: &T,
-        result: &mut T,
+        value: T,
+        compare: T,
         t: Target,
-    ) -> Result<()> {
-        const OP: &str = "compare_and_swap";
-        let _gate = enter_with(self.pass, OP)?;
-        // SAFETY: one element each; the target was checked.
-        let rc = unsafe {
-            ffi::MPI_Compare_and_swap(
-                (value as *const T).cast(),
-                (compare as *const T).cast(),
-                (result as *mut T).cast(),
-                T::datatype().as_raw(),
-                t.rank,
-                t.disp,
-                self.win,
-            )
+    ) -> Result<T> {
+        let call = |result| {
+            // SAFETY: as in `fetch_and_op`.
+            unsafe {
+                ffi::MPI_Compare_and_swap(
+                    (&raw const value).cast(),
+                    (&raw const compare).cast(),
+                    result,
+                    T::datatype().as_raw(),
+                    t.rank,
+                    t.disp,
+                    self.win,
+                )
+            }
         };
-        check(rc, OP)
+        // SAFETY: as in `fetch_and_op`.
+        unsafe { self.fetching(t, "compare_and_swap", call) }
     }
 
-    /// `MPI_Win_flush`: every call to `rank` is complete at origin and target.
+    /// An atomic call that writes one `T` to the address it is given, then `MPI_Win_flush` of
+    /// `t`'s rank so that the value is there, both under one pass of the thread gate: the
+    /// value, or the first failing call's error.
+    ///
+    /// # Safety
+    /// See [`Calls`]; `call` writes at most one `T` there.
+    #[inline(always)]
+    unsafe fn fetching<T: Equivalence>(
+        &self,
+        t: Target,
+        operation: &'static str,
+        call: impl FnOnce(*mut c_void) -> c_int,
+    ) -> Result<T> {
+        single_element::<T>(operation)?;
+        // SAFETY: every bit pattern is a valid `T` (see `Calls`), zero too.
+        let mut result: T = unsafe { std::mem::zeroed() };
+        let (rc, flush_rc) = {
+            let _gate = enter_with(self.pass, operation)?;
+            let rc = call((&raw mut result).cast());
+            (rc, self.then_complete(rc, Completion::Flush, t.rank))
+        };
+        check(rc, operation)?;
+        check(flush_rc, Completion::Flush.operation())?;
+        Ok(result)
+    }
+
+    /// Completes every call to `rank` as `how` says: `MPI_Win_flush` (at origin and target)
+    /// or `MPI_Win_flush_local` (at the origin). The caller has checked that the epoch is a
+    /// passive one; MPI would return an error otherwise.
     #[inline]
-    pub(crate) fn flush(&self, rank: c_int) -> Result<()> {
-        const OP: &str = "win_flush";
-        let _gate = enter_with(self.pass, OP)?;
-        // SAFETY: a valid window in a passive epoch (the callers' invariant).
-        check(unsafe { ffi::MPI_Win_flush(rank, self.win) }, OP)
+    pub(crate) fn flush(&self, rank: c_int, how: Completion) -> Result<()> {
+        let _gate = enter_with(self.pass, how.operation())?;
+        check(
+            self.then_complete(ffi::MPI_SUCCESS, how, rank),
+            how.operation(),
+        )
     }
 
     /// `MPI_Rput`, `MPI_Rget`, `MPI_Raccumulate`: the request, to be completed in a scope.

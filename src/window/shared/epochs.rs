@@ -9,7 +9,7 @@ use crate::datatype::Equivalence;
 use crate::error::Error;
 use crate::error::Result;
 use crate::op::{AccumulateOp, Bitwise, NoOp, Replace};
-use crate::window::target::{Calls, operand, single_element};
+use crate::window::target::{Calls, operand};
 use bytemuck::Pod;
 use std::marker::PhantomData;
 
@@ -288,6 +288,7 @@ impl<T: Pod + Equivalence> AtomicEpoch<'_, T> {
     /// # Errors
     /// [`Error::InvalidRank`], [`Error::OutOfBounds`]; [`Error::InvalidArgument`] if `T` is
     /// several MPI elements; [`Error::WrongThread`]; [`Error::Mpi`].
+    #[inline]
     pub fn fetch_and_op<O: AccumulateOp<T>>(
         &self,
         value: T,
@@ -295,16 +296,10 @@ impl<T: Pod + Equivalence> AtomicEpoch<'_, T> {
         index: usize,
         op: O,
     ) -> Result<T> {
-        const OP: &str = "fetch_and_op";
-        single_element::<T>(OP)?;
-        let t = self.window.layout.locate::<T>(rank, index, 1, OP)?;
-        let mut result = T::zeroed();
-        let calls = self.calls();
-        // SAFETY: a valid window in its lifelong passive epoch; `value` and `result` live
-        // until the flush completes the call; no reference observes the target element.
-        unsafe { calls.fetch_and_op(&value, &mut result, t, operand(&op))? };
-        calls.flush(t.rank())?;
-        Ok(result)
+        let t = (self.window.layout).locate::<T>(rank, index, 1, "fetch_and_op")?;
+        // SAFETY: a valid window in its lifelong passive epoch; no reference observes the
+        // target element; `T: Pod`, valid for every bit pattern.
+        unsafe { self.calls().fetch_and_op(value, t, operand(&op)) }
     }
 
     /// Atomically reads element `index` of `rank`'s segment (`MPI_Fetch_and_op` with
@@ -367,18 +362,13 @@ impl<T: Pod + Equivalence> AtomicEpoch<'_, T> {
     ///
     /// # Errors
     /// As [`AtomicEpoch::fetch_and_op`].
+    #[inline]
     pub fn compare_and_swap(&self, value: T, compare: T, rank: i32, index: usize) -> Result<T>
     where
         T: Bitwise,
     {
-        const OP: &str = "compare_and_swap";
-        single_element::<T>(OP)?;
-        let t = self.window.layout.locate::<T>(rank, index, 1, OP)?;
-        let mut result = T::zeroed();
-        let calls = self.calls();
-        // SAFETY: as in `fetch_and_op`.
-        unsafe { calls.compare_and_swap(&value, &compare, &mut result, t)? };
-        calls.flush(t.rank())?;
-        Ok(result)
+        let t = (self.window.layout).locate::<T>(rank, index, 1, "compare_and_swap")?;
+        // SAFETY: as in `fetch_and_op`; `T: Bitwise`, an integer type.
+        unsafe { self.calls().compare_and_swap(value, compare, t) }
     }
 }

@@ -17,6 +17,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     storage(&world, t);
     bad_input(&world, t);
     targets(&world, t);
+    target_atomics(&world, t);
 }
 
 fn ring(comm: &Communicator<'_>) -> (i32, i32) {
@@ -629,4 +630,185 @@ fn targets(comm: &Communicator<'_>, t: &mut Checks) {
         );
     }
     t.okay(comm.barrier(), "barrier after targets");
+}
+
+/// The rest of a target's calls: accumulate and get_accumulate in a fence epoch; the atomics,
+/// flush_local and request-based calls under lock_all, each with real results; what an active
+/// epoch refuses; bounds.
+fn target_atomics(comm: &Communicator<'_>, t: &mut Checks) {
+    let (rank, size) = (comm.rank(), comm.size());
+    let n = i64::from(size);
+    let win = t.okay(Window::<i64>::allocate(comm, 4), "allocate");
+    // Fence: everyone adds [1, 2] at rank 0's slots 0..2; each rank fetches its own slot 3
+    // and replaces it with rank + 5; the passive-only calls are refused.
+    let (ones, mine) = ([1i64, 2], [i64::from(rank) + 5]);
+    let mut before = [-1i64];
+    let refused = t.okay(
+        win.fence(Assert::empty(), |e| -> ferrompi::Result<_> {
+            e.target(0)?.accumulate(&ones, 0, Sum)?;
+            let me = e.target(rank)?;
+            me.get_accumulate(&mine, &mut before, 3, Replace)?;
+            let mut two = [0i64; 2];
+            Ok([
+                me.fetch_and_op(1, 0, Sum).map(drop),
+                me.compare_and_swap(1, 0, 0).map(drop),
+                me.flush_local(),
+                scope(|s| me.rput(s, &ones, 0).map(drop)),
+                scope(|s| me.rget(s, &mut two, 0).map(drop)),
+                scope(|s| me.raccumulate(s, &ones, 0, Sum).map(drop)),
+            ])
+        }),
+        "fence accumulate through target",
+    );
+    let passive_only = [
+        "fetch_and_op",
+        "compare_and_swap",
+        "flush_local",
+        "rput",
+        "rget",
+        "raccumulate",
+    ];
+    for (result, what) in refused.unwrap().into_iter().zip(passive_only) {
+        t.err(
+            result,
+            |e| matches!(e, Error::EpochMisuse { .. }),
+            format!("{what} through a target of a fence epoch"),
+        );
+    }
+    t.eq(before, [0], "get_accumulate: the value before");
+    let (mut root, mut own) = ([0i64; 2], [0i64]);
+    t.okay(
+        win.fence(Assert::NOSUCCEED, |e| -> ferrompi::Result<()> {
+            e.target(0)?.get(&mut root, 0)?;
+            e.target(rank)?.get(&mut own, 3)
+        }),
+        "fence get",
+    )
+    .unwrap();
+    t.eq(
+        root,
+        [n, 2 * n],
+        "accumulate from every rank through targets",
+    );
+    t.eq(own, mine, "get_accumulate with Replace through a target");
+    // lock_all: three tickets each from rank 0's slot 0 (slot 0 holds n), one claim of slot
+    // 1 (holding 2n), a put of -1 to this rank's slot 2 completed locally, then read back
+    // after a flush; request-based calls.
+    let counter = t.okay(Window::<u64>::allocate(comm, 2), "allocate counters");
+    let result = t.okay(
+        counter.lock_all(Assert::empty(), |e| -> ferrompi::Result<_> {
+            let root = e.target(0)?;
+            let mut tickets = [0u64; 3];
+            for ticket in &mut tickets {
+                *ticket = root.fetch_and_op(1, 0, Sum)?;
+            }
+            let found = root.compare_and_swap(rank as u64 + 1, 0, 1)?;
+            Ok((tickets, found))
+        }),
+        "lock_all atomics through target",
+    );
+    let (tickets, found) = result.unwrap();
+    let total = 3 * size as u64;
+    t.ok(
+        tickets.windows(2).all(|w| w[0] < w[1]) && tickets[2] < total,
+        format!("three increasing tickets below {total}: {tickets:?}"),
+    );
+    t.eq_ok(
+        sum_over(comm, i32::from(found == 0)),
+        1,
+        "one compare_and_swap through a target wins",
+    );
+    t.ok(
+        found == 0 || (1..=size as u64).contains(&found),
+        format!("the claim's owner is a rank + 1: {found}"),
+    );
+    t.okay(comm.barrier(), "barrier after the atomics");
+    let reread = t.okay(
+        counter.lock_all(Assert::empty(), |e| e.target(0)?.fetch_and_op(0, 0, NoOp)),
+        "lock_all NoOp read",
+    );
+    t.eq_ok(reread, total, "every ticket taken once");
+    t.okay(comm.barrier(), "barrier after the reads"); // before rank 0's slot 0 is reused
+    // Request-based calls and flush_local: rput to this rank's slot 0 (after the barrier,
+    // nobody else writes it), read back with rget; raccumulate Max into rank 0's slot 1; a
+    // put to slot 0, complete at the origin by flush_local, at the target by the unlock.
+    let (value, top, last) = (
+        [rank as u64 + 100],
+        [rank as u64 + 1000],
+        [rank as u64 + 200],
+    );
+    let got = t.okay(
+        counter.lock_all(Assert::empty(), |e| -> ferrompi::Result<u64> {
+            let me = e.target(rank)?;
+            scope(|s| me.rput(s, &value, 0)?.wait().map(drop))?;
+            me.flush()?;
+            let mut back = [0u64];
+            scope(|s| me.rget(s, &mut back, 0)?.wait().map(drop))?;
+            let root = e.target(0)?;
+            scope(|s| root.raccumulate(s, &top, 1, Max)?.wait().map(drop))?;
+            me.put(&last, 0)?;
+            me.flush_local()?;
+            Ok(back[0])
+        }),
+        "lock_all requests through target",
+    );
+    t.eq_ok(got, value[0], "rput then rget through a target");
+    t.okay(comm.barrier(), "barrier after the requests");
+    let mut slots = [[0u64; 2]; 2];
+    t.okay(
+        counter.lock_all(Assert::empty(), |e| -> ferrompi::Result<()> {
+            e.target(rank)?.get_now(&mut slots[0], 0)?;
+            e.target(0)?.get_now(&mut slots[1], 0)
+        }),
+        "lock_all reads after the requests",
+    )
+    .unwrap();
+    t.eq(
+        slots[0][0],
+        last[0],
+        "put then flush_local through a target",
+    );
+    t.eq(
+        slots[1][1],
+        1000 + size as u64 - 1,
+        "raccumulate Max from every rank through targets",
+    );
+    // Bounds and lengths.
+    let mut short = [0u64; 1];
+    let bad = t.okay(
+        counter.lock_all(Assert::empty(), |e| -> ferrompi::Result<_> {
+            let me = e.target(rank)?;
+            Ok([
+                me.fetch_and_op(1, 2, Sum).map(drop),
+                me.compare_and_swap(1, 0, usize::MAX).map(drop),
+                scope(|s| me.rput(s, &[1u64, 2], 1).map(drop)),
+                me.get_accumulate(&[1u64, 2], &mut short, 0, Sum),
+            ])
+        }),
+        "lock_all for bad targets",
+    );
+    let [past, overflow, rput_past, lengths] = bad.unwrap();
+    for (result, what) in [
+        (past, "fetch_and_op past the end"),
+        (overflow, "compare_and_swap at usize::MAX"),
+        (rput_past, "rput past the end"),
+    ] {
+        t.err(result, |e| matches!(e, Error::OutOfBounds { .. }), what);
+    }
+    t.err(
+        lengths,
+        |e| matches!(e, Error::BufferSize { .. }),
+        "get_accumulate with different lengths",
+    );
+    let arrays = t.okay(Window::<[i32; 2]>::allocate(comm, 1), "allocate arrays");
+    t.err(
+        arrays
+            .lock_all(Assert::empty(), |e| {
+                e.target(0)?.fetch_and_op([1, 1], 0, Sum)
+            })
+            .unwrap(),
+        |e| matches!(e, Error::InvalidArgument { .. }),
+        "fetch_and_op of an array through a target",
+    );
+    t.okay(comm.barrier(), "barrier after target atomics");
 }

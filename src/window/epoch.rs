@@ -467,7 +467,9 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// ```
     ///
     /// # Errors
-    /// As [`WindowEpoch::put`]; [`Error::EpochMisuse`] outside `lock`/`lock_all`.
+    /// As [`WindowEpoch::put`]; [`Error::EpochMisuse`] outside `lock`/`lock_all`. If the put
+    /// succeeds but MPI fails to complete it (the flush), the job is aborted with the error's
+    /// message, since MPI may still use `buf`.
     #[inline(always)]
     pub fn put_now(&self, buf: &[T], target: i32, index: usize) -> Result<()> {
         const OP: &str = "put";
@@ -587,7 +589,8 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     ///
     /// # Errors
     /// [`Error::EpochMisuse`] outside `lock`/`lock_all`; [`Error::InvalidArgument`] if `T` is
-    /// several MPI elements; as [`WindowEpoch::put`].
+    /// several MPI elements; as [`WindowEpoch::put`]. A failed flush after the call succeeded
+    /// aborts the job, as in [`WindowEpoch::put_now`].
     #[inline(always)]
     pub fn fetch_and_op<O: AccumulateOp<T>>(
         &self,

@@ -227,7 +227,8 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     ///
     /// # Errors
     /// [`Error::EpochMisuse`](crate::Error::EpochMisuse) in an active epoch (fence,
-    /// start/complete); otherwise as [`EpochTarget::put`].
+    /// start/complete); otherwise as [`EpochTarget::put`]. A failed flush after the put
+    /// succeeded aborts the job, as in [`WindowEpoch::put_now`].
     #[inline(always)]
     pub fn put_now(&self, buf: &[T], index: usize) -> Result<()> {
         let t = self.locate(true, index, buf.len(), "put")?;
@@ -355,7 +356,8 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     /// # Errors
     /// [`Error::EpochMisuse`](crate::Error::EpochMisuse) in an active epoch;
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if `T` is several MPI
-    /// elements; as [`EpochTarget::put`].
+    /// elements; as [`EpochTarget::put`]. A failed flush after the call succeeded aborts the
+    /// job, as in [`WindowEpoch::put_now`].
     #[inline(always)]
     pub fn fetch_and_op<O: AccumulateOp<T>>(&self, value: T, index: usize, op: O) -> Result<T> {
         let t = self.locate(true, index, 1, "fetch_and_op")?;

@@ -27,7 +27,10 @@
 //! [`Exposure`], whose epoch is then ended (`MPI_Win_wait`) when the window is freed. A vector
 //! moved in is dropped only after `MPI_Win_free` has succeeded; where it cannot (a drop on a
 //! thread the thread level refuses, or MPI failing), the vector is leaked, since other
-//! processes may still write it.
+//! processes may still write it. The calls that borrow their buffer only until they return
+//! (`put_now`, `get_now`, the atomics) complete it with a flush before returning; should that
+//! flush fail after the call itself succeeded, the job ends, as when an epoch fails to close,
+//! rather than hand back a buffer MPI may still use.
 //!
 //! Targets, displacements and counts are checked against the target's window size (known from
 //! creation) before each call: [`Error::OutOfBounds`], never an access outside the window.

@@ -253,6 +253,31 @@ impl Completion {
     }
 }
 
+/// After a call that succeeded, checks the completion that ends its use of a buffer borrowed
+/// for the call only. A failed completion ends the job, as a failed epoch close does:
+/// MPI may still read or write that buffer, and the caller would get it back (with its checked
+/// rank in a passive epoch, a flush that fails is MPI's failure, not an input error).
+#[inline(always)]
+fn completed(rc: c_int, how: Completion) {
+    if rc != ffi::MPI_SUCCESS {
+        incomplete(rc, how);
+    }
+}
+
+/// [`completed`]'s end of the job, out of line.
+#[cold]
+#[inline(never)]
+fn incomplete(rc: c_int, how: Completion) -> ! {
+    let error = check(rc, how.operation()).err();
+    let error = error.map_or_else(String::new, |e| e.to_string());
+    eprintln!(
+        "ferrompi: {} failed after its call succeeded ({error}); MPI may still use the call's \
+         buffer, so the job ends",
+        how.operation()
+    );
+    crate::env::abort_world(103)
+}
+
 /// The typed calls. Each is `unsafe`: the caller guarantees the window is valid, an epoch
 /// that allows the call is open (a passive one for a flushing [`Completion`] and for the
 /// atomics, which flush), the buffers stay untouched (send side) or unobserved (receive side)
@@ -289,7 +314,8 @@ impl Calls {
             (rc, self.then_complete(rc, then, t.rank))
         };
         check(rc, OP)?;
-        check(then_rc, then.operation())
+        completed(then_rc, then);
+        Ok(())
     }
 
     /// `MPI_Get`, then `then`, under one pass of the thread gate.
@@ -314,7 +340,8 @@ impl Calls {
             (rc, self.then_complete(rc, then, t.rank))
         };
         check(rc, OP)?;
-        check(then_rc, then.operation())
+        completed(then_rc, then);
+        Ok(())
     }
 
     /// After a call returned `rc`, completes the calls to `rank` as `then` says, if that call
@@ -485,7 +512,7 @@ impl Calls {
             (rc, self.then_complete(rc, Completion::Flush, t.rank))
         };
         check(rc, operation)?;
-        check(flush_rc, Completion::Flush.operation())?;
+        completed(flush_rc, Completion::Flush);
         Ok(result)
     }
 

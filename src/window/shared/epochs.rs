@@ -287,7 +287,9 @@ impl<T: Pod + Equivalence> AtomicEpoch<'_, T> {
     ///
     /// # Errors
     /// [`Error::InvalidRank`], [`Error::OutOfBounds`]; [`Error::InvalidArgument`] if `T` is
-    /// several MPI elements; [`Error::WrongThread`]; [`Error::Mpi`].
+    /// several MPI elements; [`Error::WrongThread`]; [`Error::Mpi`]. A failed flush after the
+    /// call succeeded aborts the job (MPI may still write the result's place; see
+    /// [`WindowEpoch::put_now`](crate::window::WindowEpoch::put_now)).
     #[inline]
     pub fn fetch_and_op<O: AccumulateOp<T>>(
         &self,

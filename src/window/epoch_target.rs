@@ -17,9 +17,10 @@ impl<'e, 'buf, T: Equivalence> WindowEpoch<'e, 'buf, T> {
     /// through it then checks only where in that process's window it reads or writes.
     ///
     /// For loops of small calls to one process: what the binding adds to an 8-byte `put_now`
-    /// through it is about half of what it adds through [`WindowEpoch::put_now`] (17 against
-    /// 29 instructions; README, "Performance"). It borrows the epoch, so it cannot outlive
-    /// it, and is neither `Send` nor `Sync`.
+    /// through it is a fraction of what it adds through [`WindowEpoch::put_now`] (6 against
+    /// 29 instructions in a loop over one slot, whose bounds test the compiler moves out of
+    /// the loop, as it can the handle's own copy; README, "Performance"). It borrows the
+    /// epoch, so it cannot outlive it, and is neither `Send` nor `Sync`.
     ///
     /// ```
     /// # let mpi = ferrompi::Mpi::init()?;

@@ -352,7 +352,10 @@ impl Calls {
         match then {
             _ if rc != ffi::MPI_SUCCESS => ffi::MPI_SUCCESS,
             Completion::AtEpochEnd => ffi::MPI_SUCCESS,
-            // SAFETY: a valid window in a passive epoch (the callers' invariant, see `Calls`).
+            // SAFETY: `self.win` is a valid window (a `Calls` is made from a live window and
+            // lives no longer than its epoch); the call takes no buffer, so outside a passive
+            // epoch, or for a rank outside the group, MPI returns an error and nothing more.
+            // This is why the safe `flush` may reach it.
             Completion::Flush => unsafe { ffi::MPI_Win_flush(rank, self.win) },
             // SAFETY: as above.
             Completion::FlushLocal => unsafe { ffi::MPI_Win_flush_local(rank, self.win) },
@@ -517,8 +520,8 @@ impl Calls {
     }
 
     /// Completes every call to `rank` as `how` says: `MPI_Win_flush` (at origin and target)
-    /// or `MPI_Win_flush_local` (at the origin). The caller has checked that the epoch is a
-    /// passive one; MPI would return an error otherwise.
+    /// or `MPI_Win_flush_local` (at the origin); nothing for `AtEpochEnd`. The callers check
+    /// that the epoch is a passive one first, for a clear error; MPI would return one too.
     #[inline]
     pub(crate) fn flush(&self, rank: c_int, how: Completion) -> Result<()> {
         let _gate = enter_with(self.pass, how.operation())?;

@@ -5,8 +5,10 @@
 # the launcher, the flagship solver's tests (examples/sddp: the same cuts and bounds at 1-4 ranks,
 # convergence, bad input), and rustdoc; rustfmt first. On MPICH it also runs the user-op, request and RMA
 # programs under valgrind (memcheck, 2 ranks): MPICH is clean under memcheck, Open MPI's PMIx is
-# not. On both (as root) it then runs tools/cluster-tests.sh: a synthetic two-domain NUMA
-# machine, three fake hosts (network namespaces), and a real Slurm on two of them (srun).
+# not. On Open MPI it runs the whole harness at 2 ranks built with AddressSanitizer
+# (tools/asan.sh; its canary must be caught). On both (as root) it then runs
+# tools/cluster-tests.sh: a synthetic two-domain NUMA machine, three fake hosts (network
+# namespaces), and a real Slurm on two of them (srun).
 # Debian's two build with every libclang hidden (the kept bindings; see below), the newer ones
 # with bindgen; each MPI's kept set is compared with what bindgen makes, and tools/build-tests.sh
 # then checks the build's failure messages, the docs.rs build and no-op rebuilds.
@@ -160,6 +162,10 @@ for impl in "${impls[@]}"; do
     FERROMPI_RANKS=2 FERROMPI_TEST_TIMEOUT=600 \
       FERROMPI_WRAPPER="valgrind -q --error-exitcode=99" \
       cargo test --all-features --locked --test mpi -- soundness reductions nonblocking persistent leak rma
+  fi
+  if [[ $impl == openmpi ]]; then
+    say "$impl: the harness built with AddressSanitizer (2 ranks; tools/asan.sh)"
+    FERROMPI_RANKS=2 bash tools/asan.sh "$impl"
   fi
   say "$impl: examples under the launcher (their assertions must hold)"
   for run in "hello 4" "ping_pong 2" "channel 4" "async_exchange 4" "topk_sparse_allreduce 4" \

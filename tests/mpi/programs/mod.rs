@@ -1,5 +1,6 @@
 //! The registered multi-rank programs. Each file here must appear in [`ALL`]; the driver checks.
 
+mod asan_canary;
 mod async_p2p;
 mod bcast;
 mod channel;
@@ -388,5 +389,15 @@ pub const ALL: &[Program] = &[
         expect: Expect::AbortWith("leaked (mem::forget) and still in flight"),
         slow: false,
         run: leak_abort::run,
+    },
+    Program {
+        name: "asan_canary",
+        file: "asan_canary",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::CaughtByAsan("ERROR: AddressSanitizer: stack-buffer-overflow"),
+        slow: false,
+        run: asan_canary::run,
     },
 ];

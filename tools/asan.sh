@@ -19,8 +19,8 @@
 # Left out: large_count (2-8 GiB buffers, plus ASan's shadow and quarantine, on a 24 GiB
 # machine). The harness's usual environment applies (FERROMPI_RANKS, FERROMPI_SKIP, ...).
 #
-#   tools/asan.sh                       # Debian's MPICH and Open MPI, 1-4 ranks
-#   FERROMPI_RANKS=2 tools/asan.sh mpich  # what tools/test.sh runs
+#   tools/asan.sh                           # Debian's MPICH and Open MPI, 1-4 ranks
+#   FERROMPI_RANKS=2 tools/asan.sh openmpi  # what tools/test.sh runs
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$ROOT"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The multi-rank harness built with AddressSanitizer: every program's ranks run with ASan's
-# checks on the crate's code and on every memcpy/memset MPI's libraries make (ASan intercepts
-# them there too, though the libraries are not instrumented), so an MPI call that reads or
-# writes past a Rust buffer, or into freed memory, ends the run with ASan's report.
+# checks on the crate's code and on the memcpy/memmove/memset calls MPI's libraries make into
+# the C library (ASan intercepts those, though the libraries are not instrumented; copies
+# their compiler inlined, and kernel copies such as CMA, it cannot see), so an MPI call that
+# copies past a Rust buffer, or into freed memory, ends the run with ASan's report.
 #
 # The build is the machine's stable toolchain with RUSTC_BOOTSTRAP=1, which admits
 # `-Zsanitizer=address` (the ASan runtime ships with the standard library for

@@ -71,7 +71,13 @@ impl Datatype {
 /// - after MPI has written arbitrary bytes into values of `Self`, calling
 ///   [`repair_received`](Self::repair_received) on them leaves only valid values. For types where
 ///   every bit pattern is valid (integers, floats, `bytemuck::Pod` types) the default no-op does
-///   this.
+///   this;
+/// - [`NEEDS_REPAIR`](Self::NEEDS_REPAIR) is `true` unless every bit pattern of
+///   `size_of::<Self>()` bytes is a valid `Self`. The crate relies on `false` meaning exactly
+///   that: it then skips `repair_received` after nonblocking receives, hands MPI's buffers to
+///   user-defined reductions without copying, and allows a [`Window`](crate::Window) of `Self`
+///   (zeroed, and written by any rank). A type that overrides `repair_received` must therefore
+///   set it to `true`, as `bool` does.
 pub unsafe trait Equivalence: Copy + 'static {
     /// How many elements of [`Self::datatype`] make one value.
     const ELEMENTS: usize;
@@ -79,18 +85,19 @@ pub unsafe trait Equivalence: Copy + 'static {
     /// The predefined MPI datatype of one element.
     fn datatype() -> Datatype;
 
-    /// Whether [`repair_received`](Self::repair_received) does anything; lets nonblocking
-    /// receives skip remembering it for the (common) types where every bit pattern is valid.
-    #[doc(hidden)]
+    /// Whether some bit pattern is not a valid `Self`, so that received values need
+    /// [`repair_received`](Self::repair_received). `false` (the default) promises that every bit
+    /// pattern is valid; see the trait's `# Safety` section. Lets nonblocking receives skip
+    /// remembering the repair for the (common) types that need none.
     const NEEDS_REPAIR: bool = false;
 
     /// Turns whatever bytes MPI wrote into valid values. Called by every receive, before the
-    /// buffer is given back, including on error (a truncated message may be partly written).
+    /// buffer is given back, including on error (a truncated message may be partly written),
+    /// but only when [`NEEDS_REPAIR`](Self::NEEDS_REPAIR) is `true` after a nonblocking one.
     ///
     /// # Safety
     /// `ptr` must point to `len` values of `Self` that are writable and that no reference
     /// observes during the call (their bytes may not be valid values yet).
-    #[doc(hidden)]
     #[inline(always)]
     unsafe fn repair_received(ptr: *mut Self, len: usize) {
         let _ = (ptr, len);

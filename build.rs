@@ -1,5 +1,6 @@
-//! Finds MPI, generates `ffi` bindings with bindgen, compiles the constants shim and emits
-//! `cfg`s describing what the installed MPI offers.
+//! Finds MPI, generates `ffi` bindings with bindgen, evaluates the handle macros into Rust
+//! `const`s, compiles the constants shim and emits `cfg`s describing what the installed MPI
+//! offers.
 //!
 //! Probe order (the first that is set or found wins; an override that fails is an error, not a
 //! fallback): `MPICC`, `MPI_PKG_CONFIG`, `MPI_INCLUDE_DIR` + `MPI_LIB_DIR` (+ `MPI_LIBS`), then
@@ -15,6 +16,8 @@
 //! is compiled or linked; the docs are built against the kept `mpich-4` set (MPI 4.0, the
 //! fullest API; the public API is the same on every MPI).
 
+#[path = "build/handles.rs"]
+mod handles;
 #[path = "build/pregenerated.rs"]
 mod pregenerated;
 #[path = "build/probe.rs"]
@@ -48,7 +51,9 @@ const ENV_VARS: &[&str] = &[
 const DOCS_SET: &str = "mpich-4";
 
 /// Handle constants that `mpi.h` defines as macros bindgen cannot evaluate (casts in MPICH,
-/// addresses of globals in Open MPI). The shim turns each into a linkable `const` object.
+/// addresses of globals in Open MPI). Each becomes a Rust `const` of the same name in `ffi`
+/// (`write_handles`), and the shim also defines it as a linkable `const` object
+/// (`ferrompi_MPI_*`), against which a unit test checks the Rust one.
 /// `(C type, name, required)`: optional ones are guarded by `#ifdef`.
 const HANDLE_CONSTANTS: &[(&str, &str, bool)] = &[
     ("MPI_Comm", "MPI_COMM_WORLD", true),
@@ -114,6 +119,7 @@ fn main() {
     }
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=build/probe.rs");
+    println!("cargo:rerun-if-changed=build/handles.rs");
     println!("cargo:rerun-if-changed=build/pregenerated.rs");
     println!("cargo:rerun-if-changed=build/bindings");
 
@@ -121,6 +127,10 @@ fn main() {
     if env::var_os("DOCS_RS").is_some() {
         let bindings = read_set(DOCS_SET);
         write_if_changed(&out_dir.join("bindings.rs"), &bindings);
+        let names: Vec<(&str, &str)> = shim_names().map(|(ty, name, _)| (ty, name)).collect();
+        let module = handles::placeholder_module(&names, &bindings)
+            .unwrap_or_else(|why| panic!("ferrompi: the kept bindings: {why}"));
+        write_if_changed(&out_dir.join("handles.rs"), &module);
         let caps = probe::capabilities(&bindings).expect("the kept bindings are complete");
         emit_cfgs(
             &caps,
@@ -139,6 +149,7 @@ fn main() {
         Ok(caps) => caps,
         Err(why) => panic!("ferrompi: the MPI found via {source} is not usable: {why}"),
     };
+    write_handles(&out_dir, &flags, &bindings, &source);
     compile_shim(&out_dir, &flags);
     compile_bench_reference(&out_dir, &flags, &source, &caps);
     emit_link(&flags);
@@ -464,6 +475,45 @@ fn write_shim(out_dir: &Path) {
     header.push_str("#endif\n");
     write_if_changed(&out_dir.join("ferrompi_shim.h"), &header);
     write_if_changed(&out_dir.join("ferrompi_shim.c"), &source);
+}
+
+/// Writes `handles.rs`: each handle constant of [`HANDLE_CONSTANTS`] that `mpi.h` defines, as
+/// a Rust `const` of what the C preprocessor expands it to (see `build/handles.rs`).
+fn write_handles(out_dir: &Path, flags: &MpiFlags, bindings: &str, source: &str) {
+    let mut text = String::from("#include \"ferrompi_shim.h\"\n");
+    for (_, name, _) in shim_names() {
+        // A string literal before each macro marks its line; the literal is not expanded.
+        let _ = write!(text, "#ifdef {name}\n\"{name}\" {name}\n#endif\n");
+    }
+    let file = out_dir.join("ferrompi_handles.c");
+    write_if_changed(&file, &text);
+    let mut cmd = c_compiler(out_dir, flags).to_command();
+    cmd.args(["-E", "-P"]).arg(&file);
+    let output = match cmd.output() {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).into_owned(),
+        Ok(out) => panic!(
+            "ferrompi: the C compiler cannot expand mpi.h's handle macros (MPI found via \
+             {source}):\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(e) => panic!("ferrompi: cannot run the C compiler ({cmd:?}): {e}"),
+    };
+    let mut found = Vec::new();
+    for (ty, name, required) in shim_names() {
+        let marker = format!("\"{name}\"");
+        let line = output
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(marker.as_str()));
+        match line {
+            Some(expansion) => found.push((ty, name, expansion.trim())),
+            None if required => panic!("ferrompi: mpi.h (found via {source}) lacks {name}"),
+            None => {}
+        }
+    }
+    let module = handles::module(&found, bindings).unwrap_or_else(|why| {
+        panic!("ferrompi: the MPI found via {source}: {why}; please report it with the MPI's name")
+    });
+    write_if_changed(&out_dir.join("handles.rs"), &module);
 }
 
 /// Writes `contents` to `path` unless the file holds exactly that already. Its modification time

@@ -122,9 +122,7 @@ struct Raw {
 
 impl Raw {
     fn of(world: &Communicator<'_>) -> Raw {
-        // SAFETY: immutable constants defined by the shim.
-        let (sum, status_ignore) =
-            unsafe { (ffi::ferrompi_MPI_SUM, ffi::ferrompi_MPI_STATUS_IGNORE) };
+        let (sum, status_ignore) = (ffi::MPI_SUM, ffi::MPI_STATUS_IGNORE);
         Raw {
             comm: world.as_raw(),
             byte: u8::datatype().as_raw(),
@@ -169,8 +167,7 @@ fn int(n: usize) -> c_int {
 }
 
 fn null_requests(n: usize) -> Vec<ffi::MPI_Request> {
-    // SAFETY: an immutable constant defined by the shim.
-    vec![unsafe { ffi::ferrompi_MPI_REQUEST_NULL }; n]
+    vec![ffi::MPI_REQUEST_NULL; n]
 }
 
 /// A C persistent allreduce on the buffers of `owner`, which it keeps alive; the request is
@@ -338,17 +335,9 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
                             );
                         }
                     }
-                    ffi::MPI_Waitall(WINDOW as c_int, handles, ffi::ferrompi_MPI_STATUSES_IGNORE);
+                    ffi::MPI_Waitall(WINDOW as c_int, handles, ffi::MPI_STATUSES_IGNORE);
                     if rank == 0 {
-                        ffi::MPI_Recv(
-                            ack.cast(),
-                            1,
-                            byte,
-                            1,
-                            3,
-                            comm,
-                            ffi::ferrompi_MPI_STATUS_IGNORE,
-                        );
+                        ffi::MPI_Recv(ack.cast(), 1, byte, 1, 3, comm, ffi::MPI_STATUS_IGNORE);
                     } else {
                         ffi::MPI_Send(ack.cast(), 1, byte, 0, 3, comm);
                     }
@@ -426,7 +415,7 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
                             handles.add(8 + k),
                         );
                     }
-                    ffi::MPI_Waitall(16, handles, ffi::ferrompi_MPI_STATUSES_IGNORE);
+                    ffi::MPI_Waitall(16, handles, ffi::MPI_STATUSES_IGNORE);
                 }
             })
         });

@@ -205,7 +205,7 @@ fn counter(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
                         word,
                         me,
                         0,
-                        ffi::ferrompi_MPI_SUM,
+                        ffi::MPI_SUM,
                         raw,
                     );
                     ffi::MPI_Win_flush(me, raw);
@@ -237,7 +237,7 @@ fn blocking(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
         }),
         // SAFETY: as said above the match.
         "allreduce-ffi" => (0..iterations).for_each(|_| unsafe {
-            ffi::MPI_Allreduce(out, into, 1, double, ffi::ferrompi_MPI_SUM, comm);
+            ffi::MPI_Allreduce(out, into, 1, double, ffi::MPI_SUM, comm);
         }),
         "allreduce-in-place" => (0..iterations).for_each(|_| {
             got = send;
@@ -246,8 +246,8 @@ fn blocking(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
         // SAFETY: as said above the match (`MPI_IN_PLACE`: `got` is input and result).
         "allreduce-in-place-ffi" => (0..iterations).for_each(|_| unsafe {
             into.cast::<f64>().write(send[0]);
-            let in_place = ffi::ferrompi_MPI_IN_PLACE;
-            ffi::MPI_Allreduce(in_place, into, 1, double, ffi::ferrompi_MPI_SUM, comm);
+            let in_place = ffi::MPI_IN_PLACE;
+            ffi::MPI_Allreduce(in_place, into, 1, double, ffi::MPI_SUM, comm);
         }),
         "allreduce-init" => {
             let mut persistent = world
@@ -288,17 +288,9 @@ fn blocking(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
         }),
         // SAFETY: as said above the match; the request completes before the next iteration.
         "iallreduce-ffi" => (0..iterations).for_each(|_| unsafe {
-            let mut request = ffi::ferrompi_MPI_REQUEST_NULL;
-            ffi::MPI_Iallreduce(
-                out,
-                into,
-                1,
-                double,
-                ffi::ferrompi_MPI_SUM,
-                comm,
-                &mut request,
-            );
-            ffi::MPI_Wait(&mut request, ffi::ferrompi_MPI_STATUS_IGNORE);
+            let mut request = ffi::MPI_REQUEST_NULL;
+            ffi::MPI_Iallreduce(out, into, 1, double, ffi::MPI_SUM, comm, &mut request);
+            ffi::MPI_Wait(&mut request, ffi::MPI_STATUS_IGNORE);
         }),
         "alltoall" => (0..iterations).for_each(|_| {
             world.alltoall(&send, &mut got).expect("alltoall");

@@ -112,7 +112,7 @@ macro_rules! equivalence {
             const ELEMENTS: usize = 1;
             #[inline(always)]
             fn datatype() -> Datatype {
-                // SAFETY: an immutable predefined handle defined by the shim.
+                // SAFETY: a predefined datatype (`ffi`'s handle constants), valid while MPI is.
                 unsafe { Datatype::from_raw(ffi::$konst) }
             }
         }
@@ -120,22 +120,22 @@ macro_rules! equivalence {
 }
 
 equivalence! {
-    i8 => ferrompi_MPI_INT8_T,
-    i16 => ferrompi_MPI_INT16_T,
-    i32 => ferrompi_MPI_INT32_T,
-    i64 => ferrompi_MPI_INT64_T,
-    u8 => ferrompi_MPI_UINT8_T,
-    u16 => ferrompi_MPI_UINT16_T,
-    u32 => ferrompi_MPI_UINT32_T,
-    u64 => ferrompi_MPI_UINT64_T,
-    f32 => ferrompi_MPI_FLOAT,
-    f64 => ferrompi_MPI_DOUBLE,
+    i8 => MPI_INT8_T,
+    i16 => MPI_INT16_T,
+    i32 => MPI_INT32_T,
+    i64 => MPI_INT64_T,
+    u8 => MPI_UINT8_T,
+    u16 => MPI_UINT16_T,
+    u32 => MPI_UINT32_T,
+    u64 => MPI_UINT64_T,
+    f32 => MPI_FLOAT,
+    f64 => MPI_DOUBLE,
 }
 
 #[cfg(target_pointer_width = "64")]
-equivalence! { isize => ferrompi_MPI_INT64_T, usize => ferrompi_MPI_UINT64_T }
+equivalence! { isize => MPI_INT64_T, usize => MPI_UINT64_T }
 #[cfg(target_pointer_width = "32")]
-equivalence! { isize => ferrompi_MPI_INT32_T, usize => ferrompi_MPI_UINT32_T }
+equivalence! { isize => MPI_INT32_T, usize => MPI_UINT32_T }
 
 // SAFETY: Rust's `bool` has the size and representation of C's `_Bool` (one byte, 0 or 1) on
 // every platform Rust supports with a C ABI, which is what MPI_C_BOOL describes. Not every byte
@@ -148,8 +148,8 @@ unsafe impl Equivalence for bool {
     const NEEDS_REPAIR: bool = true;
     #[inline(always)]
     fn datatype() -> Datatype {
-        // SAFETY: an immutable predefined handle defined by the shim.
-        unsafe { Datatype::from_raw(ffi::ferrompi_MPI_C_BOOL) }
+        // SAFETY: a predefined datatype (`ffi`'s handle constants), valid while MPI is.
+        unsafe { Datatype::from_raw(ffi::MPI_C_BOOL) }
     }
 
     unsafe fn repair_received(ptr: *mut Self, len: usize) {
@@ -201,8 +201,8 @@ unsafe impl<T: bytemuck::Pod> Equivalence for Bytes<T> {
     const ELEMENTS: usize = std::mem::size_of::<T>();
     #[inline(always)]
     fn datatype() -> Datatype {
-        // SAFETY: an immutable predefined handle defined by the shim.
-        unsafe { Datatype::from_raw(ffi::ferrompi_MPI_BYTE) }
+        // SAFETY: a predefined datatype (`ffi`'s handle constants), valid while MPI is.
+        unsafe { Datatype::from_raw(ffi::MPI_BYTE) }
     }
 }
 

@@ -837,20 +837,17 @@ fn install_panic_hook() {
 
 /// `MPI_COMM_WORLD`.
 pub(crate) fn world_raw() -> ffi::MPI_Comm {
-    // SAFETY: an immutable constant defined by the shim.
-    unsafe { ffi::ferrompi_MPI_COMM_WORLD }
+    ffi::MPI_COMM_WORLD
 }
 
 /// `MPI_COMM_SELF`.
 pub(crate) fn self_raw() -> ffi::MPI_Comm {
-    // SAFETY: an immutable constant defined by the shim.
-    unsafe { ffi::ferrompi_MPI_COMM_SELF }
+    ffi::MPI_COMM_SELF
 }
 
 /// `MPI_ERRORS_RETURN`.
 pub(crate) fn errors_return() -> ffi::MPI_Errhandler {
-    // SAFETY: an immutable constant defined by the shim.
-    unsafe { ffi::ferrompi_MPI_ERRORS_RETURN }
+    ffi::MPI_ERRORS_RETURN
 }
 
 /// `MPI_Get_processor_name`, for whoever holds a handle rather than the [`Mpi`] token.

@@ -33,8 +33,7 @@ unsafe impl Sync for Info<'_> {}
 
 /// `MPI_INFO_NULL`.
 pub(crate) fn info_null() -> ffi::MPI_Info {
-    // SAFETY: an immutable constant defined by the shim.
-    unsafe { ffi::ferrompi_MPI_INFO_NULL }
+    ffi::MPI_INFO_NULL
 }
 
 /// The raw handle of an optional info, `MPI_INFO_NULL` for none.

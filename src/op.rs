@@ -105,8 +105,7 @@ macro_rules! rma_only {
         impl<T: Equivalence> AccumulateOp<T> for $name {
             #[inline(always)]
             fn accumulate_operand(&self) -> Operand {
-                // SAFETY: an immutable predefined handle defined by the shim.
-                let op = unsafe { ffi::$konst };
+                let op = ffi::$konst;
                 Operand { op, datatype: T::datatype().as_raw(), per_value: T::ELEMENTS }
             }
         }
@@ -115,10 +114,10 @@ macro_rules! rma_only {
 
 rma_only! {
     /// `MPI_REPLACE`: the target's value becomes the origin's (an atomic put).
-    Replace = ferrompi_MPI_REPLACE;
+    Replace = MPI_REPLACE;
     /// `MPI_NO_OP`: the target is left as it is (an atomic get, with `get_accumulate` or
     /// `fetch_and_op`).
-    NoOp = ferrompi_MPI_NO_OP;
+    NoOp = MPI_NO_OP;
 }
 
 macro_rules! marker {
@@ -164,8 +163,7 @@ macro_rules! predefined {
         impl<T: $bound> Op<T> for $name {
             #[inline(always)]
             fn operand(&self) -> Operand {
-                // SAFETY: an immutable predefined handle defined by the shim.
-                let op = unsafe { ffi::$konst };
+                let op = ffi::$konst;
                 Operand { op, datatype: T::datatype().as_raw(), per_value: T::ELEMENTS }
             }
         }
@@ -194,8 +192,7 @@ macro_rules! predefined {
             /// # Errors
             /// [`Error::WrongThread`] (also before initialisation); [`Error::Mpi`].
             pub fn is_commutative(&self) -> Result<bool> {
-                // SAFETY: an immutable predefined handle defined by the shim.
-                op_commutative(unsafe { ffi::$konst })
+                op_commutative(ffi::$konst)
             }
         }
     )*};
@@ -274,29 +271,29 @@ impl Mpi {
 
 predefined! {
     /// `MPI_SUM`.
-    Sum = ferrompi_MPI_SUM for Arithmetic;
+    Sum = MPI_SUM for Arithmetic;
     /// `MPI_PROD`.
-    Prod = ferrompi_MPI_PROD for Arithmetic;
+    Prod = MPI_PROD for Arithmetic;
     /// `MPI_MIN`.
-    Min = ferrompi_MPI_MIN for Ordered;
+    Min = MPI_MIN for Ordered;
     /// `MPI_MAX`.
-    Max = ferrompi_MPI_MAX for Ordered;
+    Max = MPI_MAX for Ordered;
     /// `MPI_LAND`.
-    LogicalAnd = ferrompi_MPI_LAND for Logical;
+    LogicalAnd = MPI_LAND for Logical;
     /// `MPI_LOR`.
-    LogicalOr = ferrompi_MPI_LOR for Logical;
+    LogicalOr = MPI_LOR for Logical;
     /// `MPI_LXOR`.
-    LogicalXor = ferrompi_MPI_LXOR for Logical;
+    LogicalXor = MPI_LXOR for Logical;
     /// `MPI_BAND`.
-    BitAnd = ferrompi_MPI_BAND for Bitwise;
+    BitAnd = MPI_BAND for Bitwise;
     /// `MPI_BOR`.
-    BitOr = ferrompi_MPI_BOR for Bitwise;
+    BitOr = MPI_BOR for Bitwise;
     /// `MPI_BXOR`.
-    BitXor = ferrompi_MPI_BXOR for Bitwise;
+    BitXor = MPI_BXOR for Bitwise;
     /// `MPI_MINLOC`: the smallest value and the lowest index holding it.
-    MinLoc = ferrompi_MPI_MINLOC for LocPair;
+    MinLoc = MPI_MINLOC for LocPair;
     /// `MPI_MAXLOC`: the largest value and the lowest index holding it.
-    MaxLoc = ferrompi_MPI_MAXLOC for LocPair;
+    MaxLoc = MPI_MAXLOC for LocPair;
 }
 
 /// A value with an index, for [`MinLoc`] and [`MaxLoc`] (`MPI_FLOAT_INT`, `MPI_DOUBLE_INT`,
@@ -324,16 +321,16 @@ macro_rules! loc_pairs {
             const ELEMENTS: usize = 1;
             #[inline(always)]
             fn datatype() -> Datatype {
-                // SAFETY: an immutable predefined handle defined by the shim.
+                // SAFETY: a predefined datatype (`ffi`'s handle constants), valid while MPI is.
                 unsafe { Datatype::from_raw(ffi::$konst) }
             }
         }
     )*};
 }
-loc_pairs!(f32 => ferrompi_MPI_FLOAT_INT, f64 => ferrompi_MPI_DOUBLE_INT, i32 => ferrompi_MPI_2INT);
+loc_pairs!(f32 => MPI_FLOAT_INT, f64 => MPI_DOUBLE_INT, i32 => MPI_2INT);
 // `MPI_LONG_INT` is `{ long, int }`: `long` is 64-bit on 64-bit Unix (LP64) only.
 #[cfg(all(unix, target_pointer_width = "64"))]
-loc_pairs!(i64 => ferrompi_MPI_LONG_INT);
+loc_pairs!(i64 => MPI_LONG_INT);
 
 /// The closure of a [`UserOp`]: `inout[i] = f(in[i], inout[i])`, as MPI defines it.
 type Combine<T> = dyn Fn(&[T], &mut [T]) + Send + Sync;
@@ -682,7 +679,7 @@ impl<'env, T: Equivalence> UserOp<'env, T> {
         // SAFETY: (whole block) standard datatype and op constructors on valid arguments; each
         // handle is checked before the next step uses it, and freed again on failure.
         unsafe {
-            let mut datatype = ffi::ferrompi_MPI_DATATYPE_NULL;
+            let mut datatype = ffi::MPI_DATATYPE_NULL;
             check(
                 ffi::MPI_Type_contiguous(per_value, T::datatype().as_raw(), &mut datatype),
                 OP,
@@ -719,7 +716,7 @@ impl<'env, T: Equivalence> UserOp<'env, T> {
                 drop(Box::from_raw(state));
                 return Err(e);
             }
-            let mut op = ffi::ferrompi_MPI_OP_NULL;
+            let mut op = ffi::MPI_OP_NULL;
             if let Err(e) = check(
                 ffi::MPI_Op_create(Some(trampoline::<T>), c_int::from(commute), &mut op),
                 OP,

@@ -245,3 +245,85 @@ impl X { pub fn set_bits(&mut self) {} }
         );
     }
 }
+
+#[allow(dead_code)]
+#[path = "../build/handles.rs"]
+mod handles;
+
+/// The handle macros' expansions of every MPI in the test matrix evaluate; other forms do not.
+#[test]
+fn evaluates_handle_macros() {
+    use handles::{Value, evaluate};
+    let address = |name: &str| Some(Value::Address(name.to_string()));
+    // Open MPI 4.1 and 5.0.
+    assert_eq!(
+        evaluate("((MPI_Datatype) ((void *) &(ompi_mpi_byte)))"),
+        address("ompi_mpi_byte")
+    );
+    assert_eq!(evaluate("((MPI_Status *) 0)"), Some(Value::Int(0)));
+    assert_eq!(evaluate("((void *) 1)"), Some(Value::Int(1)));
+    // MPICH 4 and 5.
+    assert_eq!(
+        evaluate("((MPI_Datatype)0x4c00010d)"),
+        Some(Value::Int(0x4c00_010d))
+    );
+    assert_eq!(evaluate("(void *) -1"), Some(Value::Int(-1)));
+    assert_eq!(evaluate("(MPI_Status *)1"), Some(Value::Int(1)));
+    // The MPI-5 ABI (MPICH 5's mpi_abi.h).
+    assert_eq!(evaluate("((MPI_Comm)0x00000101)"), Some(Value::Int(0x101)));
+    assert_eq!(evaluate("((void*)1)"), Some(Value::Int(1)));
+    // Literals: suffixes, octal, decimal; a cast of a cast.
+    assert_eq!(evaluate("((int)(long)017UL)"), Some(Value::Int(15)));
+    assert_eq!(evaluate("42"), Some(Value::Int(42)));
+    assert_eq!(evaluate("&x"), address("x"));
+    // Not handles, or forms not known: the build fails with the expansion instead.
+    for unknown in [
+        "",
+        "ompi_mpi_byte",
+        "(MPI_Datatype)",
+        "f(1)",
+        "1 + 2",
+        "((MPI_Datatype) 0x12",
+        "&1",
+        "-&x",
+        "\"text\"",
+        "0xZZ",
+    ] {
+        assert_eq!(evaluate(unknown), None, "{unknown:?}");
+    }
+}
+
+/// The generated module: integers into integer or pointer handles, addresses of the library's
+/// objects, plain pointer constants; an address into an integer handle is refused.
+#[test]
+fn writes_handle_constants() {
+    let bindings = "pub struct MPI_Comm(pub ::std::os::raw::c_int);\n\
+                    pub struct MPI_Datatype(pub *mut ompi_datatype_t);\n";
+    let module = handles::module(
+        &[
+            ("MPI_Comm", "MPI_COMM_WORLD", "((MPI_Comm)0x44000000)"),
+            (
+                "MPI_Datatype",
+                "MPI_BYTE",
+                "((MPI_Datatype) &(ompi_mpi_byte))",
+            ),
+            ("void *", "MPI_IN_PLACE", "(void *) -1"),
+        ],
+        bindings,
+    )
+    .expect("evaluates");
+    assert!(module.contains("pub const MPI_COMM_WORLD: MPI_Comm = MPI_Comm(0x44000000_i64 as _);"));
+    assert!(module.contains(
+        "pub const MPI_BYTE: MPI_Datatype = MPI_Datatype((&raw const objects::ompi_mpi_byte).cast_mut().cast());"
+    ));
+    assert!(module.contains("pub safe static ompi_mpi_byte: Object;"));
+    assert!(
+        module.contains("pub const MPI_IN_PLACE: *mut ::std::os::raw::c_void = -0x1_isize as _;")
+    );
+    let refused = handles::module(&[("MPI_Comm", "MPI_COMM_WORLD", "&(x)")], bindings);
+    assert!(refused.is_err_and(|why| why.contains("is an integer")));
+    let unknown = handles::module(&[("MPI_Comm", "MPI_COMM_WORLD", "f(1)")], bindings);
+    assert!(unknown.is_err_and(|why| why.contains("`f(1)`")));
+    let missing = handles::module(&[("MPI_Win", "MPI_WIN_NULL", "0")], bindings);
+    assert!(missing.is_err_and(|why| why.contains("do not define MPI_Win")));
+}

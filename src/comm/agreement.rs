@@ -112,8 +112,8 @@ impl Communicator<'_> {
                     both.as_ptr().cast(),
                     out.as_mut_ptr().cast(),
                     8,
-                    ffi::ferrompi_MPI_INT64_T,
-                    ffi::ferrompi_MPI_MAX,
+                    ffi::MPI_INT64_T,
+                    ffi::MPI_MAX,
                     self.raw,
                 )
             };
@@ -154,10 +154,10 @@ impl Communicator<'_> {
             ffi::MPI_Alltoall(
                 mine.as_ptr().cast(),
                 1,
-                ffi::ferrompi_MPI_INT64_T,
+                ffi::MPI_INT64_T,
                 sent_to_me.as_mut_ptr().cast(),
                 1,
-                ffi::ferrompi_MPI_INT64_T,
+                ffi::MPI_INT64_T,
                 self.raw,
             )
         };

@@ -44,8 +44,7 @@ impl SendMode {
 
 /// `MPI_IN_PLACE`.
 pub(crate) fn in_place() -> *mut c_void {
-    // SAFETY: an immutable constant defined by the shim.
-    unsafe { ffi::ferrompi_MPI_IN_PLACE }
+    ffi::MPI_IN_PLACE
 }
 
 /// `Some(request)` selects the nonblocking variant of a collective.

@@ -30,13 +30,11 @@ unsafe impl Send for Group<'_> {}
 unsafe impl Sync for Group<'_> {}
 
 pub(crate) fn group_null() -> ffi::MPI_Group {
-    // SAFETY: an immutable constant defined by the shim.
-    unsafe { ffi::ferrompi_MPI_GROUP_NULL }
+    ffi::MPI_GROUP_NULL
 }
 
 fn group_empty() -> ffi::MPI_Group {
-    // SAFETY: an immutable constant defined by the shim.
-    unsafe { ffi::ferrompi_MPI_GROUP_EMPTY }
+    ffi::MPI_GROUP_EMPTY
 }
 
 impl<'env> Group<'env> {

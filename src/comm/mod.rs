@@ -687,8 +687,7 @@ impl Mpi {
 }
 
 pub(crate) fn comm_null() -> ffi::MPI_Comm {
-    // SAFETY: an immutable constant defined by the shim.
-    unsafe { ffi::ferrompi_MPI_COMM_NULL }
+    ffi::MPI_COMM_NULL
 }
 
 #[cold]

@@ -290,8 +290,7 @@ unsafe impl Sync for Message<'_> {}
 
 impl<'comm> Message<'comm> {
     fn null() -> Self {
-        // SAFETY: an immutable constant defined by the shim.
-        let raw = unsafe { ffi::ferrompi_MPI_MESSAGE_NULL };
+        let raw = ffi::MPI_MESSAGE_NULL;
         Message {
             raw,
             status: Status::empty(),
@@ -467,8 +466,7 @@ impl<'comm> Message<'comm> {
 
 impl Drop for Message<'_> {
     fn drop(&mut self) {
-        // SAFETY: an immutable constant defined by the shim.
-        let null = unsafe { ffi::ferrompi_MPI_MESSAGE_NULL };
+        let null = ffi::MPI_MESSAGE_NULL;
         if self.raw == null {
             return;
         }

@@ -71,8 +71,7 @@ pub(crate) enum Kind {
 
 #[inline]
 pub(crate) fn request_null() -> ffi::MPI_Request {
-    // SAFETY: an immutable constant defined by the shim.
-    unsafe { ffi::ferrompi_MPI_REQUEST_NULL }
+    ffi::MPI_REQUEST_NULL
 }
 
 /// A request handle with the calls every request kind needs.
@@ -109,8 +108,8 @@ impl RawRequest {
             let rc = {
                 let _gate = enter_with(pass, operation)?;
                 // SAFETY: `raw` is a request handle we own (or MPI_REQUEST_NULL, which returns
-                // at once); MPI_STATUS_IGNORE is an immutable constant defined by the shim.
-                unsafe { ffi::MPI_Wait(&mut self.raw, ffi::ferrompi_MPI_STATUS_IGNORE) }
+                // at once); MPI_STATUS_IGNORE is a constant.
+                unsafe { ffi::MPI_Wait(&mut self.raw, ffi::MPI_STATUS_IGNORE) }
             };
             return check(rc, operation).map(|()| Status::empty());
         }

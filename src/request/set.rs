@@ -391,7 +391,7 @@ impl<'scope> RequestSet<'scope> {
         let rc = {
             let _gate = enter_with(self.pass(), OP)?;
             // SAFETY: `raw` holds `n` handles we own (or MPI_REQUEST_NULL); statuses ignored.
-            unsafe { ffi::MPI_Waitall(n, self.raw.as_mut_ptr(), ffi::ferrompi_MPI_STATUSES_IGNORE) }
+            unsafe { ffi::MPI_Waitall(n, self.raw.as_mut_ptr(), ffi::MPI_STATUSES_IGNORE) }
         };
         self.finish_all(rc, OP)
     }
@@ -476,7 +476,7 @@ impl<'scope> RequestSet<'scope> {
                     n,
                     self.raw.as_mut_ptr(),
                     &mut flag,
-                    ffi::ferrompi_MPI_STATUSES_IGNORE,
+                    ffi::MPI_STATUSES_IGNORE,
                 )
             }
         };

@@ -105,8 +105,7 @@ unsafe impl Send for RawWindow<'_> {}
 unsafe impl Sync for RawWindow<'_> {}
 
 pub(crate) fn win_null() -> ffi::MPI_Win {
-    // SAFETY: an immutable constant defined by the shim.
-    unsafe { ffi::ferrompi_MPI_WIN_NULL }
+    ffi::MPI_WIN_NULL
 }
 
 /// The signature `MPI_Win_allocate` and `MPI_Win_allocate_shared` share.

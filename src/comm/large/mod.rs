@@ -90,8 +90,7 @@ impl Made {
         operation: &'static str,
         construct: impl FnOnce(*mut ffi::MPI_Datatype) -> c_int,
     ) -> Result<ffi::MPI_Datatype> {
-        // SAFETY: an immutable constant defined by the shim.
-        let mut made = unsafe { ffi::ferrompi_MPI_DATATYPE_NULL };
+        let mut made = ffi::MPI_DATATYPE_NULL;
         check(construct(&mut made), operation)?;
         self.0.push(made);
         Ok(made)
@@ -173,7 +172,7 @@ impl Spanning {
                 // Exactly the buffer's extent, without the alignment padding an MPI may add to
                 // a struct type, so consecutive blocks of a collective land where they belong.
                 let size = ffi::MPI_Aint::try_from(elements).unwrap_or(0) * extent;
-                let mut whole = ffi::ferrompi_MPI_DATATYPE_NULL;
+                let mut whole = ffi::MPI_DATATYPE_NULL;
                 check(
                     ffi::MPI_Type_create_resized(joined, 0, size, &mut whole),
                     operation,

@@ -81,8 +81,8 @@ unsafe fn span_ops(operation: &'static str) -> Result<&'static SpanOps> {
                 operation,
             )?;
         }
-        let mut commutative = ffi::ferrompi_MPI_OP_NULL;
-        let mut non_commutative = ffi::ferrompi_MPI_OP_NULL;
+        let mut commutative = ffi::MPI_OP_NULL;
+        let mut non_commutative = ffi::MPI_OP_NULL;
         check(
             ffi::MPI_Op_create(Some(span_reduce), 1, &mut commutative),
             operation,

@@ -172,8 +172,7 @@ impl Call {
     /// # Safety
     /// The pointers are valid for the request's whole life; the caller holds the gate.
     pub(super) unsafe fn init(self, c: ffi::MPI_Comm, r: &mut ffi::MPI_Request) -> c_int {
-        // SAFETY: an immutable constant defined by the shim.
-        let i = unsafe { ffi::ferrompi_MPI_INFO_NULL };
+        let i = ffi::MPI_INFO_NULL;
         // SAFETY: per the contract.
         unsafe {
             match self {

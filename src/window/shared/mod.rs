@@ -443,7 +443,7 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
                 ffi::MPI_ANY_TAG,
                 self.comm,
                 &mut flag,
-                ffi::ferrompi_MPI_STATUS_IGNORE,
+                ffi::MPI_STATUS_IGNORE,
             )
         };
         check(rc, operation)

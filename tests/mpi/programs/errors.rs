@@ -86,7 +86,7 @@ fn raw_send(comm: &Communicator<'_>, dest: i32, tag: i32) -> ferrompi::Result<()
         ffi::MPI_Send(
             buf.as_ptr().cast(),
             1,
-            ffi::ferrompi_MPI_BYTE,
+            ffi::MPI_BYTE,
             dest,
             tag,
             comm.as_raw(),

@@ -442,17 +442,17 @@ impl Mpi {
         // From here on MPI is running: gated calls (an error lookup of a failing call below)
         // may reach it.
         gate::mpi_started(provided);
-        for comm in [world_raw(), self_raw()] {
+        for comm in [ffi::MPI_COMM_WORLD, ffi::MPI_COMM_SELF] {
             // SAFETY: predefined communicators and error handler, MPI is initialised.
-            let rc = unsafe { ffi::MPI_Comm_set_errhandler(comm, errors_return()) };
+            let rc = unsafe { ffi::MPI_Comm_set_errhandler(comm, ffi::MPI_ERRORS_RETURN) };
             check(rc, "init")?;
         }
         let (mut rank, mut size): (c_int, c_int) = (0, 0);
         // SAFETY: MPI is initialised; writes one int.
-        let rc = unsafe { ffi::MPI_Comm_rank(world_raw(), &mut rank) };
+        let rc = unsafe { ffi::MPI_Comm_rank(ffi::MPI_COMM_WORLD, &mut rank) };
         check(rc, "init")?;
         // SAFETY: as above.
-        let rc = unsafe { ffi::MPI_Comm_size(world_raw(), &mut size) };
+        let rc = unsafe { ffi::MPI_Comm_size(ffi::MPI_COMM_WORLD, &mut size) };
         check(rc, "init")?;
         WORLD_RANK.store(rank, Ordering::Relaxed);
         TAG_UB.store(read_tag_ub()?, Ordering::Relaxed);
@@ -792,7 +792,7 @@ fn read_tag_ub() -> Result<i32> {
     // to an int (MPI-4.0 §9.1.2); the call writes the pointer and the flag.
     let rc = unsafe {
         ffi::MPI_Comm_get_attr(
-            world_raw(),
+            ffi::MPI_COMM_WORLD,
             crate::c_int_const!(ffi::MPI_TAG_UB),
             (&mut value as *mut *mut c_int).cast::<c_void>(),
             &mut flag,
@@ -818,7 +818,7 @@ pub(crate) fn abort_world(code: i32) -> ! {
     std::thread::sleep(std::time::Duration::from_millis(200));
     // SAFETY: MPI_Abort may be called from any thread as a last resort; it does not return.
     unsafe {
-        ffi::MPI_Abort(world_raw(), code);
+        ffi::MPI_Abort(ffi::MPI_COMM_WORLD, code);
     }
     std::process::abort()
 }
@@ -833,21 +833,6 @@ fn install_panic_hook() {
             abort_world(101);
         }
     }));
-}
-
-/// `MPI_COMM_WORLD`.
-pub(crate) fn world_raw() -> ffi::MPI_Comm {
-    ffi::MPI_COMM_WORLD
-}
-
-/// `MPI_COMM_SELF`.
-pub(crate) fn self_raw() -> ffi::MPI_Comm {
-    ffi::MPI_COMM_SELF
-}
-
-/// `MPI_ERRORS_RETURN`.
-pub(crate) fn errors_return() -> ffi::MPI_Errhandler {
-    ffi::MPI_ERRORS_RETURN
 }
 
 /// `MPI_Get_processor_name`, for whoever holds a handle rather than the [`Mpi`] token.

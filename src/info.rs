@@ -31,14 +31,9 @@ unsafe impl Send for Info<'_> {}
 // SAFETY: `&Info` only reads (`MPI_Info_get*`), through the thread gate.
 unsafe impl Sync for Info<'_> {}
 
-/// `MPI_INFO_NULL`.
-pub(crate) fn info_null() -> ffi::MPI_Info {
-    ffi::MPI_INFO_NULL
-}
-
 /// The raw handle of an optional info, `MPI_INFO_NULL` for none.
 pub(crate) fn raw_or_null(info: Option<&Info<'_>>) -> ffi::MPI_Info {
-    info.map_or_else(info_null, Info::as_raw)
+    info.map_or(ffi::MPI_INFO_NULL, Info::as_raw)
 }
 
 impl<'env> Info<'env> {
@@ -64,7 +59,7 @@ impl<'env> Info<'env> {
     pub(crate) fn create() -> Result<Info<'env>> {
         const OP: &str = "info_create";
         let _gate = enter(OP)?;
-        let mut raw = info_null();
+        let mut raw = ffi::MPI_INFO_NULL;
         // SAFETY: MPI writes a new handle, which we then own.
         check(unsafe { ffi::MPI_Info_create(&mut raw) }, OP)?;
         Ok(Info {
@@ -298,7 +293,7 @@ impl<'env> Info<'env> {
     pub fn dup(&self) -> Result<Info<'env>> {
         const OP: &str = "info_dup";
         let _gate = enter(OP)?;
-        let mut raw = info_null();
+        let mut raw = ffi::MPI_INFO_NULL;
         // SAFETY: a valid info handle; MPI writes a new handle, which we then own.
         check(unsafe { ffi::MPI_Info_dup(self.raw, &mut raw) }, OP)?;
         // SAFETY: MPI just created it for us.

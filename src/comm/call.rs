@@ -4,7 +4,7 @@
 //! persistent collectives and the large-count layer below them all use these.
 
 use crate::ffi;
-use std::ffi::{c_int, c_void};
+use std::ffi::c_int;
 
 /// The four blocking send modes (MPI-4.0 §3.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,11 +40,6 @@ impl SendMode {
             }
         }
     }
-}
-
-/// `MPI_IN_PLACE`.
-pub(crate) fn in_place() -> *mut c_void {
-    ffi::MPI_IN_PLACE
 }
 
 /// `Some(request)` selects the nonblocking variant of a collective.

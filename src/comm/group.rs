@@ -29,14 +29,6 @@ unsafe impl Send for Group<'_> {}
 // SAFETY: as for `Send`: `&Group` only allows gated MPI calls.
 unsafe impl Sync for Group<'_> {}
 
-pub(crate) fn group_null() -> ffi::MPI_Group {
-    ffi::MPI_GROUP_NULL
-}
-
-fn group_empty() -> ffi::MPI_Group {
-    ffi::MPI_GROUP_EMPTY
-}
-
 impl<'env> Group<'env> {
     /// Takes ownership of a group handle MPI just created.
     ///
@@ -141,7 +133,7 @@ impl<'env> Group<'env> {
         call: impl FnOnce(&mut ffi::MPI_Group) -> c_int,
     ) -> Result<Group<'env>> {
         let _gate = enter(operation)?;
-        let mut raw = group_null();
+        let mut raw = ffi::MPI_GROUP_NULL;
         check(call(&mut raw), operation)?;
         // SAFETY: MPI just created the group for us.
         Ok(unsafe { Group::adopt(raw) })
@@ -421,7 +413,7 @@ impl<'env> Group<'env> {
     }
 
     fn free_raw(&mut self) -> Result<()> {
-        if self.raw == group_null() || self.raw == group_empty() {
+        if self.raw == ffi::MPI_GROUP_NULL || self.raw == ffi::MPI_GROUP_EMPTY {
             return Ok(());
         }
         let _gate = enter("group_free")?;
@@ -464,7 +456,7 @@ impl<'env> Communicator<'env> {
     pub fn group(&self) -> Result<Group<'env>> {
         const OP: &str = "group";
         let _gate = enter(OP)?;
-        let mut raw = group_null();
+        let mut raw = ffi::MPI_GROUP_NULL;
         // SAFETY: valid communicator; MPI writes a new group handle that we then own.
         check(unsafe { ffi::MPI_Comm_group(self.raw, &mut raw) }, OP)?;
         // SAFETY: MPI just created the group for us.
@@ -488,7 +480,7 @@ impl<'env> Communicator<'env> {
     pub fn create(&self, group: &Group<'_>) -> Result<Option<Communicator<'env>>> {
         const OP: &str = "create";
         let _gate = enter(OP)?;
-        let mut raw = super::comm_null();
+        let mut raw = ffi::MPI_COMM_NULL;
         // SAFETY: valid communicator and group; MPI writes the new handle.
         let rc = unsafe { ffi::MPI_Comm_create(self.raw, group.as_raw(), &mut raw) };
         check(rc, OP)?;
@@ -519,7 +511,7 @@ impl<'env> Communicator<'env> {
             return Err(Error::NotInGroup { operation: OP });
         }
         let _gate = enter(OP)?;
-        let mut raw = super::comm_null();
+        let mut raw = ffi::MPI_COMM_NULL;
         // SAFETY: valid communicator and group containing this process; MPI writes the handle.
         let rc = unsafe { ffi::MPI_Comm_create_group(self.raw, group.as_raw(), tag, &mut raw) };
         check(rc, OP)?;

@@ -266,7 +266,7 @@ impl<'env> Communicator<'env> {
     /// Called with the thread gate held, right after the creating call, so on error it frees the
     /// handle itself: dropping it would take the gate again (a deadlock at `SERIALIZED`).
     fn adopt(raw: ffi::MPI_Comm, operation: &'static str) -> Result<Option<Self>> {
-        if raw == comm_null() {
+        if raw == ffi::MPI_COMM_NULL {
             return Ok(None);
         }
         let mut comm = Communicator {
@@ -279,7 +279,7 @@ impl<'env> Communicator<'env> {
         };
         let set_up = |comm: &mut Communicator<'_>| -> Result<()> {
             // SAFETY: a valid communicator MPI just created, and a predefined error handler.
-            let rc = unsafe { ffi::MPI_Comm_set_errhandler(raw, env::errors_return()) };
+            let rc = unsafe { ffi::MPI_Comm_set_errhandler(raw, ffi::MPI_ERRORS_RETURN) };
             check(rc, operation)?;
             // SAFETY: a valid communicator; writes one int.
             let rc = unsafe { ffi::MPI_Comm_rank(raw, &mut comm.rank) };
@@ -409,7 +409,7 @@ impl<'env> Communicator<'env> {
     pub fn dup(&self) -> Result<Communicator<'env>> {
         const OP: &str = "dup";
         let _gate = enter(OP)?;
-        let mut raw = comm_null();
+        let mut raw = ffi::MPI_COMM_NULL;
         // SAFETY: valid communicator; MPI writes the new handle.
         check(unsafe { ffi::MPI_Comm_dup(self.raw, &mut raw) }, OP)?;
         let mut dup = Communicator::adopt(raw, OP)?.ok_or_else(|| unexpected_null(OP))?;
@@ -445,7 +445,7 @@ impl<'env> Communicator<'env> {
             None => ffi::MPI_UNDEFINED,
         };
         let _gate = enter(OP)?;
-        let mut raw = comm_null();
+        let mut raw = ffi::MPI_COMM_NULL;
         // SAFETY: valid communicator; MPI writes the new handle.
         let rc = unsafe { ffi::MPI_Comm_split(self.raw, color, key, &mut raw) };
         check(rc, OP)?;
@@ -491,7 +491,7 @@ impl<'env> Communicator<'env> {
             None => None,
         };
         let _gate = enter(OP)?;
-        let mut raw = comm_null();
+        let mut raw = ffi::MPI_COMM_NULL;
         // SAFETY: valid communicator and info (or MPI_INFO_NULL); MPI writes the new handle.
         let rc = unsafe {
             ffi::MPI_Comm_split_type(
@@ -656,7 +656,7 @@ impl Mpi {
     pub fn world(&self) -> Communicator<'_> {
         let (rank, size) = self.world_rank_size();
         Communicator {
-            raw: env::world_raw(),
+            raw: ffi::MPI_COMM_WORLD,
             rank,
             size,
             owned: false,
@@ -676,7 +676,7 @@ impl Mpi {
     /// ```
     pub fn self_comm(&self) -> Communicator<'_> {
         Communicator {
-            raw: env::self_raw(),
+            raw: ffi::MPI_COMM_SELF,
             rank: 0,
             size: 1,
             owned: false,
@@ -684,10 +684,6 @@ impl Mpi {
             _env: PhantomData,
         }
     }
-}
-
-pub(crate) fn comm_null() -> ffi::MPI_Comm {
-    ffi::MPI_COMM_NULL
 }
 
 #[cold]

@@ -12,9 +12,7 @@ use crate::env::{enter, enter_with};
 use crate::error::{Error, Result, check};
 use crate::ffi;
 use crate::gate::Pass;
-use crate::request::{
-    Kind, OwnedBuffer, OwnedRequest, RawRequest, Repair, Request, Scope, request_null,
-};
+use crate::request::{Kind, OwnedBuffer, OwnedRequest, RawRequest, Repair, Request, Scope};
 use std::ffi::{c_int, c_void};
 use std::mem::MaybeUninit;
 
@@ -280,7 +278,7 @@ impl<'env> Communicator<'env> {
         let dest = self.raw_dest(dest, operation)?;
         check_tag(tag, operation)?;
         let (ptr, dt, comm) = (send_ptr(buf), T::datatype().as_raw(), self.raw);
-        let mut raw = request_null();
+        let mut raw = ffi::MPI_REQUEST_NULL;
         let _gate = enter(operation)?;
         #[cfg(ferrompi_large_count)]
         // SAFETY: `buf` holds `count` elements of `dt` and, per the caller, outlives the operation.
@@ -318,7 +316,7 @@ impl<'env> Communicator<'env> {
             raw_tag(tag, operation)?,
         );
         let (ptr, dt, comm) = (recv_ptr(buf), T::datatype().as_raw(), self.raw);
-        let mut raw = request_null();
+        let mut raw = ffi::MPI_REQUEST_NULL;
         let _gate = enter(operation)?;
         #[cfg(ferrompi_large_count)]
         // SAFETY: `buf` has room for `count` elements and, per the caller, stays ours until the
@@ -530,7 +528,7 @@ impl<'env> Communicator<'env> {
         let inc = self.recv_args::<R>(recv.len(), source, recv_tag, OP)?;
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         let (st, rt) = (S::datatype().as_raw(), R::datatype().as_raw());
-        let mut raw = request_null();
+        let mut raw = ffi::MPI_REQUEST_NULL;
         {
             let _gate = enter_with(scope.in_flight.pass, OP)?;
             #[cfg(ferrompi_isendrecv)]
@@ -592,7 +590,7 @@ impl<'env> Communicator<'env> {
         let out = self.send_args::<T>(buf.len(), dest, send_tag, OP)?;
         let inc = self.recv_args::<T>(buf.len(), source, recv_tag, OP)?;
         let (ptr, dt) = (recv_ptr(buf), T::datatype().as_raw());
-        let mut raw = request_null();
+        let mut raw = ffi::MPI_REQUEST_NULL;
         {
             let _gate = enter_with(scope.in_flight.pass, OP)?;
             #[cfg(ferrompi_isendrecv)]

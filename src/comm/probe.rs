@@ -12,7 +12,7 @@ use crate::datatype::{Equivalence, count_of, recv_ptr, repair};
 use crate::env::enter;
 use crate::error::{Result, check};
 use crate::ffi;
-use crate::request::{Kind, OwnedBuffer, OwnedRequest, RawRequest, request_null};
+use crate::request::{Kind, OwnedBuffer, OwnedRequest, RawRequest};
 use std::ffi::c_int;
 use std::marker::PhantomData;
 use std::mem::{ManuallyDrop, MaybeUninit};
@@ -399,7 +399,7 @@ impl<'comm> Message<'comm> {
         let count = count_of::<B::Item>(slice.len(), OP)?;
         let ptr = recv_ptr(slice);
         let mut this = ManuallyDrop::new(self);
-        let mut raw = request_null();
+        let mut raw = ffi::MPI_REQUEST_NULL;
         let _gate = match enter(OP) {
             Ok(gate) => gate,
             Err(e) => {

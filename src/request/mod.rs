@@ -69,11 +69,6 @@ pub(crate) enum Kind {
     Collective,
 }
 
-#[inline]
-pub(crate) fn request_null() -> ffi::MPI_Request {
-    ffi::MPI_REQUEST_NULL
-}
-
 /// A request handle with the calls every request kind needs.
 #[derive(Debug)]
 pub(crate) struct RawRequest {
@@ -84,7 +79,7 @@ pub(crate) struct RawRequest {
 impl RawRequest {
     #[inline]
     pub(crate) fn is_null(&self) -> bool {
-        self.raw == request_null()
+        self.raw == ffi::MPI_REQUEST_NULL
     }
 
     /// `MPI_Wait`. A nonblocking request becomes `MPI_REQUEST_NULL`; a persistent one inactive.

@@ -5,7 +5,7 @@
 //! pushing a request copies its handle in, so once the set has capacity for a batch, posting and
 //! completing a batch allocates nothing.
 
-use super::{InFlight, Kind, RawRequest, Repair, Request, request_null};
+use super::{InFlight, Kind, RawRequest, Repair, Request};
 use crate::Status;
 use crate::env::enter_with;
 use crate::error::{Result, check};
@@ -254,7 +254,7 @@ impl<'scope> RequestSet<'scope> {
 
     /// Whether MPI has completed request `index` (its handle is null).
     pub(crate) fn is_complete(&self, index: usize) -> bool {
-        self.raw[index] == request_null()
+        self.raw[index] == ffi::MPI_REQUEST_NULL
     }
 
     /// What request `index` is.
@@ -335,7 +335,7 @@ impl<'scope> RequestSet<'scope> {
         if self.repairs.is_empty() {
             return;
         }
-        let null = request_null();
+        let null = ffi::MPI_REQUEST_NULL;
         let raw = &self.raw;
         self.repairs.retain(|&(index, repair)| {
             if raw[index] == null {
@@ -351,7 +351,7 @@ impl<'scope> RequestSet<'scope> {
     /// After an error, MPI may have completed some requests: count what is still pending.
     #[cold]
     fn recount(&mut self) {
-        let null = request_null();
+        let null = ffi::MPI_REQUEST_NULL;
         let still = self.raw.iter().filter(|&&r| r != null).count();
         let done = self.pending - still;
         self.settle(done);
@@ -727,7 +727,7 @@ impl RequestSet<'_> {
     #[inline(never)]
     fn complete_pending(&mut self) {
         for (raw, &kind) in self.raw.iter_mut().zip(&self.kinds) {
-            if kind == Kind::Recv && *raw != request_null() {
+            if kind == Kind::Recv && *raw != ffi::MPI_REQUEST_NULL {
                 let mut request = RawRequest { raw: *raw, kind };
                 let _ = request.cancel("drop");
             }

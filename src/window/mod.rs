@@ -104,10 +104,6 @@ unsafe impl Send for RawWindow<'_> {}
 // SAFETY: as for `Send`; the handle is immutable after creation.
 unsafe impl Sync for RawWindow<'_> {}
 
-pub(crate) fn win_null() -> ffi::MPI_Win {
-    ffi::MPI_WIN_NULL
-}
-
 /// The signature `MPI_Win_allocate` and `MPI_Win_allocate_shared` share.
 pub(crate) type AllocateCall = unsafe extern "C" fn(
     ffi::MPI_Aint,
@@ -133,7 +129,7 @@ impl<'env> RawWindow<'env> {
     ) -> Result<(Self, *mut u8)> {
         let _gate = enter(operation)?;
         let mut base: *mut u8 = std::ptr::null_mut();
-        let mut raw = win_null();
+        let mut raw = ffi::MPI_WIN_NULL;
         // SAFETY: `call` is one of the two allocation calls: MPI allocates `bytes` bytes,
         // writes their address to `base` and the new handle to `raw`.
         let rc = unsafe {
@@ -162,7 +158,7 @@ impl RawWindow<'_> {
             _env: PhantomData,
         };
         // SAFETY: a valid window MPI just created, and a predefined error handler.
-        let rc = unsafe { ffi::MPI_Win_set_errhandler(raw, crate::env::errors_return()) };
+        let rc = unsafe { ffi::MPI_Win_set_errhandler(raw, ffi::MPI_ERRORS_RETURN) };
         if let Err(e) = check(rc, operation) {
             // SAFETY: ours, freed once; the caller holds the gate.
             let _ = unsafe { ffi::MPI_Win_free(&mut win.raw) };
@@ -174,13 +170,13 @@ impl RawWindow<'_> {
 
     /// `MPI_Win_free`, reporting errors; `Drop` does the same silently.
     pub(crate) fn free(&mut self) -> Result<()> {
-        if self.raw == win_null() {
+        if self.raw == ffi::MPI_WIN_NULL {
             return Ok(());
         }
         let _gate = enter("win_free")?;
         // SAFETY: we own the handle; MPI sets it to MPI_WIN_NULL, so it is freed once.
         let rc = unsafe { ffi::MPI_Win_free(&mut self.raw) };
-        self.raw = win_null();
+        self.raw = ffi::MPI_WIN_NULL;
         check(rc, "win_free")
     }
 
@@ -188,7 +184,7 @@ impl RawWindow<'_> {
     pub(crate) fn info<'env>(&self) -> Result<Info<'env>> {
         const OP: &str = "win_get_info";
         let _gate = enter(OP)?;
-        let mut raw = crate::info::info_null();
+        let mut raw = ffi::MPI_INFO_NULL;
         // SAFETY: a valid window; MPI writes a new info handle, which the caller owns.
         check(unsafe { ffi::MPI_Win_get_info(self.raw, &mut raw) }, OP)?;
         // SAFETY: MPI just created it for us.
@@ -198,7 +194,7 @@ impl RawWindow<'_> {
 
 impl Drop for RawWindow<'_> {
     fn drop(&mut self) {
-        if self.free().is_err() && self.raw != win_null() {
+        if self.free().is_err() && self.raw != ffi::MPI_WIN_NULL {
             // The thread gate refused (MPI was not called): MPI keeps the window until
             // finalize, which warns about it.
             crate::gate::count_leaked_window();

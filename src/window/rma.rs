@@ -266,14 +266,14 @@ impl<'c, T: Equivalence> Window<'c, T> {
             }
         }
         let _gate = enter(OP)?;
-        let mut raw = super::win_null();
+        let mut raw = ffi::MPI_WIN_NULL;
         // SAFETY: `buf` holds `bytes` bytes, reserved for MPI per the caller.
         let rc = unsafe {
             ffi::MPI_Win_create(
                 recv_ptr(buf),
                 bytes,
                 unit,
-                crate::info::info_null(),
+                ffi::MPI_INFO_NULL,
                 comm.as_raw(),
                 &mut raw,
             )

@@ -7,7 +7,7 @@ use crate::error::{Error, Result, check};
 use crate::ffi;
 use crate::gate::Pass;
 use crate::op::{AccumulateOp, Operand};
-use crate::request::{Kind, RawRequest, request_null};
+use crate::request::{Kind, RawRequest};
 use std::ffi::{c_int, c_void};
 
 /// Where each target's elements are: their number, and how an element index becomes a
@@ -542,7 +542,7 @@ impl Calls {
         t: Target,
     ) -> Result<RawRequest> {
         let dt = T::datatype().as_raw();
-        let mut raw = request_null();
+        let mut raw = ffi::MPI_REQUEST_NULL;
         let (rc, operation) = match call {
             RequestCall::Put(buf) => {
                 let _gate = enter_with(self.pass, "rput")?;

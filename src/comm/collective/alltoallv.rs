@@ -5,7 +5,7 @@
 use super::{Issue, reduction};
 use crate::comm::Communicator;
 use crate::comm::agreement::Signature;
-use crate::comm::call::{ReduceFn, in_place};
+use crate::comm::call::ReduceFn;
 use crate::comm::large::VMove;
 use crate::comm::partition::{Partition, TypedPartition};
 use crate::datatype::{Equivalence, recv_ptr, repair, send_ptr};
@@ -381,7 +381,7 @@ impl<'env> Communicator<'env> {
         let from = blocks.offset_of(self.rank_usize());
         // In place on a copy: MPICH 4.0.2's large iallreduce is three times faster in place.
         let (d, repair) = crate::comm::large::copy_out_on_completion(scope, send, from, recv)?;
-        let s = in_place().cast_const();
+        let s = ffi::MPI_IN_PLACE.cast_const();
         self.start_large(scope, Some(repair), OP, |(r, _)| {
             // SAFETY: the temporary the scope keeps holds `count` elements (a copy of `send`);
             // the scope completes the operation before it is freed.

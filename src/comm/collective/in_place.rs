@@ -12,7 +12,7 @@
 use super::{Issue, Issued, move_signature, reduction, started};
 use crate::comm::Communicator;
 use crate::comm::agreement::Signature;
-use crate::comm::call::{MoveFn, ReduceFn, Req, in_place};
+use crate::comm::call::{MoveFn, ReduceFn, Req};
 use crate::comm::large::{VMove, large_count};
 use crate::comm::partition::{Partition, TypedPartition};
 use crate::datatype::{Equivalence, recv_ptr, repair, send_ptr};
@@ -103,7 +103,7 @@ impl<'env> Communicator<'env> {
         // SAFETY: `buf` holds the input and room for the result, borrowed for the call (or for
         // 's; the scope completes the operation first).
         self.issue(how, operation, buf, signature, |r| unsafe {
-            self.raw_allreduce(f, in_place().cast_const(), d, count, operand, r)
+            self.raw_allreduce(f, ffi::MPI_IN_PLACE.cast_const(), d, count, operand, r)
         })
     }
 
@@ -132,7 +132,7 @@ impl<'env> Communicator<'env> {
         }
         let ptr = recv_ptr(buf);
         let (s, d) = if at_root {
-            (in_place().cast_const(), ptr)
+            (ffi::MPI_IN_PLACE.cast_const(), ptr)
         } else {
             (ptr.cast_const(), std::ptr::null_mut())
         };
@@ -158,7 +158,7 @@ impl<'env> Communicator<'env> {
         let signature = || Ok(move_signature(f, dn, dn, -1));
         // SAFETY: `buf` holds `size` blocks of `dn` elements, borrowed for the call (or for 's).
         self.issue(how, operation, buf, signature, |r| unsafe {
-            self.raw_move(f, in_place().cast_const(), 0, d, dn, dt, 0, r)
+            self.raw_move(f, ffi::MPI_IN_PLACE.cast_const(), 0, d, dn, dt, 0, r)
         })
     }
 
@@ -179,7 +179,7 @@ impl<'env> Communicator<'env> {
         let signature = || Ok(move_signature(f, dn, 0, root));
         // SAFETY: `buf` holds `size` blocks of `dn` elements, borrowed for the call (or for 's).
         self.issue(how, operation, buf, signature, |r| unsafe {
-            self.raw_move(f, in_place().cast_const(), 0, d, dn, dt, root, r)
+            self.raw_move(f, ffi::MPI_IN_PLACE.cast_const(), 0, d, dn, dt, root, r)
         })
     }
 
@@ -201,7 +201,7 @@ impl<'env> Communicator<'env> {
         // SAFETY: `buf` holds `size` blocks of `sn` elements, borrowed for the call (or for 's);
         // MPI only reads it.
         self.issue::<T>(how, operation, &mut [], signature, |r| unsafe {
-            self.raw_move(f, s, sn, in_place(), 0, dt, root, r)
+            self.raw_move(f, s, sn, ffi::MPI_IN_PLACE, 0, dt, root, r)
         })
     }
 
@@ -226,7 +226,7 @@ impl<'env> Communicator<'env> {
         let (d, dt, ip) = (
             recv_ptr(buf),
             T::datatype().as_raw(),
-            in_place().cast_const(),
+            ffi::MPI_IN_PLACE.cast_const(),
         );
         let signature = || Ok(blocks.signature(-1));
         // SAFETY: the partition fits `buf`, borrowed for the call (or for 's; the scope
@@ -267,7 +267,7 @@ impl<'env> Communicator<'env> {
         let (d, dt, ip) = (
             recv_ptr(buf),
             T::datatype().as_raw(),
-            in_place().cast_const(),
+            ffi::MPI_IN_PLACE.cast_const(),
         );
         let signature = || Ok(blocks.signature(root));
         // SAFETY: the partition fits `buf`, borrowed for the call (or for 's).
@@ -304,7 +304,7 @@ impl<'env> Communicator<'env> {
                 .map(|()| None);
         }
         let (counts, displs) = blocks.int_arrays(operation)?;
-        let (s, dt, ip) = (send_ptr(buf), T::datatype().as_raw(), in_place());
+        let (s, dt, ip) = (send_ptr(buf), T::datatype().as_raw(), ffi::MPI_IN_PLACE);
         let signature = || Ok(blocks.signature(root));
         // SAFETY: the partition fits `buf`, borrowed for the call (or for 's); MPI only reads it.
         self.issue::<T>(how, operation, &mut [], signature, |r| unsafe {
@@ -329,7 +329,7 @@ impl<'env> Communicator<'env> {
             let d = recv_ptr(buf);
             // SAFETY: the partition fits `buf`, borrowed for the call.
             let result = enter(operation).and_then(|_gate| unsafe {
-                self.alltoallv_large(in_place().cast_const(), None, d, blocks, None)
+                self.alltoallv_large(ffi::MPI_IN_PLACE.cast_const(), None, d, blocks, None)
             });
             repair(buf);
             return result.map(|()| None);
@@ -338,7 +338,7 @@ impl<'env> Communicator<'env> {
         let (d, dt, ip, null) = (
             recv_ptr(buf),
             T::datatype().as_raw(),
-            in_place().cast_const(),
+            ffi::MPI_IN_PLACE.cast_const(),
             std::ptr::null(),
         );
         let signature = || {
@@ -373,7 +373,7 @@ impl<'env> Communicator<'env> {
         // A partition of the wrong size (even empty) is reported by `reduce_scatter_args`.
         let own = blocks.get(self.rank_usize()).unwrap_or(0);
         let operand = self.reduce_scatter_args(buf.len(), own, blocks, op.operand(), operation)?;
-        let (d, ip) = (recv_ptr(buf), in_place().cast_const());
+        let (d, ip) = (recv_ptr(buf), ffi::MPI_IN_PLACE.cast_const());
         if blocks.is_large() && !how.nonblocking() {
             // SAFETY: `buf` holds the packed input (checked), borrowed for the call.
             return self
@@ -405,14 +405,18 @@ impl<'env> Communicator<'env> {
         let operation = how.name("alltoallw", "ialltoallw");
         blocks.check(self.size, buf.len(), operation)?;
         if blocks.is_large() && !how.nonblocking() {
-            let (block, s) = (|r| blocks.block(r), in_place().cast_const());
+            let (block, s) = (|r| blocks.block(r), ffi::MPI_IN_PLACE.cast_const());
             let f = VMove::Alltoallw;
             return self
                 .vmove_big(f, false, s, block, buf, block, operation)
                 .map(|()| None);
         }
         let (rc, rd, rt) = blocks.raw(operation)?;
-        let (d, ip, null) = (recv_ptr(buf), in_place().cast_const(), std::ptr::null());
+        let (d, ip, null) = (
+            recv_ptr(buf),
+            ffi::MPI_IN_PLACE.cast_const(),
+            std::ptr::null(),
+        );
         let no_types = std::ptr::null();
         let signature = || {
             let sizes = blocks.sizes_i64();

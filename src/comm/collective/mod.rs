@@ -46,7 +46,7 @@ use crate::env::{enter, enter_with};
 use crate::error::{Error, Result, check};
 use crate::ffi;
 use crate::op::Operand;
-use crate::request::{Kind, RawRequest, Repair, Request, Scope, request_null};
+use crate::request::{Kind, RawRequest, Repair, Request, Scope};
 use std::ffi::c_int;
 /// How a collective is issued: run to completion, or started in a scope.
 #[derive(Clone, Copy)]
@@ -204,7 +204,7 @@ impl<'env> Communicator<'env> {
         repair: Option<Repair>,
         call: impl FnOnce(Req<'_>) -> c_int,
     ) -> Result<Request<'s>> {
-        let mut raw = request_null();
+        let mut raw = ffi::MPI_REQUEST_NULL;
         {
             // The scope's pass, as the point-to-point starts use it (see `InFlight`).
             let _gate = enter_with(scope.in_flight.pass, operation)?;

@@ -13,7 +13,7 @@ use crate::env::{enter, enter_with};
 use crate::error::Error;
 use crate::error::Result;
 use crate::ffi;
-use crate::request::{Kind, RawRequest, Repair, Request, Scope, request_null};
+use crate::request::{Kind, RawRequest, Repair, Request, Scope};
 use std::ffi::{c_int, c_void};
 
 /// Collectives with per-rank blocks from a [`Partition`]: `gatherv`,
@@ -106,7 +106,7 @@ impl<'env> Communicator<'env> {
         operation: &'static str,
         start: impl FnOnce((&mut ffi::MPI_Request, &Scope<'_, '_>)) -> Result<()>,
     ) -> Result<Request<'s>> {
-        let mut raw = request_null();
+        let mut raw = ffi::MPI_REQUEST_NULL;
         {
             let _gate = enter_with(scope.in_flight.pass, operation)?;
             start((&mut raw, scope))?;

@@ -559,7 +559,7 @@ impl Communicator<'_> {
                 Err(code) => return code,
             };
             let count = usize::try_from(count).unwrap_or(0);
-            let in_place = s == crate::comm::call::in_place().cast_const();
+            let in_place = s == ffi::MPI_IN_PLACE.cast_const();
             let at = |p: *const c_void, offset: usize| {
                 if in_place && p == s {
                     p
@@ -631,7 +631,7 @@ impl Communicator<'_> {
         o: Operand,
         extent: usize,
     ) -> c_int {
-        let in_place = s == crate::comm::call::in_place().cast_const();
+        let in_place = s == ffi::MPI_IN_PLACE.cast_const();
         let (c, dt, op) = (self.raw, o.datatype, o.op);
         for owner in 0..self.size {
             let (first, count) = block(usize::try_from(owner).unwrap_or(0));

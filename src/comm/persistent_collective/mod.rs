@@ -96,7 +96,7 @@ pub mod inits;
 pub mod vector_inits;
 
 use crate::comm::Communicator;
-use crate::comm::call::{MoveFn, ReduceFn, in_place};
+use crate::comm::call::{MoveFn, ReduceFn};
 use crate::comm::collective::{reduction, same_len};
 use crate::comm::large::{VMove, large_count};
 use crate::comm::partition::Block;
@@ -108,9 +108,7 @@ use crate::error::{Result, check};
 use crate::ffi;
 use crate::op::OwnedOp;
 use crate::request::persistent::Keep;
-use crate::request::{
-    Buffers, Kind, OwnedBuffer, Pair, PersistentRequest, RawRequest, request_null,
-};
+use crate::request::{Buffers, Kind, OwnedBuffer, Pair, PersistentRequest, RawRequest};
 use call::Call;
 use emulated::{Emulated, KeptTypes, natively_broken};
 use std::ffi::{c_int, c_void};
@@ -192,7 +190,7 @@ impl<'env> Communicator<'env> {
         self.agree(operation, || unsafe {
             call.signature(self.size_usize(), operation)
         })?;
-        let mut raw = request_null();
+        let mut raw = ffi::MPI_REQUEST_NULL;
         let emulate = persistent_collectives() == PersistentCollectives::Emulated
             || matches!(call, Call::Move { f, .. } if natively_broken(f));
         let emulated: crate::request::persistent::Emulated<'_> = if emulate {
@@ -292,7 +290,7 @@ impl<'env> Communicator<'env> {
         let (s, d) = match (send, at_root) {
             (Some((s, _)), true) => (s, recv),
             (Some((s, _)), false) => (s, std::ptr::null_mut()),
-            (None, true) => (in_place().cast_const(), recv),
+            (None, true) => (ffi::MPI_IN_PLACE.cast_const(), recv),
             (None, false) => (recv.cast_const(), std::ptr::null_mut()),
         };
         let call = match what {
@@ -348,11 +346,11 @@ impl<'env> Communicator<'env> {
             }
             (None, MoveFn::Scatter, true) => {
                 let share = large_count::<T>(self.share(recv_len, operation)?, operation)?;
-                (recv.cast_const(), share, in_place(), 0)
+                (recv.cast_const(), share, ffi::MPI_IN_PLACE, 0)
             }
             (None, ..) => {
                 let share = large_count::<T>(self.share(recv_len, operation)?, operation)?;
-                (in_place().cast_const(), 0, recv, share)
+                (ffi::MPI_IN_PLACE.cast_const(), 0, recv, share)
             }
         };
         // Every rank's block has the same size: one spanning element each when it is over

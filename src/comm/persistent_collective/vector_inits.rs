@@ -5,12 +5,12 @@
 
 use super::{Call, dst, src};
 use crate::comm::Communicator;
-use crate::comm::call::in_place;
 use crate::comm::partition::{Partition, TypedPartition};
 use crate::datatype::Equivalence;
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::Result;
+use crate::ffi;
 use crate::op::OwnedOp;
 use crate::request::{Buffers, OwnedBuffer, Pair, PersistentRequest};
 use std::ffi::{c_int, c_void};
@@ -112,7 +112,7 @@ impl<'env> Communicator<'env> {
         let (ptr, len) = dst(&mut buf);
         let (s, sn, d) = if self.is_root(root, OP)? {
             blocks.check(self.size, len, OP)?;
-            (in_place().cast_const(), 0, ptr)
+            (ffi::MPI_IN_PLACE.cast_const(), 0, ptr)
         } else {
             let sn = self.own_block(blocks, len, OP)?;
             (ptr.cast_const(), sn, std::ptr::null_mut())
@@ -205,7 +205,7 @@ impl<'env> Communicator<'env> {
         let (ptr, len) = dst(&mut buf);
         let (s, d, dn) = if self.is_root(root, OP)? {
             blocks.check(self.size, len, OP)?;
-            (ptr.cast_const(), in_place(), 0)
+            (ptr.cast_const(), ffi::MPI_IN_PLACE, 0)
         } else {
             let dn = self.own_block(blocks, len, OP)?;
             (std::ptr::null(), ptr, dn)
@@ -297,7 +297,7 @@ impl<'env> Communicator<'env> {
         blocks.check(self.size, len, OP)?;
         let dt = B::Item::datatype().as_raw();
         self.v_init(&[blocks], buf, OP, |a| Call::Gatherv {
-            s: in_place().cast_const(),
+            s: ffi::MPI_IN_PLACE.cast_const(),
             sn: 0,
             d,
             rc: a[0].0,
@@ -381,7 +381,7 @@ impl<'env> Communicator<'env> {
         blocks.check(self.size, len, OP)?;
         let dt = B::Item::datatype().as_raw();
         self.v_init(&[blocks], buf, OP, |a| Call::Alltoallv {
-            s: in_place().cast_const(),
+            s: ffi::MPI_IN_PLACE.cast_const(),
             sc: a[0].0,
             sd: a[0].1,
             d,
@@ -466,7 +466,7 @@ impl<'env> Communicator<'env> {
         let kept = Box::new(blocks.clone());
         let (rc, rd, rt) = kept.raw(OP)?;
         let call = Call::Alltoallw {
-            s: in_place().cast_const(),
+            s: ffi::MPI_IN_PLACE.cast_const(),
             sc: rc,
             sd: rd,
             st: rt,
@@ -549,7 +549,7 @@ impl<'env> Communicator<'env> {
         // A partition of the wrong size (even empty) is reported by `reduce_scatter_args`.
         let own = blocks.get(self.rank_usize()).unwrap_or(0);
         let operand = self.reduce_scatter_args(len, own, blocks, op.owned_operand(), OP)?;
-        let s = in_place().cast_const();
+        let s = ffi::MPI_IN_PLACE.cast_const();
         self.reduce_scatter_init_with(s, d, blocks, operand, op, buf)
     }
 

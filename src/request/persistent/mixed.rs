@@ -10,7 +10,6 @@ use crate::env::enter;
 use crate::error::Error;
 use crate::error::{Result, check};
 use crate::ffi;
-use crate::request::request_null;
 use std::ffi::c_int;
 
 impl<B: Buffers> sealed::Sealed for PersistentRequest<'_, B> {}
@@ -377,7 +376,7 @@ impl ActiveSet<'_, '_> {
         operation: &'static str,
     ) -> Result<(c_int, &'h mut [ffi::MPI_Request])> {
         let count = crate::datatype::count_of::<i32>(self.requests.len(), operation)?;
-        let handles = scratch.slice(self.requests.len(), request_null());
+        let handles = scratch.slice(self.requests.len(), ffi::MPI_REQUEST_NULL);
         for (handle, request) in handles.iter_mut().zip(self.requests.iter_mut()) {
             if request.is_active(Internal(())) {
                 *handle = *request.handle(Internal(()));

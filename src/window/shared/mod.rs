@@ -612,7 +612,7 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
 
     fn unlock(&mut self) -> Result<()> {
         const OP: &str = "win_unlock_all";
-        if self.win.raw == super::win_null() {
+        if self.win.raw == ffi::MPI_WIN_NULL {
             return Ok(());
         }
         let _gate = enter(OP)?;

@@ -140,6 +140,7 @@ fn now() -> f64 {
 }
 
 /// Runs `once` `iters` times and returns the time, by `MPI_Wtime`.
+#[inline(always)]
 fn timed(iters: u64, mut once: impl FnMut()) -> Duration {
     let start = now();
     for _ in 0..iters {
@@ -777,27 +778,24 @@ fn windows<'a>(
             // 0.93-0.94 for get, with Rust's ffi control the same; on one window, 1.00-1.02.
             let win = Rc::new(Window::<u8>::allocate(world, RMA[1]).expect("allocate"));
             let buf = shared(1u8, bytes);
+            // Each timed loop makes one kind of call, with `next` by value, as C's compiled
+            // loop does (its compiler unswitches the loop on `get` and keeps `next` in a
+            // register); a loop that tested a captured flag and reloaded a captured rank on
+            // every call timed the harness as well as the binding.
             let (w, b) = (Rc::clone(&win), Rc::clone(&buf));
             bench.add(group, "ferrompi", bytes, move |iters| {
                 let buf = &mut b.borrow_mut()[..];
-                w.lock_all(Assert::empty(), |e| {
-                    if via_target {
+                w.lock_all(Assert::empty(), move |e| match (via_target, get) {
+                    (true, true) => {
                         let to = e.target(next).expect("target");
-                        return timed(iters, || {
-                            if get {
-                                to.get_now(buf, 0).expect("get");
-                            } else {
-                                to.put_now(buf, 0).expect("put");
-                            }
-                        });
+                        timed(iters, || to.get_now(buf, 0).expect("get"))
                     }
-                    timed(iters, || {
-                        if get {
-                            e.get_now(buf, next, 0).expect("get");
-                        } else {
-                            e.put_now(buf, next, 0).expect("put");
-                        }
-                    })
+                    (true, false) => {
+                        let to = e.target(next).expect("target");
+                        timed(iters, || to.put_now(buf, 0).expect("put"))
+                    }
+                    (false, true) => timed(iters, move || e.get_now(buf, next, 0).expect("get")),
+                    (false, false) => timed(iters, move || e.put_now(buf, next, 0).expect("put")),
                 })
                 .expect("lock_all")
             });
@@ -807,20 +805,25 @@ fn windows<'a>(
                 let buf = held.as_mut_ptr();
                 w.lock_all(Assert::empty(), |_| {
                     let (win, byte, count) = (w.as_raw(), u8::datatype().as_raw(), int(bytes));
-                    timed(iters, || {
-                        // SAFETY: `buf` holds `count` bytes (borrowed for the block), and the
-                        // target's window (of RMA[1] ≥ `bytes`) is under lock_all; each call
-                        // completes before the next (flush).
-                        unsafe {
-                            if get {
+                    if get {
+                        timed(iters, move || {
+                            // SAFETY: `buf` holds `count` bytes (borrowed for the block), and
+                            // the target's window (of RMA[1] ≥ `bytes`) is under lock_all; each
+                            // get completes before the next (flush_local).
+                            unsafe {
                                 ffi::MPI_Get(buf.cast(), count, byte, next, 0, count, byte, win);
                                 ffi::MPI_Win_flush_local(next, win);
-                            } else {
+                            }
+                        })
+                    } else {
+                        timed(iters, move || {
+                            // SAFETY: as above; each put completes before the next (flush).
+                            unsafe {
                                 ffi::MPI_Put(buf.cast(), count, byte, next, 0, count, byte, win);
                                 ffi::MPI_Win_flush(next, win);
                             }
-                        }
-                    })
+                        })
+                    }
                 })
                 .expect("lock_all")
             });

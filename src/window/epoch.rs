@@ -4,7 +4,7 @@
 //! `exposure`.
 
 use super::rma::{ACCESS, EXPOSED, FENCE_OPEN, Window};
-use super::target::{Calls, Completion, Layout, RequestCall, operand};
+use super::target::{Calls, Completion, Layout, RequestCall, Target, operand};
 use super::{Assert, LockType};
 use crate::comm::group::Group;
 use crate::datatype::Equivalence;
@@ -56,14 +56,16 @@ impl<'c, T: Equivalence> Window<'c, T> {
             self.state.fetch_and(!ACCESS, Ordering::AcqRel);
             return Err(e);
         }
+        // This thread just opened the epoch through the gate; the epoch stays on it.
+        let pass = crate::gate::pass_here();
         let epoch = WindowEpoch {
             calls: Calls {
                 win: self.win.raw,
-                // This thread just opened the epoch through the gate; the epoch stays on it.
-                pass: crate::gate::pass_here(),
+                pass,
             },
             layout: &self.layout,
             kind,
+            fast: FastPath::of(kind, pass.is_some()),
             _buf: PhantomData,
         };
         let abort_guard = super::AbortOnUnwind("an RMA epoch");
@@ -296,6 +298,44 @@ pub(crate) enum EpochKind {
     LockAll,
 }
 
+/// Which calls of a [`WindowEpoch`] may take its fast path ([`WindowEpoch::with_target`]):
+/// its kind's rules and whether it holds a pass of the thread gate, in one test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FastPath {
+    /// None: the epoch holds no pass, and every call enters the gate.
+    Closed,
+    /// The calls any epoch allows, to any rank (fence, start/complete).
+    Active,
+    /// Every call, to `.0` only (`lock`).
+    One(i32),
+    /// Every call, to any rank (`lock_all`).
+    All,
+}
+
+impl FastPath {
+    /// The fast path of an epoch of `kind`, which holds a pass of the gate if `pass`.
+    pub(super) const fn of(kind: EpochKind, pass: bool) -> FastPath {
+        match kind {
+            _ if !pass => FastPath::Closed,
+            EpochKind::Fence | EpochKind::Access => FastPath::Active,
+            EpochKind::Lock(rank) => FastPath::One(rank),
+            EpochKind::LockAll => FastPath::All,
+        }
+    }
+
+    /// Whether a call to `rank` may take the fast path; `passive_only` for the calls only
+    /// passive epochs allow.
+    #[inline(always)]
+    const fn admits(self, passive_only: bool, rank: i32) -> bool {
+        match self {
+            FastPath::All => true,
+            FastPath::One(locked) => locked == rank,
+            FastPath::Active => !passive_only,
+            FastPath::Closed => false,
+        }
+    }
+}
+
 impl EpochKind {
     /// Whether this is a passive-target epoch (`lock`, `lock_all`), which allows the calls
     /// that complete before returning (`put_now`, `get_now`, `flush`, the atomics).
@@ -357,6 +397,8 @@ pub struct WindowEpoch<'e, 'buf, T: Equivalence> {
     pub(super) calls: Calls,
     pub(super) layout: &'e Layout,
     pub(super) kind: EpochKind,
+    /// `kind` and whether `calls` holds a pass, for the fast path of every call.
+    fast: FastPath,
     /// Invariant in `'buf`, so the closure cannot shorten it to its own lifetime.
     _buf: PhantomData<&'buf mut &'buf [T]>,
 }
@@ -381,7 +423,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         index: usize,
         len: usize,
         operation: &'static str,
-    ) -> Result<super::target::Target> {
+    ) -> Result<Target> {
         match self.kind {
             EpochKind::Lock(locked) if locked != rank => {
                 return Err(not_locked(operation, locked, rank));
@@ -392,6 +434,61 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
             _ => {}
         }
         self.layout.locate::<T>(rank, index, len, operation)
+    }
+
+    /// Makes `call` to `rank`'s window, `len` values from element `index`, once checked as
+    /// [`WindowEpoch::check_target`] does: in one test of the epoch's [`FastPath`] and one of
+    /// the rank's bounds, then the full check out of line for anything else.
+    ///
+    /// A call that passes the fast path holds the epoch's pass of the thread gate, so `call`
+    /// gets calls that carry the pass as a constant and make no test of the gate. Keeping
+    /// every other call out of line keeps the paths apart, so that nothing of the slow one
+    /// (its target, its gate) is tested again after the fast one.
+    #[inline(always)]
+    fn with_target<R>(
+        &self,
+        passive_only: bool,
+        rank: i32,
+        index: usize,
+        len: usize,
+        operation: &'static str,
+        call: impl FnOnce(Target, Calls) -> Result<R>,
+    ) -> Result<R> {
+        if self.fast.admits(passive_only, rank) {
+            if let Some(base) = self.layout.admits::<T>(rank, index, len) {
+                // SAFETY: `fast` is `Closed`, which admits nothing, where the epoch holds no
+                // pass (`FastPath::of`, where the only maker of a `WindowEpoch` sets it).
+                let pass = unsafe { self.calls.pass.unwrap_unchecked() };
+                let calls = Calls {
+                    win: self.calls.win,
+                    pass: Some(pass),
+                };
+                // SAFETY: `base` is what `rank`'s `Reach` admitted for `index` and `len`, and
+                // the scale is the window's.
+                let target =
+                    unsafe { Target::inside::<T>(rank, index, len, self.layout.scale(), base) };
+                return call(target, calls);
+            }
+        }
+        self.with_target_slow(passive_only, rank, index, len, operation, call)
+    }
+
+    /// [`WindowEpoch::with_target`] for a call its fast path did not pass.
+    #[cold]
+    #[inline(never)]
+    fn with_target_slow<R>(
+        &self,
+        passive_only: bool,
+        rank: i32,
+        index: usize,
+        len: usize,
+        operation: &'static str,
+        call: impl FnOnce(Target, Calls) -> Result<R>,
+    ) -> Result<R> {
+        call(
+            self.check_target(passive_only, rank, index, len, operation)?,
+            self.calls,
+        )
     }
 
     #[inline]
@@ -420,9 +517,10 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// than a `lock` epoch's); [`Error::CountOverflow`]; [`Error::WrongThread`]; [`Error::Mpi`].
     #[inline(always)]
     pub fn put(&self, buf: &'buf [T], target: i32, index: usize) -> Result<()> {
-        let t = self.check_target(false, target, index, buf.len(), "put")?;
-        // SAFETY: `buf` is borrowed for 'buf, beyond the epoch's completion.
-        unsafe { self.calls.put(buf, t, Completion::AtEpochEnd) }
+        self.with_target(false, target, index, buf.len(), "put", |t, calls| {
+            // SAFETY: `buf` is borrowed for 'buf, beyond the epoch's completion.
+            unsafe { calls.put(buf, t, Completion::AtEpochEnd) }
+        })
     }
 
     /// Reads `buf.len()` values of `target`'s window from element `index` into `buf`
@@ -444,9 +542,10 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// As [`WindowEpoch::put`].
     #[inline(always)]
     pub fn get(&self, buf: &'buf mut [T], target: i32, index: usize) -> Result<()> {
-        let t = self.check_target(false, target, index, buf.len(), "get")?;
-        // SAFETY: `buf` is exclusively borrowed for 'buf, beyond the epoch's completion.
-        unsafe { self.calls.get(buf, t, Completion::AtEpochEnd) }
+        self.with_target(false, target, index, buf.len(), "get", |t, calls| {
+            // SAFETY: `buf` is exclusively borrowed for 'buf, beyond the epoch's completion.
+            unsafe { calls.get(buf, t, Completion::AtEpochEnd) }
+        })
     }
 
     /// Writes `buf` into `target`'s window and waits until it is there (`MPI_Put`, then
@@ -473,9 +572,10 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     #[inline(always)]
     pub fn put_now(&self, buf: &[T], target: i32, index: usize) -> Result<()> {
         const OP: &str = "put";
-        let t = self.check_target(true, target, index, buf.len(), OP)?;
-        // SAFETY: `buf` is borrowed until the flush, in a passive epoch, has completed the put.
-        unsafe { self.calls.put(buf, t, Completion::Flush) }
+        self.with_target(true, target, index, buf.len(), OP, |t, calls| {
+            // SAFETY: `buf` is borrowed until the flush, in a passive epoch, has completed the put.
+            unsafe { calls.put(buf, t, Completion::Flush) }
+        })
     }
 
     /// Reads from `target`'s window into `buf` and waits for the values (`MPI_Get`, then
@@ -501,10 +601,11 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     #[inline(always)]
     pub fn get_now(&self, buf: &mut [T], target: i32, index: usize) -> Result<()> {
         const OP: &str = "get";
-        let t = self.check_target(true, target, index, buf.len(), OP)?;
-        // SAFETY: `buf` is exclusively borrowed until the local flush, in a passive epoch, has
-        // completed the get.
-        unsafe { self.calls.get(buf, t, Completion::FlushLocal) }
+        self.with_target(true, target, index, buf.len(), OP, |t, calls| {
+            // SAFETY: `buf` is exclusively borrowed until the local flush, in a passive epoch, has
+            // completed the get.
+            unsafe { calls.get(buf, t, Completion::FlushLocal) }
+        })
     }
 
     /// Combines `buf` into `target`'s window with `op` (`MPI_Accumulate`, MPI-4.0 §12.3.4),
@@ -534,9 +635,10 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         index: usize,
         op: O,
     ) -> Result<()> {
-        let t = self.check_target(false, target, index, buf.len(), "accumulate")?;
-        // SAFETY: as in `put`.
-        unsafe { self.calls.accumulate(buf, t, operand(&op)) }
+        self.with_target(false, target, index, buf.len(), "accumulate", |t, calls| {
+            // SAFETY: as in `put`.
+            unsafe { calls.accumulate(buf, t, operand(&op)) }
+        })
     }
 
     /// Fetches `target`'s values into `result`, then combines `origin` into them with `op`
@@ -565,10 +667,18 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         index: usize,
         op: O,
     ) -> Result<()> {
-        let t = self.check_target(false, target, index, origin.len(), "get_accumulate")?;
-        // SAFETY: both borrowed for 'buf, beyond the epoch's completion; `t` was checked for
-        // `origin`.
-        unsafe { self.calls.get_accumulate(origin, result, t, operand(&op)) }
+        self.with_target(
+            false,
+            target,
+            index,
+            origin.len(),
+            "get_accumulate",
+            |t, calls| {
+                // SAFETY: both borrowed for 'buf, beyond the epoch's completion; `t` was checked
+                // for `origin`.
+                unsafe { calls.get_accumulate(origin, result, t, operand(&op)) }
+            },
+        )
     }
 
     /// Atomically combines `value` into element `index` of `target` and returns the element's
@@ -599,9 +709,10 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         index: usize,
         op: O,
     ) -> Result<T> {
-        let t = self.check_target(true, target, index, 1, "fetch_and_op")?;
-        // SAFETY: a passive epoch (checked); a window's `T` is valid for every bit pattern.
-        unsafe { self.calls.fetch_and_op(value, t, operand(&op)) }
+        self.with_target(true, target, index, 1, "fetch_and_op", |t, calls| {
+            // SAFETY: a passive epoch (checked); a window's `T` is valid for every bit pattern.
+            unsafe { calls.fetch_and_op(value, t, operand(&op)) }
+        })
     }
 
     /// Atomically replaces element `index` of `target` with `value` if it equals `compare`,
@@ -627,9 +738,10 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     where
         T: Bitwise,
     {
-        let t = self.check_target(true, target, index, 1, "compare_and_swap")?;
-        // SAFETY: as in `fetch_and_op`; `T: Bitwise`, an integer type.
-        unsafe { self.calls.compare_and_swap(value, compare, t) }
+        self.with_target(true, target, index, 1, "compare_and_swap", |t, calls| {
+            // SAFETY: as in `fetch_and_op`; `T: Bitwise`, an integer type.
+            unsafe { calls.compare_and_swap(value, compare, t) }
+        })
     }
 
     /// Completes every call to `target` at origin and target (`MPI_Win_flush`, MPI-4.0
@@ -866,10 +978,12 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         len: usize,
         operation: &'static str,
     ) -> Result<Request<'s>> {
-        let t = self.check_target(true, target, index, len, operation)?;
-        // SAFETY: the buffer is borrowed for 's; the scope completes or aborts before 's ends.
-        let raw = unsafe { self.calls.request(call, t)? };
-        Ok(Request::started(raw, None, &scope.in_flight))
+        self.with_target(true, target, index, len, operation, |t, calls| {
+            // SAFETY: the buffer is borrowed for 's; the scope completes or aborts before 's
+            // ends.
+            let raw = unsafe { calls.request(call, t)? };
+            Ok(Request::started(raw, None, &scope.in_flight))
+        })
     }
 }
 

@@ -17,10 +17,11 @@ impl<'e, 'buf, T: Equivalence> WindowEpoch<'e, 'buf, T> {
     /// through it then checks only where in that process's window it reads or writes.
     ///
     /// For loops of small calls to one process: what the binding adds to an 8-byte `put_now`
-    /// through it is a fraction of what it adds through [`WindowEpoch::put_now`] (6 against
-    /// 29 instructions in a loop over one slot, whose bounds test the compiler moves out of
-    /// the loop, as it can the handle's own copy; README, "Performance"). It borrows the
-    /// epoch, so it cannot outlive it, and is neither `Send` nor `Sync`.
+    /// through it is a fraction of what it adds through [`WindowEpoch::put_now`] (4 against
+    /// 18 instructions on Open MPI in a loop over one slot, whose bounds test the compiler
+    /// moves out of the loop, as it can the handle's own copy: what is left is the two return
+    /// codes' tests; README, "Performance"). It borrows the epoch, so it cannot outlive it,
+    /// and is neither `Send` nor `Sync`.
     ///
     /// ```
     /// # let mpi = ferrompi::Mpi::init()?;
@@ -52,6 +53,9 @@ impl<'e, 'buf, T: Equivalence> WindowEpoch<'e, 'buf, T> {
         let Some(reach) = self.layout.reach_of(rank) else {
             return Err(self.layout.bad_rank(rank, OP));
         };
+        // Without the epoch's pass of the thread gate, every call takes the full check, which
+        // enters the gate: the fast path of `with_target` may then take the pass as held.
+        let (open, passive) = (self.calls.pass.is_some(), self.kind.is_passive());
         Ok(EpochTarget {
             calls: Calls {
                 win: self.calls.win,
@@ -60,12 +64,12 @@ impl<'e, 'buf, T: Equivalence> WindowEpoch<'e, 'buf, T> {
             layout: self.layout,
             rank,
             scale: self.layout.scale(),
-            reach,
-            now_stop: if self.kind.is_passive() {
-                reach.stop
-            } else {
-                0
+            reach: Reach {
+                stop: if open { reach.stop } else { 0 },
+                ..reach
             },
+            now_stop: if open && passive { reach.stop } else { 0 },
+            passive,
             _buf: PhantomData,
         })
     }
@@ -83,11 +87,15 @@ pub struct EpochTarget<'a, 'buf, T: Equivalence> {
     rank: c_int,
     /// The layout's, copied so that a call reads all it needs from here.
     scale: ffi::MPI_Aint,
-    /// The window's bounds for the calls any epoch allows.
+    /// The window's bounds for the calls any epoch allows; `stop` is 0 (nothing passes the fast
+    /// path) where the epoch holds no pass of the thread gate.
     reach: Reach,
-    /// `reach.stop` for the calls only passive epochs allow (`put_now`, `get_now`, `flush`);
-    /// 0 in an active epoch, so that every one of them leaves the fast path for its error.
+    /// `reach.stop` for the calls only passive epochs allow (`put_now`, `get_now`, the
+    /// atomics, the request calls); 0 in an active epoch, so that every one of them leaves the
+    /// fast path for its error, and, as `reach.stop`, where the epoch holds no pass.
     now_stop: usize,
+    /// Whether the epoch is a passive one (`lock`, `lock_all`).
+    passive: bool,
     /// Invariant in `'buf`, as [`WindowEpoch`]'s.
     _buf: PhantomData<&'buf mut &'buf [T]>,
 }
@@ -119,29 +127,62 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
 
     /// Whether the epoch is a passive one (`lock`, `lock_all`).
     fn passive(&self) -> bool {
-        self.now_stop != 0
+        self.passive
     }
 
-    /// Checks that `len` values from element `index` lie inside the target's window (and,
-    /// with `now`, that the epoch is passive): one test of the end, then the full check out of
-    /// line for anything else.
+    /// Makes `call` to the target of `len` values from element `index`, once they are
+    /// checked to lie inside the target's window (and, with `now`, the epoch to be passive):
+    /// one test of the end, then the full check out of line for anything else.
+    ///
+    /// A call that passes the one test also holds the epoch's pass of the thread gate (the
+    /// test admits nothing in an epoch without one), so `call` gets calls that carry the pass
+    /// as a constant and make no test of the gate. Every other call is made out of line, with
+    /// the epoch's calls, which enter the gate.
     #[inline(always)]
-    fn locate(&self, now: bool, index: usize, len: usize, op: &'static str) -> Result<Target> {
+    fn with_target<R>(
+        &self,
+        now: bool,
+        index: usize,
+        len: usize,
+        op: &'static str,
+        call: impl FnOnce(Target, Calls) -> Result<R>,
+    ) -> Result<R> {
         let reach = Reach {
             stop: if now { self.now_stop } else { self.reach.stop },
             ..self.reach
         };
         let Some(base) = reach.admits::<T>(index, len) else {
-            return self.locate_slow(now, index, len, op);
+            return self.with_target_slow(now, index, len, op, call);
+        };
+        // SAFETY: both stops are 0, so that `admits` admitted nothing, where the epoch holds no
+        // pass (`WindowEpoch::target`, the only maker of an `EpochTarget`).
+        let pass = unsafe { self.calls.pass.unwrap_unchecked() };
+        let calls = Calls {
+            win: self.calls.win,
+            pass: Some(pass),
         };
         // SAFETY: `base` is what this rank's `Reach` (with `stop` lowered to 0, which admits
         // less) admitted for `index` and `len`; `scale` is the window's.
-        Ok(unsafe { Target::inside::<T>(self.rank, index, len, self.scale, base) })
+        let target = unsafe { Target::inside::<T>(self.rank, index, len, self.scale, base) };
+        call(target, calls)
     }
 
-    /// [`EpochTarget::locate`] for a call its fast path did not pass.
+    /// [`EpochTarget::with_target`] for a call its fast path did not pass.
     #[cold]
     #[inline(never)]
+    fn with_target_slow<R>(
+        &self,
+        now: bool,
+        index: usize,
+        len: usize,
+        op: &'static str,
+        call: impl FnOnce(Target, Calls) -> Result<R>,
+    ) -> Result<R> {
+        call(self.locate_slow(now, index, len, op)?, self.calls)
+    }
+
+    /// The full check of [`EpochTarget::with_target`].
+    #[inline(always)]
     fn locate_slow(&self, now: bool, index: usize, len: usize, op: &'static str) -> Result<Target> {
         if now && !self.passive() {
             return Err(not_passive(op));
@@ -173,10 +214,11 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     /// [`Error::WrongThread`](crate::Error::WrongThread), [`Error::Mpi`](crate::Error::Mpi).
     #[inline(always)]
     pub fn put(&self, buf: &'buf [T], index: usize) -> Result<()> {
-        let t = self.locate(false, index, buf.len(), "put")?;
-        // SAFETY: `buf` is borrowed for 'buf, beyond the epoch's completion; `t` was checked
-        // against the target's window.
-        unsafe { self.calls.put(buf, t, Completion::AtEpochEnd) }
+        self.with_target(false, index, buf.len(), "put", |t, calls| {
+            // SAFETY: `buf` is borrowed for 'buf, beyond the epoch's completion; `t` was checked
+            // against the target's window.
+            unsafe { calls.put(buf, t, Completion::AtEpochEnd) }
+        })
     }
 
     /// [`WindowEpoch::get`] from this target: reads `buf.len()` values of its window from
@@ -198,10 +240,11 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     /// As [`EpochTarget::put`].
     #[inline(always)]
     pub fn get(&self, buf: &'buf mut [T], index: usize) -> Result<()> {
-        let t = self.locate(false, index, buf.len(), "get")?;
-        // SAFETY: `buf` is exclusively borrowed for 'buf, beyond the epoch's completion; `t`
-        // was checked against the target's window.
-        unsafe { self.calls.get(buf, t, Completion::AtEpochEnd) }
+        self.with_target(false, index, buf.len(), "get", |t, calls| {
+            // SAFETY: `buf` is exclusively borrowed for 'buf, beyond the epoch's completion; `t`
+            // was checked against the target's window.
+            unsafe { calls.get(buf, t, Completion::AtEpochEnd) }
+        })
     }
 
     /// [`WindowEpoch::put_now`] to this target: `MPI_Put`, then `MPI_Win_flush`, so `buf` is
@@ -232,9 +275,10 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     /// succeeded aborts the job, as in [`WindowEpoch::put_now`].
     #[inline(always)]
     pub fn put_now(&self, buf: &[T], index: usize) -> Result<()> {
-        let t = self.locate(true, index, buf.len(), "put")?;
-        // SAFETY: `buf` is borrowed until the flush, in a passive epoch, has completed the put.
-        unsafe { self.calls.put(buf, t, Completion::Flush) }
+        self.with_target(true, index, buf.len(), "put", |t, calls| {
+            // SAFETY: `buf` is borrowed until the flush, in a passive epoch, has completed the put.
+            unsafe { calls.put(buf, t, Completion::Flush) }
+        })
     }
 
     /// [`WindowEpoch::get_now`] from this target: `MPI_Get`, then `MPI_Win_flush_local`, so
@@ -263,10 +307,11 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     /// As [`EpochTarget::put_now`].
     #[inline(always)]
     pub fn get_now(&self, buf: &mut [T], index: usize) -> Result<()> {
-        let t = self.locate(true, index, buf.len(), "get")?;
-        // SAFETY: `buf` is exclusively borrowed until the local flush, in a passive epoch, has
-        // completed the get.
-        unsafe { self.calls.get(buf, t, Completion::FlushLocal) }
+        self.with_target(true, index, buf.len(), "get", |t, calls| {
+            // SAFETY: `buf` is exclusively borrowed until the local flush, in a passive epoch, has
+            // completed the get.
+            unsafe { calls.get(buf, t, Completion::FlushLocal) }
+        })
     }
 
     /// [`WindowEpoch::accumulate`] into this target: combines `buf` into its window from
@@ -298,9 +343,10 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
         index: usize,
         op: O,
     ) -> Result<()> {
-        let t = self.locate(false, index, buf.len(), "accumulate")?;
-        // SAFETY: as in `put`.
-        unsafe { self.calls.accumulate(buf, t, operand(&op)) }
+        self.with_target(false, index, buf.len(), "accumulate", |t, calls| {
+            // SAFETY: as in `put`.
+            unsafe { calls.accumulate(buf, t, operand(&op)) }
+        })
     }
 
     /// [`WindowEpoch::get_accumulate`] at this target: fetches its values from element `index`
@@ -331,10 +377,11 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
         index: usize,
         op: O,
     ) -> Result<()> {
-        let t = self.locate(false, index, origin.len(), "get_accumulate")?;
-        // SAFETY: both borrowed for 'buf, beyond the epoch's completion; `t` was checked for
-        // `origin`.
-        unsafe { self.calls.get_accumulate(origin, result, t, operand(&op)) }
+        self.with_target(false, index, origin.len(), "get_accumulate", |t, calls| {
+            // SAFETY: both borrowed for 'buf, beyond the epoch's completion; `t` was checked for
+            // `origin`.
+            unsafe { calls.get_accumulate(origin, result, t, operand(&op)) }
+        })
     }
 
     /// [`WindowEpoch::fetch_and_op`] at this target: atomically combines `value` into its
@@ -361,10 +408,11 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     /// job, as in [`WindowEpoch::put_now`].
     #[inline(always)]
     pub fn fetch_and_op<O: AccumulateOp<T>>(&self, value: T, index: usize, op: O) -> Result<T> {
-        let t = self.locate(true, index, 1, "fetch_and_op")?;
-        // SAFETY: a passive epoch (the bound of an active one admits nothing); a window's `T`
-        // is valid for every bit pattern.
-        unsafe { self.calls.fetch_and_op(value, t, operand(&op)) }
+        self.with_target(true, index, 1, "fetch_and_op", |t, calls| {
+            // SAFETY: a passive epoch (the bound of an active one admits nothing); a window's `T`
+            // is valid for every bit pattern.
+            unsafe { calls.fetch_and_op(value, t, operand(&op)) }
+        })
     }
 
     /// [`WindowEpoch::compare_and_swap`] at this target: atomically replaces its element
@@ -393,9 +441,10 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     where
         T: Bitwise,
     {
-        let t = self.locate(true, index, 1, "compare_and_swap")?;
-        // SAFETY: as in `fetch_and_op`; `T: Bitwise`, an integer type.
-        unsafe { self.calls.compare_and_swap(value, compare, t) }
+        self.with_target(true, index, 1, "compare_and_swap", |t, calls| {
+            // SAFETY: as in `fetch_and_op`; `T: Bitwise`, an integer type.
+            unsafe { calls.compare_and_swap(value, compare, t) }
+        })
     }
 
     /// [`WindowEpoch::flush`] of this target: completes every call to it at origin and target
@@ -549,10 +598,11 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
         len: usize,
         operation: &'static str,
     ) -> Result<Request<'s>> {
-        let t = self.locate(true, index, len, operation)?;
-        // SAFETY: a passive epoch; the buffer is borrowed for 's, and the scope completes or
-        // aborts its requests before 's ends.
-        let raw = unsafe { self.calls.request(call, t)? };
-        Ok(Request::started(raw, None, &scope.in_flight))
+        self.with_target(true, index, len, operation, |t, calls| {
+            // SAFETY: a passive epoch; the buffer is borrowed for 's, and the scope completes
+            // or aborts its requests before 's ends.
+            let raw = unsafe { calls.request(call, t)? };
+            Ok(Request::started(raw, None, &scope.in_flight))
+        })
     }
 }

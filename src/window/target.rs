@@ -131,6 +131,19 @@ impl Layout {
         self.scale
     }
 
+    /// The fast path of [`Layout::locate`]: one test of the rank (a negative one becomes a
+    /// large `u32`), then the rank's [`Reach`]. `Some(base)` for [`Target::inside`] if it
+    /// admits the call; `None` sends it to the full check.
+    #[inline(always)]
+    pub(crate) fn admits<T: Equivalence>(
+        &self,
+        rank: i32,
+        index: usize,
+        len: usize,
+    ) -> Option<ffi::MPI_Aint> {
+        (self.reach.get(rank as u32 as usize)).and_then(|reach| reach.admits::<T>(index, len))
+    }
+
     /// Checks that `len` values of `T` from element `index` lie inside `rank`'s window.
     ///
     /// # Errors
@@ -143,11 +156,7 @@ impl Layout {
         len: usize,
         operation: &'static str,
     ) -> Result<Target> {
-        // The fast path: one test of the rank (a negative one becomes a large `u32`), then
-        // the rank's `Reach`.
-        let fast =
-            (self.reach.get(rank as u32 as usize)).and_then(|reach| reach.admits::<T>(index, len));
-        let Some(base) = fast else {
+        let Some(base) = self.admits::<T>(rank, index, len) else {
             return self.locate_slow::<T>(rank, index, len, operation);
         };
         // SAFETY: `base` is what `rank`'s `Reach` admitted for `index` and `len`, and
@@ -283,6 +292,7 @@ fn incomplete(rc: c_int, how: Completion) -> ! {
 /// atomics, which flush), the buffers stay untouched (send side) or unobserved (receive side)
 /// until MPI completes the call, and `T` is valid for every bit pattern (as every window's
 /// element type is: another process may have written any bytes).
+#[derive(Clone, Copy)]
 pub(crate) struct Calls {
     pub(crate) win: ffi::MPI_Win,
     /// The epoch's pass of the thread gate, for an epoch tied to the thread that opened it

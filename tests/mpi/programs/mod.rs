@@ -261,6 +261,19 @@ pub const ALL: &[Program] = &[
         run: rma::run,
     },
     Program {
+        // At `Serialized` an epoch holds no pass of the thread gate, so every call takes the
+        // full check and the gate's lock: the path the fast path's `unwrap_unchecked` of the
+        // pass must never be reached from.
+        name: "rma_serialized",
+        file: "rma",
+        level: ThreadLevel::Serialized,
+        ranks: &[1, 2, 3],
+        singleton: false,
+        expect: Expect::Pass,
+        slow: false,
+        run: rma::run,
+    },
+    Program {
         name: "multinode",
         file: "multinode",
         level: ThreadLevel::Funneled,

@@ -261,9 +261,9 @@ pub const ALL: &[Program] = &[
         run: rma::run,
     },
     Program {
-        // At `Serialized` an epoch holds no pass of the thread gate, so every call takes the
-        // full check and the gate's lock: the path the fast path's `unwrap_unchecked` of the
-        // pass must never be reached from.
+        // At `Serialized` an epoch holds no pass of the thread gate, so every call must take
+        // the full check and the gate's lock, never the fast path (which takes the pass with
+        // `unwrap_unchecked`: the debug build checks it).
         name: "rma_serialized",
         file: "rma",
         level: ThreadLevel::Serialized,

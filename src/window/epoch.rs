@@ -4,7 +4,7 @@
 //! `exposure`.
 
 use super::rma::{ACCESS, EXPOSED, FENCE_OPEN, Window};
-use super::target::{Calls, Completion, Layout, RequestCall, Target, operand};
+use super::target::{Calls, Completion, Layout, Reach, RequestCall, Target, admits, operand};
 use super::{Assert, LockType};
 use crate::comm::group::Group;
 use crate::datatype::Equivalence;
@@ -65,7 +65,9 @@ impl<'c, T: Equivalence> Window<'c, T> {
             },
             layout: &self.layout,
             kind,
-            fast: FastPath::of(kind, pass.is_some()),
+            any: FastRanks::of(kind, pass.is_some(), false, self.layout.reach()),
+            now: FastRanks::of(kind, pass.is_some(), true, self.layout.reach()),
+            scale: self.layout.scale(),
             _buf: PhantomData,
         };
         let abort_guard = super::AbortOnUnwind("an RMA epoch");
@@ -298,41 +300,44 @@ pub(crate) enum EpochKind {
     LockAll,
 }
 
-/// Which calls of a [`WindowEpoch`] may take its fast path ([`WindowEpoch::with_target`]):
-/// its kind's rules and whether it holds a pass of the thread gate, in one test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FastPath {
-    /// None: the epoch holds no pass, and every call enters the gate.
-    Closed,
-    /// The calls any epoch allows, to any rank (fence, start/complete).
-    Active,
-    /// Every call, to `.0` only (`lock`).
-    One(i32),
-    /// Every call, to any rank (`lock_all`).
-    All,
+/// The ranks whose windows a kind of call of a [`WindowEpoch`] may reach by its fast path
+/// ([`WindowEpoch::with_target`]), with their [`Reach`]: those of `reach`, from rank `first`
+/// on. The epoch's kind and whether it holds a pass of the thread gate decide which, so that
+/// a call tests them with the rank's bounds, in one test.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FastRanks<'e> {
+    first: i32,
+    reach: &'e [Reach],
 }
 
-impl FastPath {
-    /// The fast path of an epoch of `kind`, which holds a pass of the gate if `pass`.
-    pub(super) const fn of(kind: EpochKind, pass: bool) -> FastPath {
+impl<'e> FastRanks<'e> {
+    /// None: every call takes the full check.
+    const NONE: FastRanks<'static> = FastRanks {
+        first: 0,
+        reach: &[],
+    };
+
+    /// The fast ranks of an epoch of `kind` over a window whose ranks have `reach`, for the
+    /// calls only passive epochs allow if `passive_only`, and none unless the epoch holds a
+    /// pass of the gate (`pass`).
+    pub(super) fn of(kind: EpochKind, pass: bool, passive_only: bool, reach: &'e [Reach]) -> Self {
+        let all = FastRanks { first: 0, reach };
         match kind {
-            _ if !pass => FastPath::Closed,
-            EpochKind::Fence | EpochKind::Access => FastPath::Active,
-            EpochKind::Lock(rank) => FastPath::One(rank),
-            EpochKind::LockAll => FastPath::All,
+            _ if !pass => FastRanks::NONE,
+            EpochKind::Fence | EpochKind::Access if passive_only => FastRanks::NONE,
+            EpochKind::Fence | EpochKind::Access | EpochKind::LockAll => all,
+            EpochKind::Lock(rank) => usize::try_from(rank)
+                .ok()
+                .and_then(|r| reach.get(r..=r))
+                .map_or(FastRanks::NONE, |reach| FastRanks { first: rank, reach }),
         }
     }
 
-    /// Whether a call to `rank` may take the fast path; `passive_only` for the calls only
-    /// passive epochs allow.
+    /// [`admits`] for these ranks: `rank - first` becomes a large `u32` for a rank before
+    /// `first`, past the end of any slice of ranks.
     #[inline(always)]
-    const fn admits(self, passive_only: bool, rank: i32) -> bool {
-        match self {
-            FastPath::All => true,
-            FastPath::One(locked) => locked == rank,
-            FastPath::Active => !passive_only,
-            FastPath::Closed => false,
-        }
+    fn admits<T: Equivalence>(self, rank: i32, index: usize, len: usize) -> Option<ffi::MPI_Aint> {
+        admits::<T>(self.reach, rank.wrapping_sub(self.first), index, len)
     }
 }
 
@@ -397,8 +402,13 @@ pub struct WindowEpoch<'e, 'buf, T: Equivalence> {
     pub(super) calls: Calls,
     pub(super) layout: &'e Layout,
     pub(super) kind: EpochKind,
-    /// `kind` and whether `calls` holds a pass, for the fast path of every call.
-    fast: FastPath,
+    /// The ranks the calls any epoch allows may reach by the fast path, and those of the
+    /// calls only passive epochs allow (`now`): both from the layout, `kind` and whether
+    /// `calls` holds a pass ([`FastRanks::of`]), so that a call reads all it needs from here.
+    any: FastRanks<'e>,
+    now: FastRanks<'e>,
+    /// The layout's scale, copied for the same reason.
+    scale: ffi::MPI_Aint,
     /// Invariant in `'buf`, so the closure cannot shorten it to its own lifetime.
     _buf: PhantomData<&'buf mut &'buf [T]>,
 }
@@ -437,8 +447,9 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     }
 
     /// Makes `call` to `rank`'s window, `len` values from element `index`, once checked as
-    /// [`WindowEpoch::check_target`] does: in one test of the epoch's [`FastPath`] and one of
-    /// the rank's bounds, then the full check out of line for anything else.
+    /// [`WindowEpoch::check_target`] does: in one test of the rank against the epoch's
+    /// [`FastRanks`] for the kind of call and one of the rank's bounds, then the full check out
+    /// of line for anything else.
     ///
     /// A call that passes the fast path holds the epoch's pass of the thread gate, so `call`
     /// gets calls that carry the pass as a constant and make no test of the gate. Keeping
@@ -454,23 +465,22 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         operation: &'static str,
         call: impl FnOnce(Target, Calls) -> Result<R>,
     ) -> Result<R> {
-        if self.fast.admits(passive_only, rank) {
-            if let Some(base) = self.layout.admits::<T>(rank, index, len) {
-                // SAFETY: `fast` is `Closed`, which admits nothing, where the epoch holds no
-                // pass (`FastPath::of`, where the only maker of a `WindowEpoch` sets it).
-                let pass = unsafe { self.calls.pass.unwrap_unchecked() };
-                let calls = Calls {
-                    win: self.calls.win,
-                    pass: Some(pass),
-                };
-                // SAFETY: `base` is what `rank`'s `Reach` admitted for `index` and `len`, and
-                // the scale is the window's.
-                let target =
-                    unsafe { Target::inside::<T>(rank, index, len, self.layout.scale(), base) };
-                return call(target, calls);
-            }
-        }
-        self.with_target_slow(passive_only, rank, index, len, operation, call)
+        let fast = if passive_only { self.now } else { self.any };
+        let Some(base) = fast.admits::<T>(rank, index, len) else {
+            return self.with_target_slow(passive_only, rank, index, len, operation, call);
+        };
+        // SAFETY: both `FastRanks` are empty, so that they admit nothing, where the epoch
+        // holds no pass (`FastRanks::of`, where the only maker of a `WindowEpoch` sets them).
+        let pass = unsafe { self.calls.pass.unwrap_unchecked() };
+        let calls = Calls {
+            win: self.calls.win,
+            pass: Some(pass),
+        };
+        // SAFETY: `base` is what `rank`'s `Reach` admitted for `index` and `len` (`FastRanks`
+        // admits a rank only if this epoch's kind allows the call to it), and the scale is the
+        // window's.
+        let target = unsafe { Target::inside::<T>(rank, index, len, self.scale, base) };
+        call(target, calls)
     }
 
     /// [`WindowEpoch::with_target`] for a call its fast path did not pass.
@@ -992,3 +1002,42 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
 unsafe impl<T: Equivalence + Send> Send for Window<'_, T> {}
 // SAFETY: as for `Send`.
 unsafe impl<T: Equivalence + Sync> Sync for Window<'_, T> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast path admits a call exactly where the epoch holds a pass and its kind allows
+    /// the call to that rank, and the rank is the window's; every other call takes the full
+    /// check (which returns its error, or enters the gate).
+    #[test]
+    fn fast_ranks_admit_what_the_epoch_allows() {
+        let mut layout = Layout::new(1);
+        layout.set_lens(Box::new([4, 4, 4]), 0);
+        let kinds = [
+            EpochKind::Fence,
+            EpochKind::Access,
+            EpochKind::LockAll,
+            EpochKind::Lock(0),
+            EpochKind::Lock(2),
+            EpochKind::Lock(3),
+            EpochKind::Lock(-1),
+        ];
+        for kind in kinds {
+            for (pass, passive_only) in [(true, true), (true, false), (false, true), (false, false)]
+            {
+                let fast = FastRanks::of(kind, pass, passive_only, layout.reach());
+                for rank in [i32::MIN, -2, -1, 0, 1, 2, 3, 4, i32::MAX] {
+                    let allowed = match kind {
+                        EpochKind::Fence | EpochKind::Access => !passive_only,
+                        EpochKind::Lock(locked) => locked == rank,
+                        EpochKind::LockAll => true,
+                    };
+                    let expected = pass && allowed && (0..3).contains(&rank);
+                    let admitted = fast.admits::<u8>(rank, 0, 1).is_some();
+                    assert_eq!(admitted, expected, "{kind:?} {pass} {passive_only} {rank}");
+                }
+            }
+        }
+    }
+}

@@ -50,6 +50,20 @@ impl Reach {
     }
 }
 
+/// The fast path of [`Layout::locate`] over each rank's [`Reach`] (a layout's, or a copy an
+/// epoch holds): one test of the rank (a negative one becomes a large `u32`), then the rank's
+/// [`Reach`]. `Some(base)` for [`Target::inside`] if it admits the call; `None` sends it to
+/// the full check.
+#[inline(always)]
+pub(crate) fn admits<T: Equivalence>(
+    reach: &[Reach],
+    rank: i32,
+    index: usize,
+    len: usize,
+) -> Option<ffi::MPI_Aint> {
+    (reach.get(rank as u32 as usize)).and_then(|reach| reach.admits::<T>(index, len))
+}
+
 impl Target {
     /// The target of a call a [`Reach`] of `rank` admitted, with its `base`.
     ///
@@ -131,17 +145,9 @@ impl Layout {
         self.scale
     }
 
-    /// The fast path of [`Layout::locate`]: one test of the rank (a negative one becomes a
-    /// large `u32`), then the rank's [`Reach`]. `Some(base)` for [`Target::inside`] if it
-    /// admits the call; `None` sends it to the full check.
-    #[inline(always)]
-    pub(crate) fn admits<T: Equivalence>(
-        &self,
-        rank: i32,
-        index: usize,
-        len: usize,
-    ) -> Option<ffi::MPI_Aint> {
-        (self.reach.get(rank as u32 as usize)).and_then(|reach| reach.admits::<T>(index, len))
+    /// Each rank's [`Reach`], for [`admits`].
+    pub(crate) fn reach(&self) -> &[Reach] {
+        &self.reach
     }
 
     /// Checks that `len` values of `T` from element `index` lie inside `rank`'s window.
@@ -156,7 +162,7 @@ impl Layout {
         len: usize,
         operation: &'static str,
     ) -> Result<Target> {
-        let Some(base) = self.admits::<T>(rank, index, len) else {
+        let Some(base) = admits::<T>(&self.reach, rank, index, len) else {
             return self.locate_slow::<T>(rank, index, len, operation);
         };
         // SAFETY: `base` is what `rank`'s `Reach` admitted for `index` and `len`, and

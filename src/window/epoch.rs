@@ -305,7 +305,7 @@ pub(crate) enum EpochKind {
 /// on. The epoch's kind and whether it holds a pass of the thread gate decide which, so that
 /// a call tests them with the rank's bounds, in one test.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct FastRanks<'e> {
+struct FastRanks<'e> {
     first: i32,
     reach: &'e [Reach],
 }
@@ -320,7 +320,7 @@ impl<'e> FastRanks<'e> {
     /// The fast ranks of an epoch of `kind` over a window whose ranks have `reach`, for the
     /// calls only passive epochs allow if `passive_only`, and none unless the epoch holds a
     /// pass of the gate (`pass`).
-    pub(super) fn of(kind: EpochKind, pass: bool, passive_only: bool, reach: &'e [Reach]) -> Self {
+    fn of(kind: EpochKind, pass: bool, passive_only: bool, reach: &'e [Reach]) -> Self {
         let all = FastRanks { first: 0, reach };
         match kind {
             _ if !pass => FastRanks::NONE,
@@ -476,8 +476,9 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
             win: self.calls.win,
             pass: Some(pass),
         };
-        // SAFETY: `base` is what `rank`'s `Reach` admitted for `index` and `len` (`FastRanks`
-        // admits a rank only if this epoch's kind allows the call to it), and the scale is the
+        // SAFETY: `base` is what `rank`'s `Reach` admitted for `index` and `len`: `fast`'s slice
+        // of the layout's entries starts at rank `first`, so entry `rank - first` is `rank`'s
+        // (and it holds only ranks this epoch's kind allows the call to); the scale is the
         // window's.
         let target = unsafe { Target::inside::<T>(rank, index, len, self.scale, base) };
         call(target, calls)

@@ -24,7 +24,7 @@ if ! command -v cargo >/dev/null; then
   [[ -x "$HOME/.cargo/bin/cargo" ]] && export PATH="$HOME/.cargo/bin:$PATH"
 fi
 if ! command -v cargo >/dev/null; then
-  echo "ferrompi setup: no Rust toolchain found. Install Rust 1.86 or newer with rustup (https://rustup.rs)." >&2
+  echo "ferrompi setup: no Rust toolchain found. Install Rust 1.88 or newer with rustup (https://rustup.rs)." >&2
   exit 1
 fi
 for component in rustfmt clippy; do

@@ -6,8 +6,8 @@
 //! and the buffers beside them; a completed request's buffer comes back with its index and
 //! status. Once the set has room for a batch, completing it allocates nothing.
 
+use super::RequestSet;
 use super::owned::{OwnedBuffer, OwnedRequest};
-use super::{Kind, RequestSet};
 use crate::Status;
 use crate::datatype::repair;
 use crate::error::Result;
@@ -179,7 +179,7 @@ impl<'comm, B: OwnedBuffer> OwnedSet<'comm, B> {
         debug_assert!(self.requests.is_complete(index));
         crate::gate::count_outstanding(-1);
         let mut buffer = self.buffers[index].take().expect("handed back once");
-        if self.requests.kind(index) == Kind::Recv {
+        if self.requests.is_receive(index) {
             repair(buffer.as_mut_slice());
         }
         buffer

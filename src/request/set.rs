@@ -20,13 +20,17 @@ use std::ffi::c_int;
 #[derive(Debug)]
 pub struct RequestSet<'scope> {
     raw: Vec<ffi::MPI_Request>,
-    kinds: Vec<Kind>,
+    /// The indices of the receives, ascending: what drop cancels. A send or collective pushes
+    /// nothing here.
+    receives: Vec<usize>,
     /// Repairs of receive buffers that need one (only `bool`-like types), by index.
     repairs: Vec<(usize, Repair)>,
     /// Scratch for `MPI_Waitsome`/`MPI_Testsome`, kept to avoid allocating per call; boxed, so
     /// the set (moved in and out of storage every batch) stays small.
     scratch: Option<Box<Scratch>>,
-    pending: usize,
+    /// How many of the requests are complete and accounted for; the rest are pending. A push
+    /// of a request in flight (every freshly started one) leaves it as it is.
+    completed: usize,
     in_flight: Option<&'scope InFlight<'scope>>,
 }
 
@@ -36,7 +40,7 @@ pub struct RequestSet<'scope> {
 #[derive(Debug, Default)]
 pub struct RequestStorage {
     raw: Vec<ffi::MPI_Request>,
-    kinds: Vec<Kind>,
+    receives: Vec<usize>,
     scratch: Option<Box<Scratch>>,
 }
 
@@ -76,7 +80,7 @@ impl RequestStorage {
     pub fn with_capacity(n: usize) -> Self {
         RequestStorage {
             raw: Vec::with_capacity(n),
-            kinds: Vec::with_capacity(n),
+            receives: Vec::with_capacity(n),
             ..Default::default()
         }
     }
@@ -91,7 +95,7 @@ impl RequestStorage {
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
     pub fn capacity(&self) -> usize {
-        self.raw.capacity().min(self.kinds.capacity())
+        self.raw.capacity().min(self.receives.capacity())
     }
 }
 
@@ -139,10 +143,10 @@ impl<'scope> RequestSet<'scope> {
     pub fn with_capacity(n: usize) -> Self {
         RequestSet {
             raw: Vec::with_capacity(n),
-            kinds: Vec::with_capacity(n),
+            receives: Vec::with_capacity(n),
             repairs: Vec::new(),
             scratch: None,
-            pending: 0,
+            completed: 0,
             in_flight: None,
         }
     }
@@ -167,10 +171,10 @@ impl<'scope> RequestSet<'scope> {
     pub fn from_storage(storage: RequestStorage) -> Self {
         RequestSet {
             raw: storage.raw,
-            kinds: storage.kinds,
+            receives: storage.receives,
             repairs: Vec::new(),
             scratch: storage.scratch,
-            pending: 0,
+            completed: 0,
             in_flight: None,
         }
     }
@@ -194,7 +198,7 @@ impl<'scope> RequestSet<'scope> {
     #[inline(always)]
     pub fn into_storage(mut self) -> RequestStorage {
         self.complete_on_drop();
-        if self.pending > 0 {
+        if self.pending() > 0 {
             // MPI still holds some handle: the memory cannot be reused; give fresh storage.
             return RequestStorage::default();
         }
@@ -203,10 +207,10 @@ impl<'scope> RequestSet<'scope> {
         let mut set = std::mem::ManuallyDrop::new(self);
         drop(std::mem::take(&mut set.repairs));
         set.raw.clear();
-        set.kinds.clear();
+        set.receives.clear();
         RequestStorage {
             raw: std::mem::take(&mut set.raw),
-            kinds: std::mem::take(&mut set.kinds),
+            receives: std::mem::take(&mut set.receives),
             scratch: set.scratch.take(),
         }
     }
@@ -228,14 +232,11 @@ impl<'scope> RequestSet<'scope> {
     pub fn push(&mut self, request: Request<'scope>) -> usize {
         let in_flight = request.in_flight;
         let (raw, repair, pending) = request.into_parts();
-        let index = self.raw.len();
-        self.raw.push(raw.raw);
-        self.kinds.push(raw.kind);
-        if pending {
-            self.pending += 1;
-            if let Some(repair) = repair {
-                self.repairs.push((index, repair));
-            }
+        let index = self.push_handle(raw);
+        if !pending {
+            self.completed += 1;
+        } else if let Some(repair) = repair {
+            self.repairs.push((index, repair));
         }
         // Every request of a set comes from the same scope: `InFlight` is invariant in 'scope.
         self.in_flight = Some(in_flight);
@@ -245,10 +246,18 @@ impl<'scope> RequestSet<'scope> {
     /// Adds a started request that is not tied to a scope (an owned request's handle); the
     /// caller keeps its buffer until MPI has nulled the handle.
     pub(crate) fn push_raw(&mut self, raw: RawRequest) -> usize {
+        self.completed += usize::from(raw.is_null());
+        self.push_handle(raw)
+    }
+
+    /// Appends the handle, noting a receive; returns its index.
+    #[inline(always)]
+    fn push_handle(&mut self, raw: RawRequest) -> usize {
         let index = self.raw.len();
-        self.pending += usize::from(!raw.is_null());
+        if raw.kind == Kind::Recv {
+            self.receives.push(index);
+        }
         self.raw.push(raw.raw);
-        self.kinds.push(raw.kind);
         index
     }
 
@@ -257,9 +266,9 @@ impl<'scope> RequestSet<'scope> {
         self.raw[index] == ffi::MPI_REQUEST_NULL
     }
 
-    /// What request `index` is.
-    pub(crate) fn kind(&self, index: usize) -> Kind {
-        self.kinds[index]
+    /// Whether request `index` is a receive.
+    pub(crate) fn is_receive(&self, index: usize) -> bool {
+        self.receives.binary_search(&index).is_ok()
     }
 
     /// Number of requests in the set, complete or not.
@@ -311,7 +320,7 @@ impl<'scope> RequestSet<'scope> {
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
     pub fn pending(&self) -> usize {
-        self.pending
+        self.raw.len() - self.completed
     }
 
     /// The pass of the thread gate of the scope whose requests the set holds (see
@@ -323,37 +332,25 @@ impl<'scope> RequestSet<'scope> {
     }
 
     /// Accounts for requests MPI has completed (nulled), repairing their receive buffers.
-    #[inline]
+    #[inline(always)]
     fn settle(&mut self, newly_completed: usize) {
         if newly_completed == 0 {
             return;
         }
-        self.pending -= newly_completed;
+        self.completed += newly_completed;
         if let Some(in_flight) = self.in_flight {
             in_flight.completed(newly_completed);
         }
-        if self.repairs.is_empty() {
-            return;
+        if !self.repairs.is_empty() {
+            // Out of line, like `complete_pending`: what every batch inlines is the tests.
+            self.repairs = repair_completed(std::mem::take(&mut self.repairs), &self.raw);
         }
-        let null = ffi::MPI_REQUEST_NULL;
-        let raw = &self.raw;
-        self.repairs.retain(|&(index, repair)| {
-            if raw[index] == null {
-                // SAFETY: the buffer is borrowed for 'scope, which has not ended.
-                unsafe { repair.apply() };
-                false
-            } else {
-                true
-            }
-        });
     }
 
     /// After an error, MPI may have completed some requests: count what is still pending.
-    #[cold]
+    #[inline]
     fn recount(&mut self) {
-        let null = ffi::MPI_REQUEST_NULL;
-        let still = self.raw.iter().filter(|&&r| r != null).count();
-        let done = self.pending - still;
+        let done = self.pending() - still_pending(&self.raw);
         self.settle(done);
     }
 
@@ -436,7 +433,7 @@ impl<'scope> RequestSet<'scope> {
     #[inline(always)]
     fn finish_all(&mut self, rc: c_int, operation: &'static str) -> Result<()> {
         if rc == ffi::MPI_SUCCESS {
-            self.settle(self.pending);
+            self.settle(self.pending());
         } else {
             self.recount();
         }
@@ -481,7 +478,7 @@ impl<'scope> RequestSet<'scope> {
             }
         };
         if rc == ffi::MPI_SUCCESS && flag != 0 {
-            self.settle(self.pending);
+            self.settle(self.pending());
         } else if rc != ffi::MPI_SUCCESS {
             self.recount();
         }
@@ -543,7 +540,7 @@ impl<'scope> RequestSet<'scope> {
     }
 
     fn any(&mut self, operation: &'static str, block: bool) -> Result<Option<(usize, Status)>> {
-        if self.pending == 0 {
+        if self.pending() == 0 {
             return Ok(None);
         }
         let n = self.count(operation)?;
@@ -640,7 +637,7 @@ impl<'scope> RequestSet<'scope> {
         block: bool,
         out: &mut Vec<(usize, Status)>,
     ) -> Result<usize> {
-        if self.pending == 0 {
+        if self.pending() == 0 {
             return Ok(0);
         }
         let n = self.count(operation)?;
@@ -698,12 +695,13 @@ impl<'scope> RequestSet<'scope> {
     /// # Errors
     /// As [`RequestSet::wait_all`].
     pub fn clear(&mut self) -> Result<()> {
-        if self.pending > 0 {
+        if self.pending() > 0 {
             self.wait_all()?;
         }
         self.raw.clear();
-        self.kinds.clear();
+        self.receives.clear();
         self.repairs.clear();
+        self.completed = 0;
         Ok(())
     }
 }
@@ -718,20 +716,66 @@ impl RequestSet<'_> {
     /// Completes pending requests for a destructor: cancels receives, then waits for all.
     #[inline(always)]
     pub(crate) fn complete_on_drop(&mut self) {
-        if self.pending != 0 {
+        if self.pending() != 0 {
             self.complete_pending();
         }
     }
 
-    #[cold]
-    #[inline(never)]
+    /// The slow part of [`complete_on_drop`](Self::complete_on_drop): the MPI calls out of
+    /// line, on the handles alone, then the accounting.
+    #[inline(always)]
     fn complete_pending(&mut self) {
-        for (raw, &kind) in self.raw.iter_mut().zip(&self.kinds) {
-            if kind == Kind::Recv && *raw != ffi::MPI_REQUEST_NULL {
-                let mut request = RawRequest { raw: *raw, kind };
-                let _ = request.cancel("drop");
-            }
+        let pass = self.pass();
+        complete_pending(&mut self.raw, &self.receives, pass);
+        self.recount();
+    }
+}
+
+/// Repairs the buffers of the completed requests among `repairs` (those whose handle in `raw`
+/// is null); returns the rest.
+#[inline(never)]
+fn repair_completed(
+    mut repairs: Vec<(usize, Repair)>,
+    raw: &[ffi::MPI_Request],
+) -> Vec<(usize, Repair)> {
+    repairs.retain(|&(index, repair)| {
+        if raw[index] == ffi::MPI_REQUEST_NULL {
+            // SAFETY: the buffer is borrowed for 'scope, which has not ended.
+            unsafe { repair.apply() };
+            false
+        } else {
+            true
         }
-        let _ = self.wait_all();
+    });
+    repairs
+}
+
+/// How many handles in `raw` are not null.
+#[cold]
+#[inline(never)]
+fn still_pending(raw: &[ffi::MPI_Request]) -> usize {
+    raw.iter().filter(|&&r| r != ffi::MPI_REQUEST_NULL).count()
+}
+
+/// Completes the requests `raw` for a destructor: cancels the pending receives (at `receives`),
+/// then waits for all. Errors cannot be reported from a destructor; a request whose completion
+/// failed keeps its handle, and the caller counts it as still pending.
+#[cold]
+#[inline(never)]
+fn complete_pending(raw: &mut [ffi::MPI_Request], receives: &[usize], pass: Option<Pass>) {
+    for &index in receives {
+        if raw[index] != ffi::MPI_REQUEST_NULL {
+            let mut request = RawRequest {
+                raw: raw[index],
+                kind: Kind::Recv,
+            };
+            let _ = request.cancel("drop");
+        }
+    }
+    if let Ok(n) = c_int::try_from(raw.len())
+        && let Ok(_gate) = enter_with(pass, "drop")
+    {
+        // SAFETY: `raw` holds `n` handles we own (or MPI_REQUEST_NULL); statuses ignored.
+        unsafe { ffi::MPI_Waitall(n, raw.as_mut_ptr(), ffi::MPI_STATUSES_IGNORE) };
     }
 }

@@ -45,10 +45,10 @@ impl<'e, 'buf, T: Equivalence> WindowEpoch<'e, 'buf, T> {
     /// [`Error::EpochMisuse`](crate::Error::EpochMisuse) in a `lock` epoch of another rank.
     pub fn target(&self, rank: i32) -> Result<EpochTarget<'_, 'buf, T>> {
         const OP: &str = "target";
-        if let EpochKind::Lock(locked) = self.kind {
-            if locked != rank {
-                return Err(not_locked(OP, locked, rank));
-            }
+        if let EpochKind::Lock(locked) = self.kind
+            && locked != rank
+        {
+            return Err(not_locked(OP, locked, rank));
         }
         let Some(reach) = self.layout.reach_of(rank) else {
             return Err(self.layout.bad_rank(rank, OP));

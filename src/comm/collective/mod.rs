@@ -172,7 +172,7 @@ impl<'env> Communicator<'env> {
     #[inline(always)]
     pub(in crate::comm) fn share(&self, len: usize, operation: &'static str) -> Result<usize> {
         let size = self.size_usize();
-        if len % size == 0 {
+        if len.is_multiple_of(size) {
             Ok(len / size)
         } else {
             Err(uneven(len, size, operation))

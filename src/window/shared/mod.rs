@@ -423,7 +423,7 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
                 // Give the core to a process that has not arrived (ranks may outnumber
                 // cores), and now and then let MPI progress.
                 std::thread::yield_now();
-                if turns % SPINS == 0 {
+                if turns.is_multiple_of(SPINS) {
                     self.progress(operation)?;
                 }
             }

@@ -157,6 +157,61 @@ fn owned_sets(world: &Communicator<'_>, t: &mut Checks) {
         "a completed request is reported once pushed",
     );
     t.okay(send.wait().1, "send to self");
+
+    // Bytes received as `bool` in an owned set, after a send in the same set: only the receive
+    // is repaired when handed back (the set knows which requests receive).
+    let mut mixed = ferrompi::OwnedSet::new();
+    let out = t.okay(
+        world.isend_owned(vec![true; 2], rank, 48),
+        "isend_owned bool",
+    );
+    mixed.push(out);
+    let got = t.okay(
+        world.irecv_owned(vec![false; 4], rank, 47),
+        "irecv_owned bool",
+    );
+    mixed.push(got);
+    t.okay(world.send(&[0u8, 1, 2, 255], rank, 47), "bytes to self");
+    t.okay(world.recv(&mut [false; 2], rank, 48), "bools from self");
+    let back = t.okay(mixed.wait_all(), "wait_all bool");
+    t.eq(
+        back.into_iter()
+            .map(|(i, b)| (i, b.into_iter().map(u8::from).collect::<Vec<_>>()))
+            .collect::<Vec<_>>(),
+        vec![(0, vec![1, 1]), (1, vec![0, 1, 1, 1])],
+        "owned set: the received bytes are valid bools, the sent buffer as it was",
+    );
+}
+
+/// A scoped set whose receive of `bool` (at index 1, after a send) gets arbitrary bytes: the
+/// buffer holds valid bools once the set completes it. Then `clear` and a second batch in the
+/// same set: pending counts start again from the new pushes.
+fn set_repairs_and_reuse(world: &Communicator<'_>, t: &mut Checks) {
+    let rank = world.rank();
+    let bytes = [0u8, 1, 2, 255];
+    let mut bools = [false; 4];
+    let mut again = [0u8; 4];
+    scope(|s| {
+        let mut set = RequestSet::new();
+        set.push(t.okay(world.isend(s, &bytes, rank, 45), "isend bytes"));
+        set.push(t.okay(world.irecv(s, &mut bools, rank, 45), "irecv as bool"));
+        t.eq(set.pending(), 2, "two pending");
+        t.okay(set.wait_all(), "wait_all");
+        t.eq((set.pending(), set.len()), (0, 2), "complete, both kept");
+        t.okay(set.clear(), "clear");
+        t.eq((set.pending(), set.len()), (0, 0), "cleared");
+        set.push(t.okay(world.irecv(s, &mut again, rank, 46), "irecv again"));
+        set.push(t.okay(world.isend(s, &bytes, rank, 46), "isend again"));
+        t.eq((set.pending(), set.len()), (2, 2), "second batch pending");
+        t.okay(set.wait_all(), "wait_all again");
+        t.eq(set.pending(), 0, "second batch complete");
+    });
+    t.eq(
+        bools.map(u8::from),
+        [0, 1, 1, 1],
+        "bytes received as bool in a set are valid bools",
+    );
+    t.eq(again, bytes, "second batch content");
 }
 
 pub fn run(mpi: &Mpi, t: &mut Checks) {
@@ -227,6 +282,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     t.eq(&inbox[..], &[1.5f32; 8][..], "boxed slice round trip");
 
     owned_sets(&world, t);
+    set_repairs_and_reuse(&world, t);
 
     // All-pairs exchange of every type through one request set.
     for_each_type!(all_pairs(&world, t));

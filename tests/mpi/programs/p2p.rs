@@ -164,6 +164,15 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         |e| matches!(e, Error::InvalidTag { tag: -6, .. }),
         "sendrecv, a bad receive tag",
     );
+    // Tags above 32767 (the least MPI_TAG_UB an MPI may have) up to this MPI's are valid.
+    for tag in [32768, mpi.tag_ub()].into_iter().filter(|&t| t > 32767) {
+        let mut got = [0u8];
+        t.okay(
+            world.sendrecv(&[7u8], world.rank(), tag, &mut got, world.rank(), tag),
+            format!("sendrecv to self, tag {tag}"),
+        );
+        t.eq(got, [7], "a large valid tag delivers");
+    }
     if let Some(over) = mpi.tag_ub().checked_add(1) {
         t.err(
             world.send(&one, 0, over),

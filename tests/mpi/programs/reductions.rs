@@ -28,7 +28,7 @@ num!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64);
 
 impl Num for bool {
     fn small(rank: i32, i: usize) -> Self {
-        (rank as usize + i) % 3 == 0
+        (rank as usize + i).is_multiple_of(3)
     }
 }
 

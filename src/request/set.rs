@@ -384,12 +384,8 @@ impl<'scope> RequestSet<'scope> {
     #[inline(always)]
     pub fn wait_all(&mut self) -> Result<()> {
         const OP: &str = "wait_all";
-        let n = self.count(OP)?;
-        let rc = {
-            let _gate = enter_with(self.pass(), OP)?;
-            // SAFETY: `raw` holds `n` handles we own (or MPI_REQUEST_NULL); statuses ignored.
-            unsafe { ffi::MPI_Waitall(n, self.raw.as_mut_ptr(), ffi::MPI_STATUSES_IGNORE) }
-        };
+        let pass = self.pass();
+        let rc = wait_all_handles(&mut self.raw, pass, OP)?;
         self.finish_all(rc, OP)
     }
 
@@ -772,10 +768,20 @@ fn complete_pending(raw: &mut [ffi::MPI_Request], receives: &[usize], pass: Opti
             let _ = request.cancel("drop");
         }
     }
-    if let Ok(n) = c_int::try_from(raw.len())
-        && let Ok(_gate) = enter_with(pass, "drop")
-    {
-        // SAFETY: `raw` holds `n` handles we own (or MPI_REQUEST_NULL); statuses ignored.
-        unsafe { ffi::MPI_Waitall(n, raw.as_mut_ptr(), ffi::MPI_STATUSES_IGNORE) };
-    }
+    let _ = wait_all_handles(raw, pass, "drop");
+}
+
+/// `MPI_Waitall` on the handles `raw`, statuses ignored: its return code, or the error of a
+/// count over `int` or of the thread gate (then nothing was called). The gate is released
+/// before the caller builds its result.
+#[inline(always)]
+fn wait_all_handles(
+    raw: &mut [ffi::MPI_Request],
+    pass: Option<Pass>,
+    operation: &'static str,
+) -> Result<c_int> {
+    let n = crate::datatype::count_of::<c_int>(raw.len(), operation)?;
+    let _gate = enter_with(pass, operation)?;
+    // SAFETY: `raw` holds `n` handles we own (or MPI_REQUEST_NULL); statuses ignored.
+    Ok(unsafe { ffi::MPI_Waitall(n, raw.as_mut_ptr(), ffi::MPI_STATUSES_IGNORE) })
 }

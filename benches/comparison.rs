@@ -280,12 +280,12 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
                         0 => {
                             let send = &buf[..bytes];
                             for _ in 0..WINDOW {
-                                set.push(world.isend(s, send, 1, 2)?);
+                                world.isend_into(&mut set, s, send, 1, 2)?;
                             }
                         }
                         1 => {
                             for chunk in buf.chunks_mut(stride) {
-                                set.push(world.irecv(s, &mut chunk[..bytes], 0, 2)?);
+                                world.irecv_into(&mut set, s, &mut chunk[..bytes], 0, 2)?;
                             }
                         }
                         _ => {}
@@ -379,10 +379,10 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
                 storage = scope(|s| -> ferrompi::Result<RequestStorage> {
                     let mut set = RequestSet::from_storage(std::mem::take(&mut storage));
                     for (k, chunk) in recv.chunks_mut(stride).enumerate() {
-                        set.push(world.irecv(s, &mut chunk[..bytes], peer, k as i32)?);
+                        world.irecv_into(&mut set, s, &mut chunk[..bytes], peer, k as i32)?;
                     }
                     for k in 0..8 {
-                        set.push(world.isend(s, send, peer, k)?);
+                        world.isend_into(&mut set, s, send, peer, k)?;
                     }
                     set.wait_all()?;
                     Ok(set.into_storage())

@@ -11,6 +11,8 @@
 //! - `exchange`, `exchange-ffi`: 8 receives and 8 sends to this process and a wait for all,
 //!   through `scope` + `RequestSet` and through `ffi` (16 requests an iteration; the exchange
 //!   `benches/request_cost.rs` times);
+//! - `exchange-into` (and `exchange-into-ffi`, the same as `exchange-ffi`): the same exchange
+//!   with each request started straight into the set (`irecv_into`, `isend_into`);
 //! - `put`, `put-ffi`: an 8-byte `put_now` (put + flush) under `lock_all`, and the same calls;
 //! - `get`, `get-ffi`: an 8-byte `get_now` (get + local flush), and the same calls;
 //! - `put-target`, `get-target` (and their `-ffi` twins, the same calls as above): the same
@@ -75,9 +77,11 @@ fn main() {
     );
 }
 
-const PATHS: [&str; 28] = [
+const PATHS: [&str; 30] = [
     "exchange",
     "exchange-ffi",
+    "exchange-into",
+    "exchange-into-ffi",
     "put",
     "put-ffi",
     "get",
@@ -109,13 +113,13 @@ const PATHS: [&str; 28] = [
 fn run(mpi: &Mpi, path: &str, iterations: usize) {
     let world = mpi.world();
     match path {
-        "exchange" | "exchange-ffi" => {
+        "exchange" | "exchange-ffi" | "exchange-into" | "exchange-into-ffi" => {
             let mut exchange = Exchange::default();
             for _ in 0..iterations {
-                if path == "exchange" {
-                    exchange.ferrompi(&world);
-                } else {
-                    exchange.ffi(&world);
+                match path {
+                    "exchange" => exchange.ferrompi(&world),
+                    "exchange-into" => exchange.ferrompi_into(&world),
+                    _ => exchange.ffi(&world),
                 }
                 exchange.delivered(path);
             }

@@ -44,10 +44,10 @@ fn once(op: usize, world: &Communicator<'_>, b: &mut Buffers) -> ferrompi::Resul
             b.storage = scope(|s| -> ferrompi::Result<RequestStorage> {
                 let mut set = RequestSet::from_storage(std::mem::take(&mut b.storage));
                 for (k, chunk) in recv.chunks_mut(8).take(8).enumerate() {
-                    set.push(world.irecv(s, chunk, peer, k as i32)?);
+                    world.irecv_into(&mut set, s, chunk, peer, k as i32)?;
                 }
                 for k in 0..8 {
-                    set.push(world.isend(s, buf, peer, k)?);
+                    world.isend_into(&mut set, s, buf, peer, k)?;
                 }
                 set.wait_all()?;
                 Ok(set.into_storage())
@@ -60,11 +60,11 @@ fn once(op: usize, world: &Communicator<'_>, b: &mut Buffers) -> ferrompi::Resul
                 let mut set = RequestSet::from_storage(std::mem::take(&mut b.storage));
                 if rank == 0 {
                     for _ in 0..64 {
-                        set.push(world.isend(s, buf, 1, 2)?);
+                        world.isend_into(&mut set, s, buf, 1, 2)?;
                     }
                 } else {
                     for chunk in recv.chunks_mut(8) {
-                        set.push(world.irecv(s, chunk, 0, 2)?);
+                        world.irecv_into(&mut set, s, chunk, 0, 2)?;
                     }
                 }
                 set.wait_all()?;

@@ -1,8 +1,9 @@
 //! What a request costs through ferrompi beyond the MPI calls themselves, on one process so
 //! that no second rank's timing enters: 8 receives and 8 sends to this process and a wait for
-//! all, through `scope` + `RequestSet` and through `ffi` on one array of handles, in
-//! interleaved rounds (each path first in every other one), reporting the median of the
-//! rounds' paired differences per request.
+//! all, through `scope` + `RequestSet` (each request pushed, and each started straight into the
+//! set with `irecv_into`/`isend_into`) and through `ffi` on one array of handles, in
+//! interleaved rounds (the paths' order rotating from round to round), reporting the median of
+//! the rounds' paired differences per request.
 //!
 //! `cargo bench --bench request_cost [-- single|funneled|multiple]` (as a singleton, or under
 //! `mpirun -n 1`; the level is `funneled` unless named). About 10 seconds; with `--test`, a
@@ -28,32 +29,42 @@ fn main() {
     let mpi = Mpi::init_thread(level).expect("MPI init");
     let world = mpi.world();
     let mut exchange = Exchange::default();
-    let (mut ours, mut theirs, mut paired) = (Vec::new(), Vec::new(), Vec::new());
+    let mut per_path: [Vec<f64>; 3] = Default::default();
+    let (mut paired_push, mut paired_into) = (Vec::new(), Vec::new());
     for round in 0..rounds {
-        // ferrompi first in even rounds, ffi first in odd ones: neither always has one place.
+        // The order rotates from round to round: no path always has one place. Each path is
+        // its own function item, so `timed` inlines it into its loop.
+        let mut seconds = [0.0; 3];
         let (e, w) = (&mut exchange, &world);
-        let (ferrompi, direct) = if round % 2 == 0 {
-            let ours = timed(e, w, batches, "ferrompi", Exchange::ferrompi);
-            (ours, timed(e, w, batches, "ffi", Exchange::ffi))
-        } else {
-            let theirs = timed(e, w, batches, "ffi", Exchange::ffi);
-            (timed(e, w, batches, "ferrompi", Exchange::ferrompi), theirs)
-        };
+        for k in 0..3 {
+            let which = (round + k) % 3;
+            seconds[which] = match which {
+                0 => timed(e, w, batches, "ferrompi", Exchange::ferrompi),
+                1 => timed(e, w, batches, "into", Exchange::ferrompi_into),
+                _ => timed(e, w, batches, "ffi", Exchange::ffi),
+            };
+        }
         let per_request = |seconds: f64| seconds / batches as f64 / REQUESTS as f64 * 1e9;
-        ours.push(per_request(ferrompi));
-        theirs.push(per_request(direct));
-        paired.push(per_request(ferrompi - direct));
+        for (times, s) in per_path.iter_mut().zip(seconds) {
+            times.push(per_request(s));
+        }
+        paired_push.push(per_request(seconds[0] - seconds[2]));
+        paired_into.push(per_request(seconds[1] - seconds[2]));
     }
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
+    let [push, into, direct] = &mut per_path;
     println!(
-        "{level:?}, ns per request: ferrompi {:.1}, ffi {:.1}, paired difference {:+.1} \
+        "{level:?}, ns per request: ferrompi {:.1} (pushed) / {:.1} (started into the set), \
+         ffi {:.1}, paired difference {:+.1} / {:+.1} \
          (median of {rounds} interleaved rounds of {batches} batches of 16)",
-        median(&mut ours),
-        median(&mut theirs),
-        median(&mut paired),
+        median(push),
+        median(into),
+        median(direct),
+        median(&mut paired_push),
+        median(&mut paired_into),
     );
 }
 

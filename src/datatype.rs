@@ -212,11 +212,17 @@ unsafe impl<T: bytemuck::Pod> Equivalence for Bytes<T> {
 /// [`Error::CountOverflow`] if it does not fit.
 #[inline(always)]
 pub(crate) fn count_of<T: Equivalence>(len: usize, operation: &'static str) -> Result<c_int> {
-    let elements = len.checked_mul(T::ELEMENTS);
-    match elements.and_then(|n| c_int::try_from(n).ok()) {
+    match int_count::<T>(len) {
         Some(count) => Ok(count),
         None => Err(count_overflow(len, T::ELEMENTS, operation)),
     }
+}
+
+/// `len` values of `T` as MPI's `int` count of elements, when it fits.
+#[inline(always)]
+pub(crate) fn int_count<T: Equivalence>(len: usize) -> Option<c_int> {
+    len.checked_mul(T::ELEMENTS)
+        .and_then(|n| c_int::try_from(n).ok())
 }
 
 /// The error for `len` values of `per_value` elements not fitting MPI's `int`.

@@ -57,6 +57,7 @@ for impl in "${impls[@]}"; do
   # path|what one operation is|operations per iteration
   rows=(
     "exchange|request (8 irecv + 8 isend + wait_all, per request)|16"
+    "exchange-into|request, started into the set (*_into), per request|16"
     "put|put_now 8 B (put + flush)|1"
     "get|get_now 8 B (get + flush_local)|1"
     "put-target|put_now 8 B through epoch.target(rank)|1"

@@ -30,19 +30,40 @@ impl Default for Exchange {
 }
 
 impl Exchange {
-    /// One exchange through ferrompi.
+    /// One exchange through ferrompi, each request pushed into the set.
     #[inline(always)]
     pub fn ferrompi(&mut self, world: &Communicator<'_>) {
+        self.through_set::<false>(world);
+    }
+
+    /// The same exchange through ferrompi, each request started straight into the set
+    /// (`irecv_into`, `isend_into`).
+    #[inline(always)]
+    pub fn ferrompi_into(&mut self, world: &Communicator<'_>) {
+        self.through_set::<true>(world);
+    }
+
+    /// The exchange through a `RequestSet`, its requests started into it (`INTO`) or pushed.
+    #[inline(always)]
+    fn through_set<const INTO: bool>(&mut self, world: &Communicator<'_>) {
         let me = world.rank();
         let (out, into) = (&self.out, &mut self.into);
         let storage = std::mem::take(&mut self.storage);
         self.storage = scope(|s| -> ferrompi::Result<RequestStorage> {
             let mut set = RequestSet::from_storage(storage);
             for (k, chunk) in into.chunks_mut(8).enumerate() {
-                set.push(world.irecv(s, chunk, me, k as i32)?);
+                if INTO {
+                    world.irecv_into(&mut set, s, chunk, me, k as i32)?;
+                } else {
+                    set.push(world.irecv(s, chunk, me, k as i32)?);
+                }
             }
             for k in 0..8 {
-                set.push(world.isend(s, out, me, k)?);
+                if INTO {
+                    world.isend_into(&mut set, s, out, me, k)?;
+                } else {
+                    set.push(world.isend(s, out, me, k)?);
+                }
             }
             set.wait_all()?;
             Ok(set.into_storage())

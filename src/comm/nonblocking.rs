@@ -6,13 +6,15 @@ use super::Communicator;
 use super::large::large_count;
 #[cfg(not(ferrompi_large_count))]
 use super::large::spanning;
-use super::p2p::{Destination, Source, TagMatch, check_tag, raw_tag};
+use super::p2p::{Destination, RecvArgs, SendArgs, Source, TagMatch, check_tag, raw_tag};
 use crate::datatype::{Equivalence, recv_ptr, send_ptr};
 use crate::env::{enter, enter_with};
 use crate::error::{Error, Result, check};
 use crate::ffi;
 use crate::gate::Pass;
-use crate::request::{Kind, OwnedBuffer, OwnedRequest, RawRequest, Repair, Request, Scope};
+use crate::request::{
+    Kind, OwnedBuffer, OwnedRequest, RawRequest, Repair, Request, RequestSet, Scope,
+};
 use std::ffi::{c_int, c_void};
 use std::mem::MaybeUninit;
 
@@ -177,40 +179,98 @@ impl<'env> Communicator<'env> {
         tag: i32,
         pass: Option<Pass>,
     ) -> Result<RawRequest> {
-        let (dest, operation) = (dest.into(), start.name());
-        let args = match self.send_args::<T>(buf.len(), dest, tag, operation) {
+        let mut raw = MaybeUninit::<ffi::MPI_Request>::uninit();
+        // SAFETY: per the caller's contract; `raw` is a place for one handle.
+        unsafe { self.start_send_to(start, buf, dest, tag, pass, raw.as_mut_ptr())? };
+        Ok(RawRequest {
+            // SAFETY: the start succeeded, so MPI wrote the request handle (an OUT argument);
+            // nothing reads it otherwise.
+            raw: unsafe { raw.assume_init() },
+            kind: Kind::Send,
+        })
+    }
+
+    /// [`Communicator::start_send`], with MPI writing the request handle at `out` (a
+    /// [`RequestSet`]'s slot, or a place on the stack); `Ok` once it has.
+    ///
+    /// # Safety
+    /// As [`Communicator::start_send`]; `out` is valid for writing one handle.
+    #[inline(always)]
+    unsafe fn start_send_to<T: Equivalence>(
+        &self,
+        start: StartSend,
+        buf: &[T],
+        dest: impl Into<Destination>,
+        tag: i32,
+        pass: Option<Pass>,
+        out: *mut ffi::MPI_Request,
+    ) -> Result<()> {
+        let dest = dest.into();
+        match self.send_args_fast::<T>(buf.len(), dest, tag) {
+            // SAFETY: per the caller's contract.
+            Some(args) => unsafe { self.start_send_checked(start, buf, args, pass, out) },
+            // SAFETY: per the caller's contract.
+            None => unsafe { self.start_send_slow(start, buf, dest, tag, pass, out) },
+        }
+    }
+
+    /// [`Communicator::start_send_to`] when some argument is not on the fast path: the checks
+    /// that tell its error, `PROC_NULL`, a tag above 32767, a count over `int`.
+    ///
+    /// # Safety
+    /// As [`Communicator::start_send_to`].
+    #[inline(never)]
+    unsafe fn start_send_slow<T: Equivalence>(
+        &self,
+        start: StartSend,
+        buf: &[T],
+        dest: Destination,
+        tag: i32,
+        pass: Option<Pass>,
+        out: *mut ffi::MPI_Request,
+    ) -> Result<()> {
+        let operation = start.name();
+        match self.send_args::<T>(buf.len(), dest, tag, operation) {
             // SAFETY: per the caller's contract.
             Err(Error::CountOverflow { .. }) => unsafe {
-                return self.start_send_big(start, buf, dest, tag, operation);
+                let big = self.start_send_big(start, buf, dest, tag, operation)?;
+                out.write(big.raw);
+                Ok(())
             },
-            other => other?,
-        };
-        let mut raw = MaybeUninit::<ffi::MPI_Request>::uninit();
+            Err(error) => Err(error),
+            // SAFETY: per the caller's contract.
+            Ok(args) => unsafe { self.start_send_checked(start, buf, args, pass, out) },
+        }
+    }
+
+    /// The start itself, on checked arguments: the thread gate, the MPI call writing the
+    /// handle at `out`, its return code.
+    ///
+    /// # Safety
+    /// As [`Communicator::start_send_to`].
+    #[inline(always)]
+    unsafe fn start_send_checked<T: Equivalence>(
+        &self,
+        start: StartSend,
+        buf: &[T],
+        args: SendArgs,
+        pass: Option<Pass>,
+        out: *mut ffi::MPI_Request,
+    ) -> Result<()> {
+        let operation = start.name();
         let (ptr, datatype) = (send_ptr(buf), T::datatype().as_raw());
         let rc = {
             // Released before the result is built, which then need not wait in memory.
             let _gate = enter_with(pass, operation)?;
             // SAFETY: `buf` holds `args.count` elements of `T::datatype()` and, per the
-            // caller, outlives the operation; MPI writes the request handle.
+            // caller, outlives the operation; MPI writes the request handle at `out`.
             unsafe {
                 start.call(
-                    ptr,
-                    args.count,
-                    datatype,
-                    args.dest,
-                    args.tag,
-                    self.raw,
-                    raw.as_mut_ptr(),
+                    ptr, args.count, datatype, args.dest, args.tag, self.raw, out,
                 )
             }
         };
-        check(rc, operation)?;
-        Ok(RawRequest {
-            // SAFETY: the call succeeded, so MPI wrote the request handle (an OUT argument);
-            // nothing reads it otherwise.
-            raw: unsafe { raw.assume_init() },
-            kind: Kind::Send,
-        })
+        check(rc, operation)
     }
 
     /// Starts a receive (`MPI_Irecv`) or a `MPI_Recv_init`; `pass` as in
@@ -227,38 +287,100 @@ impl<'env> Communicator<'env> {
         tag: impl Into<TagMatch>,
         pass: Option<Pass>,
     ) -> Result<RawRequest> {
+        let mut raw = MaybeUninit::<ffi::MPI_Request>::uninit();
+        // SAFETY: per the caller's contract; `raw` is a place for one handle.
+        unsafe { self.start_recv_to(persistent, buf, source, tag, pass, raw.as_mut_ptr())? };
+        Ok(RawRequest {
+            // SAFETY: as in `start_send`.
+            raw: unsafe { raw.assume_init() },
+            kind: Kind::Recv,
+        })
+    }
+
+    /// [`Communicator::start_recv`], with MPI writing the request handle at `out`, as in
+    /// [`Communicator::start_send_to`].
+    ///
+    /// # Safety
+    /// As [`Communicator::start_recv`]; `out` is valid for writing one handle.
+    #[inline(always)]
+    unsafe fn start_recv_to<T: Equivalence>(
+        &self,
+        persistent: bool,
+        buf: &mut [T],
+        source: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+        pass: Option<Pass>,
+        out: *mut ffi::MPI_Request,
+    ) -> Result<()> {
         let (source, tag) = (source.into(), tag.into());
+        match self.recv_args_fast::<T>(buf.len(), source, tag) {
+            // SAFETY: per the caller's contract.
+            Some(args) => unsafe { self.start_recv_checked(persistent, buf, args, pass, out) },
+            // SAFETY: per the caller's contract.
+            None => unsafe { self.start_recv_slow(persistent, buf, source, tag, pass, out) },
+        }
+    }
+
+    /// [`Communicator::start_recv_to`] when some argument is not on the fast path, as
+    /// [`Communicator::start_send_slow`].
+    ///
+    /// # Safety
+    /// As [`Communicator::start_recv_to`].
+    #[inline(never)]
+    unsafe fn start_recv_slow<T: Equivalence>(
+        &self,
+        persistent: bool,
+        buf: &mut [T],
+        source: Source,
+        tag: TagMatch,
+        pass: Option<Pass>,
+        out: *mut ffi::MPI_Request,
+    ) -> Result<()> {
         let operation = if persistent { "recv_init" } else { "irecv" };
-        let args = match self.recv_args::<T>(buf.len(), source, tag, operation) {
+        match self.recv_args::<T>(buf.len(), source, tag, operation) {
             // SAFETY: per the caller's contract.
             Err(Error::CountOverflow { .. }) => unsafe {
-                return self.start_recv_big(persistent, buf, source, tag, operation);
+                let big = self.start_recv_big(persistent, buf, source, tag, operation)?;
+                out.write(big.raw);
+                Ok(())
             },
-            other => other?,
-        };
-        let mut raw = MaybeUninit::<ffi::MPI_Request>::uninit();
+            Err(error) => Err(error),
+            // SAFETY: per the caller's contract.
+            Ok(args) => unsafe { self.start_recv_checked(persistent, buf, args, pass, out) },
+        }
+    }
+
+    /// The start itself, on checked arguments, as [`Communicator::start_send_checked`].
+    ///
+    /// # Safety
+    /// As [`Communicator::start_recv_to`].
+    #[inline(always)]
+    unsafe fn start_recv_checked<T: Equivalence>(
+        &self,
+        persistent: bool,
+        buf: &mut [T],
+        args: RecvArgs,
+        pass: Option<Pass>,
+        out: *mut ffi::MPI_Request,
+    ) -> Result<()> {
+        let operation = if persistent { "recv_init" } else { "irecv" };
         let (ptr, datatype) = (recv_ptr(buf), T::datatype().as_raw());
         let rc = {
-            // As in `start_send`.
+            // As in `start_send_checked`.
             let _gate = enter_with(pass, operation)?;
             // SAFETY: `buf` has room for `args.count` elements and, per the caller, stays ours
-            // until the operation completes; MPI writes the request handle.
+            // until the operation completes; MPI writes the request handle at `out`.
             unsafe {
                 let start = if persistent {
                     ffi::MPI_Recv_init
                 } else {
                     ffi::MPI_Irecv
                 };
-                let (source, tag, out) = (args.source, args.tag, raw.as_mut_ptr());
+                let (source, tag) = (args.source, args.tag);
                 start(ptr, args.count, datatype, source, tag, self.raw, out)
             }
         };
-        check(rc, operation)?;
-        Ok(RawRequest {
-            // SAFETY: as in `start_send`.
-            raw: unsafe { raw.assume_init() },
-            kind: Kind::Recv,
-        })
+        check(rc, operation)
     }
 
     /// [`Communicator::start_send`] of more than `i32::MAX` elements (see `comm::large`).
@@ -647,6 +769,111 @@ impl<'env> Communicator<'env> {
         // SAFETY: `buf` is exclusively borrowed for 's; the scope completes or aborts first.
         let raw = unsafe { self.start_recv(false, buf, source, tag, scope.in_flight.pass)? };
         Ok(Request::started(raw, repair, &scope.in_flight))
+    }
+
+    /// [`isend`](Communicator::isend) straight into `set`: MPI writes the request handle into
+    /// the set's array, where [`RequestSet::wait_all`] reads it, as a C program passes
+    /// `&requests[i]` to `MPI_Isend` (MPI-4.0 §3.7.2). Returns the request's index in the set.
+    ///
+    /// The same operation as `set.push(world.isend(s, buf, dest, tag)?)`, without a
+    /// [`Request`] in between: the form for loops that post many small messages per batch.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{RequestSet, RequestStorage};
+    /// let (rank, size) = (world.rank(), world.size());
+    /// let (right, left) = ((rank + 1) % size, (rank + size - 1) % size);
+    /// let out = [rank as u64; 2];
+    /// let mut got = [[0u64; 2]; 4];
+    /// let mut storage = RequestStorage::with_capacity(8); // no allocation per batch
+    /// ferrompi::scope(|s| {
+    ///     let mut set = RequestSet::from_storage(std::mem::take(&mut storage));
+    ///     for (tag, into) in got.iter_mut().enumerate() {
+    ///         world.irecv_into(&mut set, s, into, left, tag as i32)?;
+    ///     }
+    ///     for tag in 0..4 {
+    ///         let index = world.isend_into(&mut set, s, &out, right, tag)?;
+    ///         assert_eq!(index, 4 + tag as usize); // in the order posted
+    ///     }
+    ///     set.wait_all()?;
+    ///     storage = set.into_storage();
+    ///     Ok::<_, ferrompi::Error>(())
+    /// })?;
+    /// assert_eq!(got, [[left as u64; 2]; 4]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Communicator::isend`]; on an error nothing was started and `set` is as it was.
+    #[inline(always)]
+    pub fn isend_into<'s, T: Equivalence>(
+        &'s self,
+        set: &mut RequestSet<'s>,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [T],
+        dest: impl Into<Destination>,
+        tag: i32,
+    ) -> Result<usize> {
+        let slot = set.reserve_slot(Kind::Send, None);
+        let pass = scope.in_flight.pass;
+        // SAFETY: `buf` is borrowed for 's, and the scope completes or aborts before 's ends;
+        // the slot has room for the handle.
+        match unsafe { self.start_send_to(StartSend::Isend, buf, dest, tag, pass, slot) } {
+            // SAFETY: the start succeeded, so MPI wrote the handle into the slot.
+            Ok(()) => Ok(unsafe { set.commit_slot(&scope.in_flight) }),
+            Err(error) => {
+                set.release_slot(Kind::Send, false);
+                Err(error)
+            }
+        }
+    }
+
+    /// [`irecv`](Communicator::irecv) straight into `set`, as
+    /// [`isend_into`](Communicator::isend_into) (`MPI_Irecv`, MPI-4.0 §3.7.2). Returns the
+    /// request's index in the set.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let mut got = [false; 3];
+    /// ferrompi::scope(|s| {
+    ///     let mut set = ferrompi::RequestSet::with_capacity(2);
+    ///     let index = world.irecv_into(&mut set, s, &mut got, me, 0)?;
+    ///     world.isend_into(&mut set, s, &[true, false, true], me, 0)?;
+    ///     set.wait_all()?;
+    ///     assert_eq!(index, 0);
+    ///     Ok::<_, ferrompi::Error>(())
+    /// })?;
+    /// assert_eq!(got, [true, false, true]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Communicator::isend`]; on an error nothing was started and `set` is as it was.
+    #[inline(always)]
+    pub fn irecv_into<'s, T: Equivalence>(
+        &'s self,
+        set: &mut RequestSet<'s>,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [T],
+        source: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<usize> {
+        let repair = Repair::for_slice(buf);
+        let slot = set.reserve_slot(Kind::Recv, repair);
+        let pass = scope.in_flight.pass;
+        // SAFETY: `buf` is exclusively borrowed for 's, and the scope completes or aborts
+        // before 's ends; the slot has room for the handle.
+        match unsafe { self.start_recv_to(false, buf, source, tag, pass, slot) } {
+            // SAFETY: as in `isend_into`.
+            Ok(()) => Ok(unsafe { set.commit_slot(&scope.in_flight) }),
+            Err(error) => {
+                set.release_slot(Kind::Recv, repair.is_some());
+                Err(error)
+            }
+        }
     }
 
     /// Starts a send of a buffer the request owns and hands back on completion.

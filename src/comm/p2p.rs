@@ -10,7 +10,7 @@ pub use crate::status::Status;
 
 use super::Communicator;
 use super::call::SendMode;
-use crate::datatype::{Equivalence, count_of, recv_ptr, repair, send_ptr};
+use crate::datatype::{Equivalence, count_of, int_count, recv_ptr, repair, send_ptr};
 use crate::env::{enter, tag_ub};
 use crate::error::{Error, Result, check};
 use crate::ffi;
@@ -181,6 +181,49 @@ impl Communicator<'_> {
         // Last, so that a count overflow means the rest is valid (see the large-count paths).
         let count = count_of::<T>(len, operation)?;
         Ok(SendArgs { count, dest, tag })
+    }
+
+    /// A send's arguments when each passes at once: a rank of the communicator, a tag up to
+    /// the least `MPI_TAG_UB` and a count within `int`; `None` otherwise, when
+    /// [`send_args`](Self::send_args) tells the error or the large-count path. The nonblocking
+    /// starts test this first, so that no `Result` of the arguments (which LLVM may lay out in
+    /// memory with the error's fields) sits on their path.
+    #[inline(always)]
+    pub(crate) fn send_args_fast<T: Equivalence>(
+        &self,
+        len: usize,
+        dest: Destination,
+        tag: i32,
+    ) -> Option<SendArgs> {
+        let Destination::Rank(dest) = dest else {
+            return None;
+        };
+        let count = int_count::<T>(len)?;
+        ((dest as u32) < (self.size as u32) && (0..=TAG_UB_AT_LEAST).contains(&tag))
+            .then_some(SendArgs { count, dest, tag })
+    }
+
+    /// A receive's arguments when each passes at once, as [`send_args_fast`](Self::send_args_fast)
+    /// (the source may also be `ANY_SOURCE`, the tag `ANY_TAG`).
+    #[inline(always)]
+    pub(crate) fn recv_args_fast<T: Equivalence>(
+        &self,
+        len: usize,
+        source: Source,
+        tag: TagMatch,
+    ) -> Option<RecvArgs> {
+        let source = match source {
+            Source::Rank(rank) if (rank as u32) < (self.size as u32) => rank,
+            Source::Any => ffi::MPI_ANY_SOURCE,
+            _ => return None,
+        };
+        let tag = match tag {
+            TagMatch::Tag(tag) if (0..=TAG_UB_AT_LEAST).contains(&tag) => tag,
+            TagMatch::Any => ffi::MPI_ANY_TAG,
+            TagMatch::Tag(_) => return None,
+        };
+        let count = int_count::<T>(len)?;
+        Some(RecvArgs { count, source, tag })
     }
 
     /// `MPI_Recv` with checked arguments; MPI writes at most `args.count` elements.

@@ -1,9 +1,14 @@
 //! A set of scoped requests completed together (`MPI_Waitall`, `MPI_Waitany`, `MPI_Waitsome` and
 //! the `MPI_Test*` forms, MPI-4.0 §3.7.5), for the post-N-then-wait-all pattern.
 //!
-//! The handles live in one contiguous array, exactly what a C program passes to `MPI_Waitall`;
-//! pushing a request copies its handle in, so once the set has capacity for a batch, posting and
-//! completing a batch allocates nothing.
+//! The handles live in one contiguous array, exactly what a C program passes to `MPI_Waitall`.
+//! Pushing a request copies its handle in; [`Communicator::isend_into`] and
+//! [`Communicator::irecv_into`] have MPI write it there directly, as C passes `&requests[i]`.
+//! Either way, once the set has capacity for a batch, posting and completing a batch allocates
+//! nothing.
+//!
+//! [`Communicator::isend_into`]: crate::Communicator::isend_into
+//! [`Communicator::irecv_into`]: crate::Communicator::irecv_into
 
 use super::{InFlight, Kind, RawRequest, Repair, Request};
 use crate::Status;
@@ -14,6 +19,11 @@ use crate::gate::Pass;
 use std::ffi::c_int;
 
 /// Requests of one [`scope`](super::scope), completed together.
+///
+/// Requests join it by [`push`](RequestSet::push), or are started straight into it by
+/// [`Communicator::isend_into`](crate::Communicator::isend_into) and
+/// [`Communicator::irecv_into`](crate::Communicator::irecv_into), the form for loops that post
+/// many small messages per batch (no [`Request`] in between).
 ///
 /// Indices are positions in push order and stay valid until [`clear`](RequestSet::clear).
 /// Dropping a set with pending requests completes them (receives are cancelled first).
@@ -241,6 +251,64 @@ impl<'scope> RequestSet<'scope> {
         // Every request of a set comes from the same scope: `InFlight` is invariant in 'scope.
         self.in_flight = Some(in_flight);
         index
+    }
+
+    /// Room for the handle of an operation about to start straight into the set (see
+    /// `Communicator::isend_into`): notes a receive and its repair, and returns where MPI is to
+    /// write the handle, in the set's array where `MPI_Waitall` will read it (as a C program
+    /// passes `&requests[i]`). Whatever could panic (growing the vectors) happens here, before
+    /// the start, so a started operation is always in the set.
+    ///
+    /// The caller then calls exactly one of [`commit_slot`](Self::commit_slot), once MPI has
+    /// written the handle, or [`release_slot`](Self::release_slot), when nothing started, before
+    /// any other use of the set. (These are plain calls, not a closure, so that the start is
+    /// inlined into the caller's loop in every codegen unit.)
+    #[inline(always)]
+    pub(crate) fn reserve_slot(
+        &mut self,
+        kind: Kind,
+        repair: Option<Repair>,
+    ) -> *mut ffi::MPI_Request {
+        let index = self.raw.len();
+        self.raw.reserve(1);
+        if kind == Kind::Recv {
+            self.receives.push(index);
+        }
+        if let Some(repair) = repair {
+            self.repairs.push((index, repair));
+        }
+        // SAFETY: `reserve` made room for one more handle at `index`.
+        unsafe { self.raw.as_mut_ptr().add(index) }
+    }
+
+    /// Takes the operation whose handle MPI wrote at [`reserve_slot`](Self::reserve_slot)'s
+    /// place into the set, counted in its scope's operations in flight; returns its index.
+    ///
+    /// # Safety
+    /// MPI has written a request handle at the place `reserve_slot` returned, for an operation
+    /// whose buffer is borrowed for `'scope`; no other call on the set came in between.
+    #[inline(always)]
+    pub(crate) unsafe fn commit_slot(&mut self, in_flight: &'scope InFlight<'scope>) -> usize {
+        let index = self.raw.len();
+        // SAFETY: per the contract, an initialised handle lies at `index`, within capacity.
+        unsafe { self.raw.set_len(index + 1) };
+        in_flight.started();
+        // As in `push`: every operation of a set comes from the same scope.
+        self.in_flight = Some(in_flight);
+        index
+    }
+
+    /// Takes back what [`reserve_slot`](Self::reserve_slot) noted for an operation that did not
+    /// start; the set is as it was.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn release_slot(&mut self, kind: Kind, repaired: bool) {
+        if kind == Kind::Recv {
+            self.receives.pop();
+        }
+        if repaired {
+            self.repairs.pop();
+        }
     }
 
     /// Adds a started request that is not tied to a scope (an owned request's handle); the

@@ -404,6 +404,16 @@ pub const ALL: &[Program] = &[
         run: leak_abort::run,
     },
     Program {
+        name: "leak_abort_set",
+        file: "leak_abort",
+        level: ThreadLevel::Funneled,
+        ranks: &[1],
+        singleton: false,
+        expect: Expect::AbortWith("leaked (mem::forget) and still in flight"),
+        slow: false,
+        run: leak_abort::run_set,
+    },
+    Program {
         name: "asan_canary",
         file: "asan_canary",
         level: ThreadLevel::Funneled,

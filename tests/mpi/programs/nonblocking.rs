@@ -214,6 +214,129 @@ fn set_repairs_and_reuse(world: &Communicator<'_>, t: &mut Checks) {
     t.eq(again, bytes, "second batch content");
 }
 
+/// Requests started straight into a set (`irecv_into`, `isend_into`): an exchange with every
+/// rank in batches that allocate nothing once warm, indices in the order posted, a `bool`
+/// receive repaired, a refused start that leaves the set as it was, and a set dropped with an
+/// unmatched receive started into it (cancelled, not waited for forever).
+fn started_into_sets(world: &Communicator<'_>, t: &mut Checks) {
+    let (rank, size) = (world.rank(), world.size());
+    let n = size as usize;
+    let mut storage = ferrompi::RequestStorage::with_capacity(2 * n);
+    let mut blocks = vec![[0i64; 3]; n];
+    let mut allocations_when_warm = 0;
+    for batch in 0..10 {
+        if batch == 1 {
+            allocations_when_warm = crate::allocations();
+        }
+        let out = [i64::from(rank), batch, -1];
+        storage = scope(|s| {
+            let mut set = RequestSet::from_storage(std::mem::take(&mut storage));
+            for (from, buf) in blocks.iter_mut().enumerate() {
+                let index = world.irecv_into(&mut set, s, buf, from as i32, 60 + batch as i32);
+                t.eq_ok(index, from, "irecv_into: its index, as posted");
+            }
+            for to in 0..size {
+                let index = world.isend_into(&mut set, s, &out, to, 60 + batch as i32);
+                t.eq_ok(index, n + to as usize, "isend_into: its index, as posted");
+            }
+            t.eq((set.len(), set.pending()), (2 * n, 2 * n), "all pending");
+            t.okay(set.wait_all(), "wait_all into");
+            t.eq(set.pending(), 0, "all complete");
+            set.into_storage()
+        });
+        t.ok(
+            (blocks.iter().enumerate()).all(|(from, b)| *b == [from as i64, batch, -1]),
+            "started into a set: every block delivered",
+        );
+    }
+    t.eq(
+        crate::allocations() - allocations_when_warm,
+        0,
+        "heap allocations in 9 warm batches started into a set",
+    );
+
+    // A bool receive after a send, started into the set: repaired once complete.
+    let bytes = [2u8, 0, 1, 200];
+    let mut bools = [false; 4];
+    scope(|s| {
+        let mut set = RequestSet::new();
+        t.eq_ok(
+            world.isend_into(&mut set, s, &bytes, rank, 47),
+            0,
+            "send index",
+        );
+        t.eq_ok(
+            world.irecv_into(&mut set, s, &mut bools, rank, 47),
+            1,
+            "bool receive index",
+        );
+        t.okay(set.wait_all(), "wait_all bool into");
+    });
+    t.eq(
+        bools.map(u8::from),
+        [1, 0, 1, 1],
+        "bool receive into a set repaired",
+    );
+
+    // A refused start (rank, tag) leaves the set as it was; later starts take the next index.
+    let mut flags = [false; 2];
+    let mut inbox = [0u16; 2];
+    scope(|s| {
+        let mut set = RequestSet::with_capacity(1);
+        t.eq_ok(
+            world.irecv_into(&mut set, s, &mut inbox, rank, 48),
+            0,
+            "first index",
+        );
+        t.err(
+            world.irecv_into(&mut set, s, &mut flags, size, 48),
+            |e| matches!(e, ferrompi::Error::InvalidRank { .. }),
+            "irecv_into from a rank past the size",
+        );
+        t.err(
+            world.isend_into(&mut set, s, &[1u16], rank, -5),
+            |e| matches!(e, ferrompi::Error::InvalidTag { .. }),
+            "isend_into with a negative tag",
+        );
+        t.eq(
+            (set.len(), set.pending()),
+            (1, 1),
+            "refused starts leave the set as it was",
+        );
+        t.eq_ok(
+            world.isend_into(&mut set, s, &[9u16, 8], rank, 48),
+            1,
+            "next index",
+        );
+        t.okay(set.wait_all(), "wait_all after refusals");
+    });
+    t.eq(
+        inbox,
+        [9, 8],
+        "the set still completes its requests after refusals",
+    );
+
+    // Dropping a set with an unmatched receive started into it cancels the receive.
+    let mut never = [0u8; 4];
+    scope(|s| {
+        let mut set = RequestSet::new();
+        t.okay(
+            world.irecv_into(&mut set, s, &mut never, ANY_SOURCE, 997),
+            "unmatched",
+        );
+        t.okay(
+            world.isend_into(&mut set, s, &[1u8], rank, 49),
+            "send to self",
+        );
+        let mut one = [0u8];
+        t.okay(world.recv(&mut one, rank, 49), "its receive");
+    });
+    t.ok(
+        true,
+        "a set dropped with an unmatched receive started into it returned",
+    );
+}
+
 pub fn run(mpi: &Mpi, t: &mut Checks) {
     let world = mpi.world();
     let (rank, size) = (world.rank(), world.size());
@@ -283,6 +406,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
 
     owned_sets(&world, t);
     set_repairs_and_reuse(&world, t);
+    started_into_sets(&world, t);
 
     // All-pairs exchange of every type through one request set.
     for_each_type!(all_pairs(&world, t));

@@ -528,10 +528,18 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// than a `lock` epoch's); [`Error::CountOverflow`]; [`Error::WrongThread`]; [`Error::Mpi`].
     #[inline(always)]
     pub fn put(&self, buf: &'buf [T], target: i32, index: usize) -> Result<()> {
-        self.with_target(false, target, index, buf.len(), "put", |t, calls| {
-            // SAFETY: `buf` is borrowed for 'buf, beyond the epoch's completion.
-            unsafe { calls.put(buf, t, Completion::AtEpochEnd) }
-        })
+        self.with_target(
+            false,
+            target,
+            index,
+            buf.len(),
+            "put",
+            #[inline(always)]
+            |t, calls| {
+                // SAFETY: `buf` is borrowed for 'buf, beyond the epoch's completion.
+                unsafe { calls.put(buf, t, Completion::AtEpochEnd) }
+            },
+        )
     }
 
     /// Reads `buf.len()` values of `target`'s window from element `index` into `buf`
@@ -553,10 +561,18 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// As [`WindowEpoch::put`].
     #[inline(always)]
     pub fn get(&self, buf: &'buf mut [T], target: i32, index: usize) -> Result<()> {
-        self.with_target(false, target, index, buf.len(), "get", |t, calls| {
-            // SAFETY: `buf` is exclusively borrowed for 'buf, beyond the epoch's completion.
-            unsafe { calls.get(buf, t, Completion::AtEpochEnd) }
-        })
+        self.with_target(
+            false,
+            target,
+            index,
+            buf.len(),
+            "get",
+            #[inline(always)]
+            |t, calls| {
+                // SAFETY: `buf` is exclusively borrowed for 'buf, beyond the epoch's completion.
+                unsafe { calls.get(buf, t, Completion::AtEpochEnd) }
+            },
+        )
     }
 
     /// Writes `buf` into `target`'s window and waits until it is there (`MPI_Put`, then
@@ -583,10 +599,18 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     #[inline(always)]
     pub fn put_now(&self, buf: &[T], target: i32, index: usize) -> Result<()> {
         const OP: &str = "put";
-        self.with_target(true, target, index, buf.len(), OP, |t, calls| {
-            // SAFETY: `buf` is borrowed until the flush, in a passive epoch, has completed the put.
-            unsafe { calls.put(buf, t, Completion::Flush) }
-        })
+        self.with_target(
+            true,
+            target,
+            index,
+            buf.len(),
+            OP,
+            #[inline(always)]
+            |t, calls| {
+                // SAFETY: `buf` is borrowed until the flush, in a passive epoch, has completed the put.
+                unsafe { calls.put(buf, t, Completion::Flush) }
+            },
+        )
     }
 
     /// Reads from `target`'s window into `buf` and waits for the values (`MPI_Get`, then
@@ -612,11 +636,19 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     #[inline(always)]
     pub fn get_now(&self, buf: &mut [T], target: i32, index: usize) -> Result<()> {
         const OP: &str = "get";
-        self.with_target(true, target, index, buf.len(), OP, |t, calls| {
-            // SAFETY: `buf` is exclusively borrowed until the local flush, in a passive epoch, has
-            // completed the get.
-            unsafe { calls.get(buf, t, Completion::FlushLocal) }
-        })
+        self.with_target(
+            true,
+            target,
+            index,
+            buf.len(),
+            OP,
+            #[inline(always)]
+            |t, calls| {
+                // SAFETY: `buf` is exclusively borrowed until the local flush, in a passive epoch, has
+                // completed the get.
+                unsafe { calls.get(buf, t, Completion::FlushLocal) }
+            },
+        )
     }
 
     /// Combines `buf` into `target`'s window with `op` (`MPI_Accumulate`, MPI-4.0 §12.3.4),
@@ -646,10 +678,18 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         index: usize,
         op: O,
     ) -> Result<()> {
-        self.with_target(false, target, index, buf.len(), "accumulate", |t, calls| {
-            // SAFETY: as in `put`.
-            unsafe { calls.accumulate(buf, t, operand(&op)) }
-        })
+        self.with_target(
+            false,
+            target,
+            index,
+            buf.len(),
+            "accumulate",
+            #[inline(always)]
+            |t, calls| {
+                // SAFETY: as in `put`.
+                unsafe { calls.accumulate(buf, t, operand(&op)) }
+            },
+        )
     }
 
     /// Fetches `target`'s values into `result`, then combines `origin` into them with `op`
@@ -684,6 +724,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
             index,
             origin.len(),
             "get_accumulate",
+            #[inline(always)]
             |t, calls| {
                 // SAFETY: both borrowed for 'buf, beyond the epoch's completion; `t` was checked
                 // for `origin`.
@@ -720,10 +761,18 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         index: usize,
         op: O,
     ) -> Result<T> {
-        self.with_target(true, target, index, 1, "fetch_and_op", |t, calls| {
-            // SAFETY: a passive epoch (checked); a window's `T` is valid for every bit pattern.
-            unsafe { calls.fetch_and_op(value, t, operand(&op)) }
-        })
+        self.with_target(
+            true,
+            target,
+            index,
+            1,
+            "fetch_and_op",
+            #[inline(always)]
+            |t, calls| {
+                // SAFETY: a passive epoch (checked); a window's `T` is valid for every bit pattern.
+                unsafe { calls.fetch_and_op(value, t, operand(&op)) }
+            },
+        )
     }
 
     /// Atomically replaces element `index` of `target` with `value` if it equals `compare`,
@@ -749,10 +798,18 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     where
         T: Bitwise,
     {
-        self.with_target(true, target, index, 1, "compare_and_swap", |t, calls| {
-            // SAFETY: as in `fetch_and_op`; `T: Bitwise`, an integer type.
-            unsafe { calls.compare_and_swap(value, compare, t) }
-        })
+        self.with_target(
+            true,
+            target,
+            index,
+            1,
+            "compare_and_swap",
+            #[inline(always)]
+            |t, calls| {
+                // SAFETY: as in `fetch_and_op`; `T: Bitwise`, an integer type.
+                unsafe { calls.compare_and_swap(value, compare, t) }
+            },
+        )
     }
 
     /// Completes every call to `target` at origin and target (`MPI_Win_flush`, MPI-4.0
@@ -796,10 +853,14 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// # Errors
     /// As [`WindowEpoch::flush`].
     pub fn flush_all(&self) -> Result<()> {
-        self.sync_call("win_flush_all", |win| {
-            // SAFETY: a valid window in a passive epoch.
-            unsafe { ffi::MPI_Win_flush_all(win) }
-        })
+        self.sync_call(
+            "win_flush_all",
+            #[inline(always)]
+            |win| {
+                // SAFETY: a valid window in a passive epoch.
+                unsafe { ffi::MPI_Win_flush_all(win) }
+            },
+        )
     }
 
     /// Completes every call to `target` at the origin only (`MPI_Win_flush_local`). Passive
@@ -843,10 +904,14 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// # Errors
     /// As [`WindowEpoch::flush`].
     pub fn flush_local_all(&self) -> Result<()> {
-        self.sync_call("win_flush_local_all", |win| {
-            // SAFETY: a valid window in a passive epoch.
-            unsafe { ffi::MPI_Win_flush_local_all(win) }
-        })
+        self.sync_call(
+            "win_flush_local_all",
+            #[inline(always)]
+            |win| {
+                // SAFETY: a valid window in a passive epoch.
+                unsafe { ffi::MPI_Win_flush_local_all(win) }
+            },
+        )
     }
 
     /// Synchronises the private and public copies of the local window (`MPI_Win_sync`,
@@ -865,10 +930,14 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// # Errors
     /// As [`WindowEpoch::flush`].
     pub fn sync(&self) -> Result<()> {
-        self.sync_call("win_sync", |win| {
-            // SAFETY: a valid window in a passive epoch.
-            unsafe { ffi::MPI_Win_sync(win) }
-        })
+        self.sync_call(
+            "win_sync",
+            #[inline(always)]
+            |win| {
+                // SAFETY: a valid window in a passive epoch.
+                unsafe { ffi::MPI_Win_sync(win) }
+            },
+        )
     }
 
     fn sync_call(
@@ -989,12 +1058,20 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         len: usize,
         operation: &'static str,
     ) -> Result<Request<'s>> {
-        self.with_target(true, target, index, len, operation, |t, calls| {
-            // SAFETY: the buffer is borrowed for 's; the scope completes or aborts before 's
-            // ends.
-            let raw = unsafe { calls.request(call, t)? };
-            Ok(Request::started(raw, None, &scope.in_flight))
-        })
+        self.with_target(
+            true,
+            target,
+            index,
+            len,
+            operation,
+            #[inline(always)]
+            |t, calls| {
+                // SAFETY: the buffer is borrowed for 's; the scope completes or aborts before 's
+                // ends.
+                let raw = unsafe { calls.request(call, t)? };
+                Ok(Request::started(raw, None, &scope.in_flight))
+            },
+        )
     }
 }
 

@@ -214,11 +214,18 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     /// [`Error::WrongThread`](crate::Error::WrongThread), [`Error::Mpi`](crate::Error::Mpi).
     #[inline(always)]
     pub fn put(&self, buf: &'buf [T], index: usize) -> Result<()> {
-        self.with_target(false, index, buf.len(), "put", |t, calls| {
-            // SAFETY: `buf` is borrowed for 'buf, beyond the epoch's completion; `t` was checked
-            // against the target's window.
-            unsafe { calls.put(buf, t, Completion::AtEpochEnd) }
-        })
+        self.with_target(
+            false,
+            index,
+            buf.len(),
+            "put",
+            #[inline(always)]
+            |t, calls| {
+                // SAFETY: `buf` is borrowed for 'buf, beyond the epoch's completion; `t` was checked
+                // against the target's window.
+                unsafe { calls.put(buf, t, Completion::AtEpochEnd) }
+            },
+        )
     }
 
     /// [`WindowEpoch::get`] from this target: reads `buf.len()` values of its window from
@@ -240,11 +247,18 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     /// As [`EpochTarget::put`].
     #[inline(always)]
     pub fn get(&self, buf: &'buf mut [T], index: usize) -> Result<()> {
-        self.with_target(false, index, buf.len(), "get", |t, calls| {
-            // SAFETY: `buf` is exclusively borrowed for 'buf, beyond the epoch's completion; `t`
-            // was checked against the target's window.
-            unsafe { calls.get(buf, t, Completion::AtEpochEnd) }
-        })
+        self.with_target(
+            false,
+            index,
+            buf.len(),
+            "get",
+            #[inline(always)]
+            |t, calls| {
+                // SAFETY: `buf` is exclusively borrowed for 'buf, beyond the epoch's completion; `t`
+                // was checked against the target's window.
+                unsafe { calls.get(buf, t, Completion::AtEpochEnd) }
+            },
+        )
     }
 
     /// [`WindowEpoch::put_now`] to this target: `MPI_Put`, then `MPI_Win_flush`, so `buf` is
@@ -275,10 +289,17 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     /// succeeded aborts the job, as in [`WindowEpoch::put_now`].
     #[inline(always)]
     pub fn put_now(&self, buf: &[T], index: usize) -> Result<()> {
-        self.with_target(true, index, buf.len(), "put", |t, calls| {
-            // SAFETY: `buf` is borrowed until the flush, in a passive epoch, has completed the put.
-            unsafe { calls.put(buf, t, Completion::Flush) }
-        })
+        self.with_target(
+            true,
+            index,
+            buf.len(),
+            "put",
+            #[inline(always)]
+            |t, calls| {
+                // SAFETY: `buf` is borrowed until the flush, in a passive epoch, has completed the put.
+                unsafe { calls.put(buf, t, Completion::Flush) }
+            },
+        )
     }
 
     /// [`WindowEpoch::get_now`] from this target: `MPI_Get`, then `MPI_Win_flush_local`, so
@@ -307,11 +328,18 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     /// As [`EpochTarget::put_now`].
     #[inline(always)]
     pub fn get_now(&self, buf: &mut [T], index: usize) -> Result<()> {
-        self.with_target(true, index, buf.len(), "get", |t, calls| {
-            // SAFETY: `buf` is exclusively borrowed until the local flush, in a passive epoch, has
-            // completed the get.
-            unsafe { calls.get(buf, t, Completion::FlushLocal) }
-        })
+        self.with_target(
+            true,
+            index,
+            buf.len(),
+            "get",
+            #[inline(always)]
+            |t, calls| {
+                // SAFETY: `buf` is exclusively borrowed until the local flush, in a passive epoch, has
+                // completed the get.
+                unsafe { calls.get(buf, t, Completion::FlushLocal) }
+            },
+        )
     }
 
     /// [`WindowEpoch::accumulate`] into this target: combines `buf` into its window from
@@ -343,10 +371,17 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
         index: usize,
         op: O,
     ) -> Result<()> {
-        self.with_target(false, index, buf.len(), "accumulate", |t, calls| {
-            // SAFETY: as in `put`.
-            unsafe { calls.accumulate(buf, t, operand(&op)) }
-        })
+        self.with_target(
+            false,
+            index,
+            buf.len(),
+            "accumulate",
+            #[inline(always)]
+            |t, calls| {
+                // SAFETY: as in `put`.
+                unsafe { calls.accumulate(buf, t, operand(&op)) }
+            },
+        )
     }
 
     /// [`WindowEpoch::get_accumulate`] at this target: fetches its values from element `index`
@@ -377,11 +412,18 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
         index: usize,
         op: O,
     ) -> Result<()> {
-        self.with_target(false, index, origin.len(), "get_accumulate", |t, calls| {
-            // SAFETY: both borrowed for 'buf, beyond the epoch's completion; `t` was checked for
-            // `origin`.
-            unsafe { calls.get_accumulate(origin, result, t, operand(&op)) }
-        })
+        self.with_target(
+            false,
+            index,
+            origin.len(),
+            "get_accumulate",
+            #[inline(always)]
+            |t, calls| {
+                // SAFETY: both borrowed for 'buf, beyond the epoch's completion; `t` was checked for
+                // `origin`.
+                unsafe { calls.get_accumulate(origin, result, t, operand(&op)) }
+            },
+        )
     }
 
     /// [`WindowEpoch::fetch_and_op`] at this target: atomically combines `value` into its
@@ -408,11 +450,18 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     /// job, as in [`WindowEpoch::put_now`].
     #[inline(always)]
     pub fn fetch_and_op<O: AccumulateOp<T>>(&self, value: T, index: usize, op: O) -> Result<T> {
-        self.with_target(true, index, 1, "fetch_and_op", |t, calls| {
-            // SAFETY: a passive epoch (the bound of an active one admits nothing); a window's `T`
-            // is valid for every bit pattern.
-            unsafe { calls.fetch_and_op(value, t, operand(&op)) }
-        })
+        self.with_target(
+            true,
+            index,
+            1,
+            "fetch_and_op",
+            #[inline(always)]
+            |t, calls| {
+                // SAFETY: a passive epoch (the bound of an active one admits nothing); a window's `T`
+                // is valid for every bit pattern.
+                unsafe { calls.fetch_and_op(value, t, operand(&op)) }
+            },
+        )
     }
 
     /// [`WindowEpoch::compare_and_swap`] at this target: atomically replaces its element
@@ -441,10 +490,17 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     where
         T: Bitwise,
     {
-        self.with_target(true, index, 1, "compare_and_swap", |t, calls| {
-            // SAFETY: as in `fetch_and_op`; `T: Bitwise`, an integer type.
-            unsafe { calls.compare_and_swap(value, compare, t) }
-        })
+        self.with_target(
+            true,
+            index,
+            1,
+            "compare_and_swap",
+            #[inline(always)]
+            |t, calls| {
+                // SAFETY: as in `fetch_and_op`; `T: Bitwise`, an integer type.
+                unsafe { calls.compare_and_swap(value, compare, t) }
+            },
+        )
     }
 
     /// [`WindowEpoch::flush`] of this target: completes every call to it at origin and target
@@ -598,11 +654,18 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
         len: usize,
         operation: &'static str,
     ) -> Result<Request<'s>> {
-        self.with_target(true, index, len, operation, |t, calls| {
-            // SAFETY: a passive epoch; the buffer is borrowed for 's, and the scope completes
-            // or aborts its requests before 's ends.
-            let raw = unsafe { calls.request(call, t)? };
-            Ok(Request::started(raw, None, &scope.in_flight))
-        })
+        self.with_target(
+            true,
+            index,
+            len,
+            operation,
+            #[inline(always)]
+            |t, calls| {
+                // SAFETY: a passive epoch; the buffer is borrowed for 's, and the scope completes
+                // or aborts its requests before 's ends.
+                let raw = unsafe { calls.request(call, t)? };
+                Ok(Request::started(raw, None, &scope.in_flight))
+            },
+        )
     }
 }

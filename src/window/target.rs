@@ -461,22 +461,26 @@ impl Calls {
         t: Target,
         op: Operand,
     ) -> Result<T> {
-        let call = |result| {
-            // SAFETY: one element each side, alive until the flush; a checked target.
-            unsafe {
-                ffi::MPI_Fetch_and_op(
-                    (&raw const value).cast(),
-                    result,
-                    op.datatype,
-                    t.rank,
-                    t.disp,
-                    op.op,
-                    self.win,
-                )
-            }
-        };
-        // SAFETY: per the caller, as `fetching` requires; `call` writes one `T`.
-        unsafe { self.fetching(t, "fetch_and_op", call) }
+        // SAFETY: per the caller, as `fetching` requires; the call writes one `T` at `result`:
+        // one element each side, alive until the flush, at a checked target.
+        unsafe {
+            self.fetching(
+                t,
+                "fetch_and_op",
+                #[inline(always)]
+                |result| {
+                    ffi::MPI_Fetch_and_op(
+                        (&raw const value).cast(),
+                        result,
+                        op.datatype,
+                        t.rank,
+                        t.disp,
+                        op.op,
+                        self.win,
+                    )
+                },
+            )
+        }
     }
 
     /// `MPI_Compare_and_swap` of one value, then `MPI_Win_flush` of its target: the element's
@@ -491,22 +495,25 @@ impl Calls {
         compare: T,
         t: Target,
     ) -> Result<T> {
-        let call = |result| {
-            // SAFETY: as in `fetch_and_op`.
-            unsafe {
-                ffi::MPI_Compare_and_swap(
-                    (&raw const value).cast(),
-                    (&raw const compare).cast(),
-                    result,
-                    T::datatype().as_raw(),
-                    t.rank,
-                    t.disp,
-                    self.win,
-                )
-            }
-        };
         // SAFETY: as in `fetch_and_op`.
-        unsafe { self.fetching(t, "compare_and_swap", call) }
+        unsafe {
+            self.fetching(
+                t,
+                "compare_and_swap",
+                #[inline(always)]
+                |result| {
+                    ffi::MPI_Compare_and_swap(
+                        (&raw const value).cast(),
+                        (&raw const compare).cast(),
+                        result,
+                        T::datatype().as_raw(),
+                        t.rank,
+                        t.disp,
+                        self.win,
+                    )
+                },
+            )
+        }
     }
 
     /// An atomic call that writes one `T` to the address it is given, then `MPI_Win_flush` of

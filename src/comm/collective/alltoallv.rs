@@ -123,10 +123,15 @@ impl<'env> Communicator<'env> {
             recv_blocks.counts(),
             recv_blocks.displs(),
         );
-        self.blocking(OP, recv, |_| {
-            // SAFETY: both partitions fit their buffers, borrowed for the call.
-            unsafe { ffi::MPI_Alltoallv(s, sc, sd, dt, d, rc, rd, dt, self.raw) }
-        })
+        self.blocking(
+            OP,
+            recv,
+            #[inline(always)]
+            |_| {
+                // SAFETY: both partitions fit their buffers, borrowed for the call.
+                unsafe { ffi::MPI_Alltoallv(s, sc, sd, dt, d, rc, rd, dt, self.raw) }
+            },
+        )
     }
 
     /// Starts an alltoallv (`MPI_Ialltoallv`, §6.12.6).
@@ -170,23 +175,29 @@ impl<'env> Communicator<'env> {
             });
         }
         let ((sc, sd), (rc, rd)) = (send_blocks.int_arrays(OP)?, recv_blocks.int_arrays(OP)?);
-        self.nonblocking(scope, OP, Repair::for_slice(recv), |r| {
-            // SAFETY: buffers and partitions borrowed for 's; the scope completes the operation.
-            unsafe {
-                ffi::MPI_Ialltoallv(
-                    s,
-                    sc,
-                    sd,
-                    dt,
-                    d,
-                    rc,
-                    rd,
-                    dt,
-                    self.raw,
-                    r.expect("nonblocking"),
-                )
-            }
-        })
+        self.nonblocking(
+            scope,
+            OP,
+            Repair::for_slice(recv),
+            #[inline(always)]
+            |r| {
+                // SAFETY: buffers and partitions borrowed for 's; the scope completes the operation.
+                unsafe {
+                    ffi::MPI_Ialltoallv(
+                        s,
+                        sc,
+                        sd,
+                        dt,
+                        d,
+                        rc,
+                        rd,
+                        dt,
+                        self.raw,
+                        r.expect("nonblocking"),
+                    )
+                }
+            },
+        )
     }
 
     /// All-to-all with a datatype per block (`MPI_Alltoallw`, §6.8): block `j` of `send`, as
@@ -227,10 +238,15 @@ impl<'env> Communicator<'env> {
             return self.vmove_big(f, false, s, send_block, recv, recv_block, OP);
         }
         let ((sc, sd, st), (rc, rd, rt)) = (send_blocks.raw(OP)?, recv_blocks.raw(OP)?);
-        self.blocking(OP, recv, |_| {
-            // SAFETY: both partitions fit their buffers (checked), borrowed for the call.
-            unsafe { ffi::MPI_Alltoallw(s, sc, sd, st, d, rc, rd, rt, self.raw) }
-        })
+        self.blocking(
+            OP,
+            recv,
+            #[inline(always)]
+            |_| {
+                // SAFETY: both partitions fit their buffers (checked), borrowed for the call.
+                unsafe { ffi::MPI_Alltoallw(s, sc, sd, st, d, rc, rd, rt, self.raw) }
+            },
+        )
     }
 
     /// [`alltoallw`](Communicator::alltoallw) in place: `buf`, laid out by `blocks`, holds what
@@ -293,24 +309,30 @@ impl<'env> Communicator<'env> {
             return self.ivmove_big(scope, VMove::Alltoallw, to, from, None, OP);
         }
         let ((sc, sd, st), (rc, rd, rt)) = (send_blocks.raw(OP)?, recv_blocks.raw(OP)?);
-        self.nonblocking(scope, OP, None, |r| {
-            // SAFETY: buffers and partitions (whose arrays MPI reads until completion) are
-            // borrowed for 's; the scope completes the operation first.
-            unsafe {
-                ffi::MPI_Ialltoallw(
-                    s,
-                    sc,
-                    sd,
-                    st,
-                    d,
-                    rc,
-                    rd,
-                    rt,
-                    self.raw,
-                    r.expect("nonblocking"),
-                )
-            }
-        })
+        self.nonblocking(
+            scope,
+            OP,
+            None,
+            #[inline(always)]
+            |r| {
+                // SAFETY: buffers and partitions (whose arrays MPI reads until completion) are
+                // borrowed for 's; the scope completes the operation first.
+                unsafe {
+                    ffi::MPI_Ialltoallw(
+                        s,
+                        sc,
+                        sd,
+                        st,
+                        d,
+                        rc,
+                        rd,
+                        rt,
+                        self.raw,
+                        r.expect("nonblocking"),
+                    )
+                }
+            },
+        )
     }
 
     /// Starts a reduce-scatter (`MPI_Ireduce_scatter`, §6.12.10).
@@ -347,20 +369,26 @@ impl<'env> Communicator<'env> {
         }
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         let (counts, _) = blocks.int_arrays(OP)?;
-        self.nonblocking(scope, OP, Repair::for_slice(recv), |r| {
-            // SAFETY: buffers, partition and op borrowed for 's; the scope completes it first.
-            unsafe {
-                ffi::MPI_Ireduce_scatter(
-                    s,
-                    d,
-                    counts,
-                    operand.datatype,
-                    operand.op,
-                    self.raw,
-                    r.expect("nonblocking"),
-                )
-            }
-        })
+        self.nonblocking(
+            scope,
+            OP,
+            Repair::for_slice(recv),
+            #[inline(always)]
+            |r| {
+                // SAFETY: buffers, partition and op borrowed for 's; the scope completes it first.
+                unsafe {
+                    ffi::MPI_Ireduce_scatter(
+                        s,
+                        d,
+                        counts,
+                        operand.datatype,
+                        operand.op,
+                        self.raw,
+                        r.expect("nonblocking"),
+                    )
+                }
+            },
+        )
     }
 
     /// [`Communicator::ireduce_scatter`] with a block over `int`: an in-place `iallreduce` of a

@@ -69,10 +69,16 @@ impl<'env> Communicator<'env> {
     /// As [`Communicator::barrier`].
     pub fn ibarrier<'s>(&'s self, scope: &'s Scope<'s, '_>) -> Result<Request<'s>> {
         self.agree("ibarrier", || Ok(Signature::Same { root: -1, key: 0 }))?;
-        self.nonblocking(scope, "ibarrier", None, |r| {
-            // SAFETY: a valid communicator; MPI writes the request.
-            unsafe { ffi::MPI_Ibarrier(self.raw, r.expect("nonblocking")) }
-        })
+        self.nonblocking(
+            scope,
+            "ibarrier",
+            None,
+            #[inline(always)]
+            |r| {
+                // SAFETY: a valid communicator; MPI writes the request.
+                unsafe { ffi::MPI_Ibarrier(self.raw, r.expect("nonblocking")) }
+            },
+        )
     }
 
     /// # Safety
@@ -126,9 +132,12 @@ impl<'env> Communicator<'env> {
         let count = large_count::<T>(buf.len(), OP)?;
         let ptr = recv_ptr(buf);
         // SAFETY: `buf` holds `count` elements, exclusively borrowed for the blocking call.
-        self.blocking(OP, buf, |r| unsafe {
-            self.raw_bcast(ptr, count, T::datatype().as_raw(), root, r)
-        })
+        self.blocking(
+            OP,
+            buf,
+            #[inline(always)]
+            |r| unsafe { self.raw_bcast(ptr, count, T::datatype().as_raw(), root, r) },
+        )
     }
 
     /// Starts a broadcast (`MPI_Ibcast`, §6.12.2).
@@ -162,9 +171,13 @@ impl<'env> Communicator<'env> {
         }
         let ptr = recv_ptr(buf);
         // SAFETY: `buf` is borrowed for 's; the scope completes the operation first.
-        self.nonblocking(scope, OP, Repair::for_slice(buf), |r| unsafe {
-            self.raw_bcast(ptr, count, T::datatype().as_raw(), root, r)
-        })
+        self.nonblocking(
+            scope,
+            OP,
+            Repair::for_slice(buf),
+            #[inline(always)]
+            |r| unsafe { self.raw_bcast(ptr, count, T::datatype().as_raw(), root, r) },
+        )
     }
 
     /// [`Communicator::ibcast`] of 2 GiB or more on MPICH before 4.2, whose `MPI_Ibcast` keeps

@@ -122,9 +122,12 @@ impl<'env> Communicator<'env> {
         let (sn, dn) = self.move_args::<T>(f, send.len(), recv.len(), root, operation)?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
         // SAFETY: buffer lengths checked above; both borrowed for the blocking call.
-        self.blocking(operation, recv, |r| unsafe {
-            self.raw_move(f, s, sn, d, dn, dt, root, r)
-        })
+        self.blocking(
+            operation,
+            recv,
+            #[inline(always)]
+            |r| unsafe { self.raw_move(f, s, sn, d, dn, dt, root, r) },
+        )
     }
 
     #[inline(always)]
@@ -141,9 +144,13 @@ impl<'env> Communicator<'env> {
         self.agree(operation, || Ok(move_signature(f, sn, dn, root)))?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
         // SAFETY: buffers borrowed for 's; the scope completes the operation first.
-        self.nonblocking(scope, operation, Repair::for_slice(recv), |r| unsafe {
-            self.raw_move(f, s, sn, d, dn, dt, root, r)
-        })
+        self.nonblocking(
+            scope,
+            operation,
+            Repair::for_slice(recv),
+            #[inline(always)]
+            |r| unsafe { self.raw_move(f, s, sn, d, dn, dt, root, r) },
+        )
     }
 
     /// The in-place form of allgather and alltoall: `buf` holds one block per rank.

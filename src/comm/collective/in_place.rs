@@ -102,9 +102,16 @@ impl<'env> Communicator<'env> {
         };
         // SAFETY: `buf` holds the input and room for the result, borrowed for the call (or for
         // 's; the scope completes the operation first).
-        self.issue(how, operation, buf, signature, |r| unsafe {
-            self.raw_allreduce(f, ffi::MPI_IN_PLACE.cast_const(), d, count, operand, r)
-        })
+        self.issue(
+            how,
+            operation,
+            buf,
+            signature,
+            #[inline(always)]
+            |r| unsafe {
+                self.raw_allreduce(f, ffi::MPI_IN_PLACE.cast_const(), d, count, operand, r)
+            },
+        )
     }
 
     /// `reduce` in place: at the root `buf` is input and result, elsewhere only input.
@@ -139,9 +146,14 @@ impl<'env> Communicator<'env> {
         let signature = || Ok(Signature::Same { root, key: count });
         // SAFETY: `buf` holds `count` elements, exclusively borrowed for the call (or for 's;
         // the scope completes the operation first).
-        self.issue(how, operation, buf, signature, |r| unsafe {
-            self.raw_reduce(s, d, count, operand, root, r)
-        })
+        self.issue(
+            how,
+            operation,
+            buf,
+            signature,
+            #[inline(always)]
+            |r| unsafe { self.raw_reduce(s, d, count, operand, root, r) },
+        )
     }
 
     /// `allgather` and `alltoall` in place: `buf` holds one block per rank.
@@ -157,9 +169,14 @@ impl<'env> Communicator<'env> {
         let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
         let signature = || Ok(move_signature(f, dn, dn, -1));
         // SAFETY: `buf` holds `size` blocks of `dn` elements, borrowed for the call (or for 's).
-        self.issue(how, operation, buf, signature, |r| unsafe {
-            self.raw_move(f, ffi::MPI_IN_PLACE.cast_const(), 0, d, dn, dt, 0, r)
-        })
+        self.issue(
+            how,
+            operation,
+            buf,
+            signature,
+            #[inline(always)]
+            |r| unsafe { self.raw_move(f, ffi::MPI_IN_PLACE.cast_const(), 0, d, dn, dt, 0, r) },
+        )
     }
 
     /// `gather` in place: at the root `buf` is the whole result, elsewhere what is sent.
@@ -178,9 +195,14 @@ impl<'env> Communicator<'env> {
         let (d, dt) = (recv_ptr(buf), T::datatype().as_raw());
         let signature = || Ok(move_signature(f, dn, 0, root));
         // SAFETY: `buf` holds `size` blocks of `dn` elements, borrowed for the call (or for 's).
-        self.issue(how, operation, buf, signature, |r| unsafe {
-            self.raw_move(f, ffi::MPI_IN_PLACE.cast_const(), 0, d, dn, dt, root, r)
-        })
+        self.issue(
+            how,
+            operation,
+            buf,
+            signature,
+            #[inline(always)]
+            |r| unsafe { self.raw_move(f, ffi::MPI_IN_PLACE.cast_const(), 0, d, dn, dt, root, r) },
+        )
     }
 
     /// `scatter` in place: at the root `buf` is the whole input, elsewhere it receives.
@@ -231,12 +253,19 @@ impl<'env> Communicator<'env> {
         let signature = || Ok(blocks.signature(-1));
         // SAFETY: the partition fits `buf`, borrowed for the call (or for 's; the scope
         // completes the operation first); the partition's arrays are borrowed as long.
-        self.issue(how, operation, buf, signature, |r| unsafe {
-            match r {
-                None => ffi::MPI_Allgatherv(ip, 0, dt, d, counts, displs, dt, self.raw),
-                Some(r) => ffi::MPI_Iallgatherv(ip, 0, dt, d, counts, displs, dt, self.raw, r),
-            }
-        })
+        self.issue(
+            how,
+            operation,
+            buf,
+            signature,
+            #[inline(always)]
+            |r| unsafe {
+                match r {
+                    None => ffi::MPI_Allgatherv(ip, 0, dt, d, counts, displs, dt, self.raw),
+                    Some(r) => ffi::MPI_Iallgatherv(ip, 0, dt, d, counts, displs, dt, self.raw, r),
+                }
+            },
+        )
     }
 
     /// `gatherv` in place: at the root `buf` is the whole result (laid out by `blocks`) with
@@ -271,12 +300,21 @@ impl<'env> Communicator<'env> {
         );
         let signature = || Ok(blocks.signature(root));
         // SAFETY: the partition fits `buf`, borrowed for the call (or for 's).
-        self.issue(how, operation, buf, signature, |r| unsafe {
-            match r {
-                None => ffi::MPI_Gatherv(ip, 0, dt, d, counts, displs, dt, root, self.raw),
-                Some(r) => ffi::MPI_Igatherv(ip, 0, dt, d, counts, displs, dt, root, self.raw, r),
-            }
-        })
+        self.issue(
+            how,
+            operation,
+            buf,
+            signature,
+            #[inline(always)]
+            |r| unsafe {
+                match r {
+                    None => ffi::MPI_Gatherv(ip, 0, dt, d, counts, displs, dt, root, self.raw),
+                    Some(r) => {
+                        ffi::MPI_Igatherv(ip, 0, dt, d, counts, displs, dt, root, self.raw, r)
+                    }
+                }
+            },
+        )
     }
 
     /// `scatterv` in place: at the root `buf` is the whole input and its own block stays;
@@ -350,14 +388,21 @@ impl<'env> Communicator<'env> {
         };
         // SAFETY: the partition fits `buf`, borrowed for the call (or for 's); MPI ignores the
         // send arguments.
-        self.issue(how, operation, buf, signature, |r| unsafe {
-            match r {
-                None => ffi::MPI_Alltoallv(ip, null, null, dt, d, counts, displs, dt, self.raw),
-                Some(r) => {
-                    ffi::MPI_Ialltoallv(ip, null, null, dt, d, counts, displs, dt, self.raw, r)
+        self.issue(
+            how,
+            operation,
+            buf,
+            signature,
+            #[inline(always)]
+            |r| unsafe {
+                match r {
+                    None => ffi::MPI_Alltoallv(ip, null, null, dt, d, counts, displs, dt, self.raw),
+                    Some(r) => {
+                        ffi::MPI_Ialltoallv(ip, null, null, dt, d, counts, displs, dt, self.raw, r)
+                    }
                 }
-            }
-        })
+            },
+        )
     }
 
     /// `reduce_scatter` in place: `buf` holds the whole input, laid out by `blocks`; this
@@ -377,21 +422,31 @@ impl<'env> Communicator<'env> {
         if blocks.is_large() && !how.nonblocking() {
             // SAFETY: `buf` holds the packed input (checked), borrowed for the call.
             return self
-                .blocking(operation, buf, |_| unsafe {
-                    self.reduce_scatter_large(ip, d, blocks, operand)
-                })
+                .blocking(
+                    operation,
+                    buf,
+                    #[inline(always)]
+                    |_| unsafe { self.reduce_scatter_large(ip, d, blocks, operand) },
+                )
                 .map(|()| None);
         }
         let (counts, _) = blocks.int_arrays(operation)?;
         let (dt, o) = (operand.datatype, operand.op);
         let signature = || Ok(blocks.signature(-1));
         // SAFETY: `buf` holds the packed input (checked), borrowed for the call (or for 's).
-        self.issue(how, operation, buf, signature, |r| unsafe {
-            match r {
-                None => ffi::MPI_Reduce_scatter(ip, d, counts, dt, o, self.raw),
-                Some(r) => ffi::MPI_Ireduce_scatter(ip, d, counts, dt, o, self.raw, r),
-            }
-        })
+        self.issue(
+            how,
+            operation,
+            buf,
+            signature,
+            #[inline(always)]
+            |r| unsafe {
+                match r {
+                    None => ffi::MPI_Reduce_scatter(ip, d, counts, dt, o, self.raw),
+                    Some(r) => ffi::MPI_Ireduce_scatter(ip, d, counts, dt, o, self.raw, r),
+                }
+            },
+        )
     }
 
     /// `alltoallw` in place: `buf`, laid out by `blocks`, holds what goes to each rank and
@@ -427,14 +482,21 @@ impl<'env> Communicator<'env> {
         };
         // SAFETY: the partition fits `buf`, borrowed for the call (or for 's); MPI ignores the
         // send arguments.
-        self.issue(how, operation, buf, signature, |r| unsafe {
-            match r {
-                None => ffi::MPI_Alltoallw(ip, null, null, no_types, d, rc, rd, rt, self.raw),
-                Some(r) => {
-                    ffi::MPI_Ialltoallw(ip, null, null, no_types, d, rc, rd, rt, self.raw, r)
+        self.issue(
+            how,
+            operation,
+            buf,
+            signature,
+            #[inline(always)]
+            |r| unsafe {
+                match r {
+                    None => ffi::MPI_Alltoallw(ip, null, null, no_types, d, rc, rd, rt, self.raw),
+                    Some(r) => {
+                        ffi::MPI_Ialltoallw(ip, null, null, no_types, d, rc, rd, rt, self.raw, r)
+                    }
                 }
-            }
-        })
+            },
+        )
     }
 
     /// Starts an in-place allgatherv (`MPI_Iallgatherv` with `MPI_IN_PLACE`, §6.12.5), laid

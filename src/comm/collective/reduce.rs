@@ -91,9 +91,12 @@ impl<'env> Communicator<'env> {
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         // SAFETY: `send` holds `count` elements; at the root `recv` has room for as many; both
         // borrowed for the blocking call.
-        self.blocking(OP, recv, |r| unsafe {
-            self.raw_reduce(s, d, count, operand, root, r)
-        })
+        self.blocking(
+            OP,
+            recv,
+            #[inline(always)]
+            |r| unsafe { self.raw_reduce(s, d, count, operand, root, r) },
+        )
     }
 
     /// [`reduce`](Communicator::reduce) with `MPI_IN_PLACE`: at the root `buf` is input and
@@ -156,9 +159,13 @@ impl<'env> Communicator<'env> {
         self.agree(OP, || Ok(Signature::Same { root, key: count }))?;
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         // SAFETY: buffers and op borrowed for 's; the scope completes the operation first.
-        self.nonblocking(scope, OP, Repair::for_slice(recv), |r| unsafe {
-            self.raw_reduce(s, d, count, operand, root, r)
-        })
+        self.nonblocking(
+            scope,
+            OP,
+            Repair::for_slice(recv),
+            #[inline(always)]
+            |r| unsafe { self.raw_reduce(s, d, count, operand, root, r) },
+        )
     }
 
     /// # Safety
@@ -215,9 +222,12 @@ impl<'env> Communicator<'env> {
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         // SAFETY: `send` and `recv` hold what the operation reads and writes (checked above),
         // borrowed for the blocking call.
-        self.blocking(operation, recv, |r| unsafe {
-            self.raw_allreduce(f, s, d, count, operand, r)
-        })
+        self.blocking(
+            operation,
+            recv,
+            #[inline(always)]
+            |r| unsafe { self.raw_allreduce(f, s, d, count, operand, r) },
+        )
     }
 
     #[inline(always)]
@@ -252,9 +262,13 @@ impl<'env> Communicator<'env> {
         })?;
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         // SAFETY: buffers and op borrowed for 's; the scope completes the operation first.
-        self.nonblocking(scope, operation, Repair::for_slice(recv), |r| unsafe {
-            self.raw_allreduce(f, s, d, count, operand, r)
-        })
+        self.nonblocking(
+            scope,
+            operation,
+            Repair::for_slice(recv),
+            #[inline(always)]
+            |r| unsafe { self.raw_allreduce(f, s, d, count, operand, r) },
+        )
     }
 
     pub(in crate::comm) fn ireduce_like_in_place<'s, T: Equivalence, O: Op<T> + 's>(
@@ -604,15 +618,25 @@ impl<'env> Communicator<'env> {
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         if blocks.is_large() {
             // SAFETY: buffers checked against the packed partition, borrowed for the call.
-            return self.blocking(OP, recv, |_| unsafe {
-                self.reduce_scatter_large(s, d, blocks, operand)
-            });
+            return self.blocking(
+                OP,
+                recv,
+                #[inline(always)]
+                |_| unsafe { self.reduce_scatter_large(s, d, blocks, operand) },
+            );
         }
         let (counts, _) = blocks.int_arrays(OP)?;
-        self.blocking(OP, recv, |_| {
-            // SAFETY: buffers checked against the packed partition, borrowed for the call.
-            unsafe { ffi::MPI_Reduce_scatter(s, d, counts, operand.datatype, operand.op, self.raw) }
-        })
+        self.blocking(
+            OP,
+            recv,
+            #[inline(always)]
+            |_| {
+                // SAFETY: buffers checked against the packed partition, borrowed for the call.
+                unsafe {
+                    ffi::MPI_Reduce_scatter(s, d, counts, operand.datatype, operand.op, self.raw)
+                }
+            },
+        )
     }
 
     pub(in crate::comm) fn reduce_scatter_args<T: Equivalence>(

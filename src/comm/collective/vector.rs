@@ -163,22 +163,27 @@ impl<'env> Communicator<'env> {
         }
         let sn = self.own_block(blocks, send.len(), OP)?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
-        self.blocking(OP, recv, |_| {
-            // SAFETY: this rank's block and, at the root, the whole partition fit the buffers.
-            unsafe {
-                ffi::MPI_Gatherv(
-                    s,
-                    sn,
-                    dt,
-                    d,
-                    blocks.counts(),
-                    blocks.displs(),
-                    dt,
-                    root,
-                    self.raw,
-                )
-            }
-        })
+        self.blocking(
+            OP,
+            recv,
+            #[inline(always)]
+            |_| {
+                // SAFETY: this rank's block and, at the root, the whole partition fit the buffers.
+                unsafe {
+                    ffi::MPI_Gatherv(
+                        s,
+                        sn,
+                        dt,
+                        d,
+                        blocks.counts(),
+                        blocks.displs(),
+                        dt,
+                        root,
+                        self.raw,
+                    )
+                }
+            },
+        )
     }
 
     /// Sends rank `i` the block `blocks` gives it of the root's `send` (`MPI_Scatterv`, §6.6).
@@ -223,22 +228,27 @@ impl<'env> Communicator<'env> {
         }
         let dn = self.own_block(blocks, recv.len(), OP)?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
-        self.blocking(OP, recv, |_| {
-            // SAFETY: at the root the partition fits `send`; this rank's block fits `recv`.
-            unsafe {
-                ffi::MPI_Scatterv(
-                    s,
-                    blocks.counts(),
-                    blocks.displs(),
-                    dt,
-                    d,
-                    dn,
-                    dt,
-                    root,
-                    self.raw,
-                )
-            }
-        })
+        self.blocking(
+            OP,
+            recv,
+            #[inline(always)]
+            |_| {
+                // SAFETY: at the root the partition fits `send`; this rank's block fits `recv`.
+                unsafe {
+                    ffi::MPI_Scatterv(
+                        s,
+                        blocks.counts(),
+                        blocks.displs(),
+                        dt,
+                        d,
+                        dn,
+                        dt,
+                        root,
+                        self.raw,
+                    )
+                }
+            },
+        )
     }
 
     /// Every process gets every process's block, placed as `blocks` says (`MPI_Allgatherv`,
@@ -277,12 +287,26 @@ impl<'env> Communicator<'env> {
         }
         let sn = self.own_block(blocks, send.len(), OP)?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
-        self.blocking(OP, recv, |_| {
-            // SAFETY: this rank's block fits `send`, the partition fits `recv`.
-            unsafe {
-                ffi::MPI_Allgatherv(s, sn, dt, d, blocks.counts(), blocks.displs(), dt, self.raw)
-            }
-        })
+        self.blocking(
+            OP,
+            recv,
+            #[inline(always)]
+            |_| {
+                // SAFETY: this rank's block fits `send`, the partition fits `recv`.
+                unsafe {
+                    ffi::MPI_Allgatherv(
+                        s,
+                        sn,
+                        dt,
+                        d,
+                        blocks.counts(),
+                        blocks.displs(),
+                        dt,
+                        self.raw,
+                    )
+                }
+            },
+        )
     }
 
     /// [`allgatherv`](Communicator::allgatherv) in place: this rank's block of `buf` is filled.
@@ -412,12 +436,28 @@ impl<'env> Communicator<'env> {
         let (bc, bd) = blocks.int_arrays(OP)?;
         let sn = self.own_block(blocks, send.len(), OP)?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
-        self.nonblocking(scope, OP, Repair::for_slice(recv), |r| {
-            // SAFETY: buffers and partition borrowed for 's; the scope completes the operation.
-            unsafe {
-                ffi::MPI_Iallgatherv(s, sn, dt, d, bc, bd, dt, self.raw, r.expect("nonblocking"))
-            }
-        })
+        self.nonblocking(
+            scope,
+            OP,
+            Repair::for_slice(recv),
+            #[inline(always)]
+            |r| {
+                // SAFETY: buffers and partition borrowed for 's; the scope completes the operation.
+                unsafe {
+                    ffi::MPI_Iallgatherv(
+                        s,
+                        sn,
+                        dt,
+                        d,
+                        bc,
+                        bd,
+                        dt,
+                        self.raw,
+                        r.expect("nonblocking"),
+                    )
+                }
+            },
+        )
     }
 
     /// Starts a gatherv (`MPI_Igatherv`, §6.12.3).
@@ -462,23 +502,29 @@ impl<'env> Communicator<'env> {
         let (bc, bd) = blocks.int_arrays(OP)?;
         let sn = self.own_block(blocks, send.len(), OP)?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
-        self.nonblocking(scope, OP, Repair::for_slice(recv), |r| {
-            // SAFETY: buffers and partition borrowed for 's; the scope completes the operation.
-            unsafe {
-                ffi::MPI_Igatherv(
-                    s,
-                    sn,
-                    dt,
-                    d,
-                    bc,
-                    bd,
-                    dt,
-                    root,
-                    self.raw,
-                    r.expect("nonblocking"),
-                )
-            }
-        })
+        self.nonblocking(
+            scope,
+            OP,
+            Repair::for_slice(recv),
+            #[inline(always)]
+            |r| {
+                // SAFETY: buffers and partition borrowed for 's; the scope completes the operation.
+                unsafe {
+                    ffi::MPI_Igatherv(
+                        s,
+                        sn,
+                        dt,
+                        d,
+                        bc,
+                        bd,
+                        dt,
+                        root,
+                        self.raw,
+                        r.expect("nonblocking"),
+                    )
+                }
+            },
+        )
     }
 
     /// Starts a scatterv (`MPI_Iscatterv`, §6.12.4).
@@ -524,22 +570,28 @@ impl<'env> Communicator<'env> {
         let (bc, bd) = blocks.int_arrays(OP)?;
         let dn = self.own_block(blocks, recv.len(), OP)?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
-        self.nonblocking(scope, OP, Repair::for_slice(recv), |r| {
-            // SAFETY: buffers and partition borrowed for 's; the scope completes the operation.
-            unsafe {
-                ffi::MPI_Iscatterv(
-                    s,
-                    bc,
-                    bd,
-                    dt,
-                    d,
-                    dn,
-                    dt,
-                    root,
-                    self.raw,
-                    r.expect("nonblocking"),
-                )
-            }
-        })
+        self.nonblocking(
+            scope,
+            OP,
+            Repair::for_slice(recv),
+            #[inline(always)]
+            |r| {
+                // SAFETY: buffers and partition borrowed for 's; the scope completes the operation.
+                unsafe {
+                    ffi::MPI_Iscatterv(
+                        s,
+                        bc,
+                        bd,
+                        dt,
+                        d,
+                        dn,
+                        dt,
+                        root,
+                        self.raw,
+                        r.expect("nonblocking"),
+                    )
+                }
+            },
+        )
     }
 }

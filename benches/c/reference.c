@@ -203,6 +203,25 @@ double ferrompi_c_shared_epoch(long iters, MPI_Comm comm) {
     return elapsed;
 }
 
+/* Reading a table through a load/store epoch on a shared window, as a C program does: sync,
+ * barrier, sync (the epoch), then a sum of the `n` doubles at `table`, which lie in `win`'s
+ * memory (the window the Rust side reads, which holds a lock_all for its whole life). The sum is
+ * sequential, as Rust's `iter().sum()` (no -ffast-math: neither may reorder the additions). */
+double ferrompi_c_shared_sum(long iters, MPI_Win win, MPI_Comm comm, const double *table, long n,
+                             double *sink) {
+    double start = MPI_Wtime();
+    for (long i = 0; i < iters; i++) {
+        MPI_Win_sync(win);
+        MPI_Barrier(comm);
+        MPI_Win_sync(win);
+        double sum = 0.0;
+        for (long k = 0; k < n; k++)
+            sum += table[k];
+        *sink += sum;
+    }
+    return MPI_Wtime() - start;
+}
+
 /* Put `bytes` to the next rank's window and flush, or get them and flush locally, under
  * lock_all, on `win`: the window the Rust sides use too, so all three run on the same memory. */
 double ferrompi_c_rma(long iters, int get, char *buf, int bytes, MPI_Win win) {

@@ -378,7 +378,13 @@ fn main() {
                 .unwrap_or_default()
                 .lines()
                 .skip(1)
-                .filter_map(parse)
+                // A row it cannot read (a comma in an operation's name shifts every field)
+                // would drop out of the tables and plots unseen: stop instead.
+                .map(|line| {
+                    parse(line).unwrap_or_else(|| {
+                        panic!("{}: a row the report cannot read: {line}", p.display())
+                    })
+                })
                 .collect::<Vec<_>>()
         })
         .collect();

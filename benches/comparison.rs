@@ -746,15 +746,15 @@ fn windows<'a>(
             .enumerate()
             .for_each(|(i, x)| *x = i as f64);
     }
-    // The leader's segment, read by all: C reads the same memory through the raw pointer (the
-    // window outlives every benchmark, and nothing writes it after this).
-    let raw_win = scenarios.as_raw();
+    // The leader's segment, read by all: C reads the same memory through the raw pointer, its
+    // closure holding the window too (the A/A control drops the ferrompi sides), and nothing
+    // writes it after this.
     let leader_table = {
         let read = scenarios.read().expect("read epoch");
         read.as_slice().expect("contiguous").as_ptr()
     };
     let scenarios = Rc::new(RefCell::new(scenarios));
-    let mine = Rc::clone(&scenarios);
+    let (mine, theirs) = (Rc::clone(&scenarios), Rc::clone(&scenarios));
     bench.add("shared_sum", "ferrompi", table, move |iters| {
         let mut scenarios = mine.borrow_mut();
         timed(iters, || {
@@ -764,13 +764,14 @@ fn windows<'a>(
     });
     let mut sink = 0.0;
     bench.add("shared_sum", "c", table, move |iters| {
-        // SAFETY: `leader_table` points at the leader's `table / 8` values in the window's
-        // memory, alive while the window is (it outlives the benchmarks); the window holds a
-        // lock_all, under which C's epoch (sync, barrier, sync) is valid; nothing writes it.
+        let window = theirs.borrow();
+        // SAFETY: `leader_table` points at the leader's `table / 8` values in the memory of
+        // `window`, which this closure keeps alive; the window holds a lock_all, under which
+        // C's epoch (sync, barrier, sync) is valid; nothing writes the table.
         seconds(unsafe {
             ferrompi_c_shared_sum(
                 iters as c_long,
-                raw_win,
+                window.as_raw(),
                 node.as_raw(),
                 leader_table,
                 (table / 8) as c_long,

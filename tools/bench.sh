@@ -11,7 +11,7 @@
 # tools/instruction-cost.sh (the binding's own instructions per request and per put/get, by
 # callgrind: the same on every run).
 #
-#   tools/bench.sh                # everything (about 20 minutes on 2 cores)
+#   tools/bench.sh                # everything (26-34 minutes on 2 cores)
 #   RANKS="2 4 8 16" tools/bench.sh   # the rank counts (default 2, 4; 8, 16 where the cores are)
 #   tools/bench.sh mpich          # one implementation
 #   QUICK=1 tools/bench.sh        # each benchmark once (criterion --test): checks that it runs

@@ -709,6 +709,11 @@ fn compile_bench_reference(
         // MPICH defines MPI_STATUSES_IGNORE as `(MPI_Status *)1`, which GCC reports as a
         // zero-size region passed to MPI_Waitall.
         .flag_if_supported("-Wno-stringop-overflow")
+        // Calls into libmpi the way rustc makes them: through the GOT (`call *MPI_Put@GOTPCREL`),
+        // not through a PLT stub, so that a ratio compares the binding with C and not two call
+        // forms. On this AMD EPYC a PLT call is ~0.4 ns cheaper, 3 % of an 8-byte put + flush on
+        // Open MPI; tools/call-form.sh measures it (README, "Calls into libmpi: PLT or GOT").
+        .flag_if_supported("-fno-plt")
         .opt_level(2)
         .cargo_metadata(false);
     for dir in &flags.include_dirs {

@@ -7,6 +7,7 @@
 # target/bench/<impl>-n<ranks>.{md,csv}; then benches/report (a package of its own) combines them into target/bench/report.md with the ratio table and log-log plots per
 # operation against size and ranks (plotters; SVG and PNG). Per MPI it then runs
 # tools/thread-levels.sh (separate plain-C and ferrompi programs at every thread level),
+# tools/call-form.sh (C's call into libmpi through the PLT against the GOT, rustc's form),
 # benches/request_cost.rs (the binding's cost per request, on one process) and
 # tools/instruction-cost.sh (the binding's own instructions per request and per put/get, by
 # callgrind: the same on every run).
@@ -43,6 +44,12 @@ for impl in "${impls[@]}"; do
   [[ -z "${QUICK:-}" ]] || rounds=1
   FERROMPI_BENCH_DIR="$out_dir" ROUNDS=$rounds bash "$ROOT/tools/thread-levels.sh" "$impl" > "$out_dir/thread-levels-$impl.log" 2>&1 \
     || { echo "thread levels failed on $impl:" >&2; tail -n 40 "$out_dir/thread-levels-$impl.log" >&2; exit 1; }
+  # What C's default call into libmpi (through the PLT) saves against rustc's (through the GOT),
+  # which the comparison's C reference is built to make: its table joins the report.
+  form_rounds=41
+  [[ -z "${QUICK:-}" ]] || form_rounds=1
+  ROUNDS=$form_rounds FERROMPI_BENCH_DIR="$out_dir" bash "$ROOT/tools/call-form.sh" "$impl" > "$out_dir/call-form-$impl.log" 2>&1 \
+    || { echo "call forms failed on $impl:" >&2; tail -n 40 "$out_dir/call-form-$impl.log" >&2; exit 1; }
   # The binding's own cost per request, on one process (no second rank's timing in it).
   echo "== $impl: request cost on one process -> $out_dir/request-cost-$impl.txt"
   for level in single funneled; do

@@ -1,7 +1,8 @@
 /* The C side of the benchmarks: the same operations as the Rust benchmarks, written as a C
  * program would write them, compiled by build.rs with the flags of the MPI compiler wrapper and
  * linked into the benchmark binaries only. Each function runs `iters` iterations on
- * MPI_COMM_WORLD and returns the elapsed seconds. */
+ * MPI_COMM_WORLD and returns the elapsed seconds. Built with -fno-plt, so that it calls MPI as
+ * rustc does, through the GOT (tools/call-form.sh measures what the PLT changes). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>

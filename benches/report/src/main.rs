@@ -405,7 +405,9 @@ fn main() {
     let mut md = format!("# ferrompi against C\n\nMachine: {}.\n\n", machine(&dir));
     md += "ferrompi time / C time per operation, each the median over interleaved quartets \
            (ferrompi, C, C, ferrompi) of blocks of about a millisecond, both sides on the same \
-           buffers, put and get on one window (each on its own in the shared-window rows); \
+           buffers, put and get on one window (each on its own in the shared-window rows), \
+           C built with -fno-plt to call into libmpi through the GOT as rustc does (the call-form \
+           tables under \"Each run\" give what C's default PLT call saves); \
            **bold** is over its target \
            (1.02 for blocking and persistent operations, 1.05 for nonblocking patterns) or \
            allocated on the hot path.\n\n| operation | bytes |";

@@ -177,7 +177,8 @@ for impl in "${impls[@]}"; do
     echo "   $1 -n $2: ok ($(tail -n 1 "$CARGO_TARGET_DIR/example-$1.log"))"
   done
   say "$impl: benchmarks, each run once under the launcher (criterion --test), and the"
-  echo "   plain-C and ferrompi programs at every thread level, one round; the A/A control once"
+  echo "   plain-C and ferrompi programs at every thread level, one round; the C call forms"
+  echo "   (tools/call-form.sh) one round; the A/A control once"
   QUICK=1 bash tools/bench.sh "$impl" > /dev/null
   QUICK=1 bash tools/bench-null.sh "$impl" > /dev/null
   bash tools/cluster-tests.sh "$impl"

@@ -1,7 +1,7 @@
 //! ferrompi against the same operations written in C (`benches/c/reference.c`, compiled by
-//! `build.rs` with the MPI's flags and `-fno-plt`, so that it calls into libmpi through the GOT
-//! as rustc does: `tools/call-form.sh` measures what C's default PLT call saves, 0.4 ns a call
-//! here), and linked into this binary), under `mpirun`, with the
+//! `build.rs` with the MPI's flags and `-fno-plt` and linked into this binary; `-fno-plt` makes
+//! it call into libmpi through the GOT as rustc does, and `tools/call-form.sh` measures what C's
+//! default PLT call saves, 0.4 ns a call here), under `mpirun`, with the
 //! MPI-aware criterion harness (`benches/harness`): rank 0 drives criterion, every rank runs
 //! each sample, the slowest rank's time counts. Both sides time with `MPI_Wtime`.
 //!

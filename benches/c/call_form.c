@@ -54,8 +54,9 @@ int main(int argc, char **argv) {
     }
     MPI_Get_library_version(version, &length);
     version[strcspn(version, "\n")] = '\0';
-    /* A page per rank: with 8 bytes each, the ranks' windows could share a cache line, and the
-     * puts (each rank writes the next one's) would time its transfers between the cores. */
+    /* 1 MiB per rank, as the comparison's put/get window: with 8 bytes each, the ranks' windows
+     * could share a cache line, and the puts (each rank writes the next one's) would time its
+     * transfers between the cores. */
     MPI_Win_allocate(1 << 20, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     MPI_Win_lock_all(0, win);
     int target = (rank + 1) % size;

@@ -285,8 +285,8 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
         bench.add("bandwidth", "ferrompi", bytes, move |iters| {
             let buf = &mut ours.borrow_mut()[..];
             timed(iters, || {
-                storage = scope(|s| -> ferrompi::Result<RequestStorage> {
-                    let mut set = RequestSet::from_storage(std::mem::take(&mut storage));
+                scope(|s| {
+                    let mut set = RequestSet::with_storage(&mut storage);
                     match rank {
                         0 => {
                             let send = &buf[..bytes];
@@ -295,14 +295,13 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
                             }
                         }
                         1 => {
-                            for chunk in buf.chunks_mut(stride) {
+                            for chunk in buf.chunks_exact_mut(stride) {
                                 world.irecv_into(&mut set, s, &mut chunk[..bytes], 0, 2)?;
                             }
                         }
                         _ => {}
                     }
-                    set.wait_all()?;
-                    Ok(set.into_storage())
+                    set.wait_all()
                 })
                 .expect("window");
                 let mut ack = [0u8];
@@ -387,16 +386,15 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
         bench.add("exchange8", "ferrompi", bytes, move |iters| {
             let (send, recv) = (&ours_send.borrow()[..], &mut ours_recv.borrow_mut()[..]);
             timed(iters, || {
-                storage = scope(|s| -> ferrompi::Result<RequestStorage> {
-                    let mut set = RequestSet::from_storage(std::mem::take(&mut storage));
-                    for (k, chunk) in recv.chunks_mut(stride).enumerate() {
+                scope(|s| {
+                    let mut set = RequestSet::with_storage(&mut storage);
+                    for (k, chunk) in recv.chunks_exact_mut(stride).enumerate() {
                         world.irecv_into(&mut set, s, &mut chunk[..bytes], peer, k as i32)?;
                     }
                     for k in 0..8 {
                         world.isend_into(&mut set, s, send, peer, k)?;
                     }
-                    set.wait_all()?;
-                    Ok(set.into_storage())
+                    set.wait_all()
                 })
                 .expect("exchange");
             })

@@ -41,34 +41,31 @@ fn once(op: usize, world: &Communicator<'_>, b: &mut Buffers) -> ferrompi::Resul
         2 => world.barrier(),
         3 => {
             let (buf, recv) = (&b.buf, &mut b.recv);
-            b.storage = scope(|s| -> ferrompi::Result<RequestStorage> {
-                let mut set = RequestSet::from_storage(std::mem::take(&mut b.storage));
-                for (k, chunk) in recv.chunks_mut(8).take(8).enumerate() {
+            scope(|s| {
+                let mut set = RequestSet::with_storage(&mut b.storage);
+                for (k, chunk) in recv.chunks_exact_mut(8).take(8).enumerate() {
                     world.irecv_into(&mut set, s, chunk, peer, k as i32)?;
                 }
                 for k in 0..8 {
                     world.isend_into(&mut set, s, buf, peer, k)?;
                 }
-                set.wait_all()?;
-                Ok(set.into_storage())
-            })?;
-            Ok(())
+                set.wait_all()
+            })
         }
         _ => {
             let (buf, recv) = (&b.buf, &mut b.recv);
-            b.storage = scope(|s| -> ferrompi::Result<RequestStorage> {
-                let mut set = RequestSet::from_storage(std::mem::take(&mut b.storage));
+            scope(|s| {
+                let mut set = RequestSet::with_storage(&mut b.storage);
                 if rank == 0 {
                     for _ in 0..64 {
                         world.isend_into(&mut set, s, buf, 1, 2)?;
                     }
                 } else {
-                    for chunk in recv.chunks_mut(8) {
+                    for chunk in recv.chunks_exact_mut(8) {
                         world.irecv_into(&mut set, s, chunk, 0, 2)?;
                     }
                 }
-                set.wait_all()?;
-                Ok(set.into_storage())
+                set.wait_all()
             })?;
             let mut ack = [0u8];
             if rank == 0 {

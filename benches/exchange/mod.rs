@@ -48,10 +48,10 @@ impl Exchange {
     fn through_set<const INTO: bool>(&mut self, world: &Communicator<'_>) {
         let me = world.rank();
         let (out, into) = (&self.out, &mut self.into);
-        let storage = std::mem::take(&mut self.storage);
-        self.storage = scope(|s| -> ferrompi::Result<RequestStorage> {
-            let mut set = RequestSet::from_storage(storage);
-            for (k, chunk) in into.chunks_mut(8).enumerate() {
+        let storage = &mut self.storage;
+        scope(|s| -> ferrompi::Result<()> {
+            let mut set = RequestSet::with_storage(storage);
+            for (k, chunk) in into.chunks_exact_mut(8).enumerate() {
                 if INTO {
                     world.irecv_into(&mut set, s, chunk, me, k as i32)?;
                 } else {
@@ -65,8 +65,7 @@ impl Exchange {
                     set.push(world.isend(s, out, me, k)?);
                 }
             }
-            set.wait_all()?;
-            Ok(set.into_storage())
+            set.wait_all()
         })
         .expect("exchange");
     }

@@ -788,7 +788,7 @@ impl<'env> Communicator<'env> {
     /// let mut got = [[0u64; 2]; 4];
     /// let mut storage = RequestStorage::with_capacity(8); // no allocation per batch
     /// ferrompi::scope(|s| {
-    ///     let mut set = RequestSet::from_storage(std::mem::take(&mut storage));
+    ///     let mut set = RequestSet::with_storage(&mut storage);
     ///     for (tag, into) in got.iter_mut().enumerate() {
     ///         world.irecv_into(&mut set, s, into, left, tag as i32)?;
     ///     }
@@ -796,9 +796,7 @@ impl<'env> Communicator<'env> {
     ///         let index = world.isend_into(&mut set, s, &out, right, tag)?;
     ///         assert_eq!(index, 4 + tag as usize); // in the order posted
     ///     }
-    ///     set.wait_all()?;
-    ///     storage = set.into_storage();
-    ///     Ok::<_, ferrompi::Error>(())
+    ///     set.wait_all()
     /// })?;
     /// assert_eq!(got, [[left as u64; 2]; 4]);
     /// # Ok::<(), ferrompi::Error>(())

@@ -5,7 +5,8 @@
 //! Pushing a request copies its handle in; [`Communicator::isend_into`] and
 //! [`Communicator::irecv_into`] have MPI write it there directly, as C passes `&requests[i]`.
 //! Either way, once the set has capacity for a batch, posting and completing a batch allocates
-//! nothing.
+//! nothing. A set made by [`RequestSet::with_storage`] works in the memory of a
+//! [`RequestStorage`] kept outside the scope, in place, so a loop of batches moves nothing.
 //!
 //! [`Communicator::isend_into`]: crate::Communicator::isend_into
 //! [`Communicator::irecv_into`]: crate::Communicator::irecv_into
@@ -17,6 +18,7 @@ use crate::error::{Result, check};
 use crate::ffi;
 use crate::gate::Pass;
 use std::ffi::c_int;
+use std::mem::ManuallyDrop;
 
 /// Requests of one [`scope`](super::scope), completed together.
 ///
@@ -29,28 +31,37 @@ use std::ffi::c_int;
 /// Dropping a set with pending requests completes them (receives are cancelled first).
 #[derive(Debug)]
 pub struct RequestSet<'scope> {
-    raw: Vec<ffi::MPI_Request>,
-    /// The indices of the receives, ascending: what drop cancels. A send or collective pushes
-    /// nothing here.
-    receives: Vec<usize>,
+    /// The handles, the receives' indices and the scratch (see [`RequestStorage`]); dropped by
+    /// hand in `Drop`, which leaves them to `home` when there is one.
+    memory: ManuallyDrop<RequestStorage>,
     /// Repairs of receive buffers that need one (only `bool`-like types), by index.
     repairs: Vec<(usize, Repair)>,
-    /// Scratch for `MPI_Waitsome`/`MPI_Testsome`, kept to avoid allocating per call; boxed, so
-    /// the set (moved in and out of storage every batch) stays small.
-    scratch: Option<Box<Scratch>>,
     /// How many of the requests are complete and accounted for; the rest are pending. A push
     /// of a request in flight (every freshly started one) leaves it as it is.
     completed: usize,
     in_flight: Option<&'scope InFlight<'scope>>,
+    /// The storage lent by [`with_storage`](RequestSet::with_storage). The set then works in
+    /// its memory in place: `memory.raw` and `memory.receives` are second headers (see
+    /// `alias`) for the vectors `home` holds, which keep length 0 and the current memory
+    /// (`grow` updates them), and the set uses `home.scratch` (its own stays `None`). The set
+    /// never frees that memory; `home` owns it, also when the set is leaked.
+    home: Option<&'scope mut RequestStorage>,
 }
 
 /// The memory of a [`RequestSet`], kept across scopes so a loop of post-N-then-wait-all batches
-/// allocates nothing after the first: `RequestSet::from_storage(storage)` in each scope,
-/// `set.into_storage()` at its end. Holds no live request.
+/// allocates nothing after the first: lend it to each scope's set with
+/// [`RequestSet::with_storage`], which works in it in place (or move it in with
+/// [`RequestSet::from_storage`] and back out with [`RequestSet::into_storage`]). Holds no live
+/// request between scopes.
 #[derive(Debug, Default)]
 pub struct RequestStorage {
+    /// The handles, in push order: the array `MPI_Waitall` and the others take.
     raw: Vec<ffi::MPI_Request>,
+    /// The indices of the receives, ascending: what a set's drop cancels. A send or collective
+    /// pushes nothing here.
     receives: Vec<usize>,
+    /// Scratch for `MPI_Waitsome`/`MPI_Testsome`, kept to avoid allocating per call; boxed, so
+    /// the storage (moved in and out of a set every batch) stays small.
     scratch: Option<Box<Scratch>>,
 }
 
@@ -77,11 +88,9 @@ impl RequestStorage {
     /// for _ in 0..3 {
     ///     // Each batch reuses the same memory: no allocation after the first.
     ///     ferrompi::scope(|s| {
-    ///         let mut set = RequestSet::from_storage(std::mem::take(&mut storage));
+    ///         let mut set = RequestSet::with_storage(&mut storage);
     ///         set.push(world.ibarrier(s)?);
-    ///         set.wait_all()?;
-    ///         storage = set.into_storage();
-    ///         Ok::<_, ferrompi::Error>(())
+    ///         set.wait_all()
     ///     })?;
     /// }
     /// assert!(storage.capacity() >= 16);
@@ -106,6 +115,14 @@ impl RequestStorage {
     /// ```
     pub fn capacity(&self) -> usize {
         self.raw.capacity().min(self.receives.capacity())
+    }
+
+    /// The storage with no handle in it (every handle is `Copy`: nothing to drop).
+    #[inline(always)]
+    fn emptied(mut self) -> Self {
+        self.raw.clear();
+        self.receives.clear();
+        self
     }
 }
 
@@ -151,14 +168,7 @@ impl<'scope> RequestSet<'scope> {
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
     pub fn with_capacity(n: usize) -> Self {
-        RequestSet {
-            raw: Vec::with_capacity(n),
-            receives: Vec::with_capacity(n),
-            repairs: Vec::new(),
-            scratch: None,
-            completed: 0,
-            in_flight: None,
-        }
+        RequestSet::from_storage(RequestStorage::with_capacity(n))
     }
 
     /// A set using memory kept from an earlier one (see [`RequestStorage`]).
@@ -180,18 +190,59 @@ impl<'scope> RequestSet<'scope> {
     #[inline]
     pub fn from_storage(storage: RequestStorage) -> Self {
         RequestSet {
-            raw: storage.raw,
-            receives: storage.receives,
+            memory: ManuallyDrop::new(storage),
             repairs: Vec::new(),
-            scratch: storage.scratch,
             completed: 0,
             in_flight: None,
+            home: None,
+        }
+    }
+
+    /// A set working in the memory of `storage`, lent for the scope: nothing moves in or out,
+    /// and the memory stays in `storage` for the next batch, so a loop of post-N-then-wait-all
+    /// batches allocates nothing after the first and needs no
+    /// [`into_storage`](RequestSet::into_storage).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{RequestSet, RequestStorage};
+    /// let me = world.rank();
+    /// let mut storage = RequestStorage::with_capacity(8);
+    /// let mut got = [0u32; 4];
+    /// for round in 0..3 {
+    ///     let out = [round; 4];
+    ///     ferrompi::scope(|s| {
+    ///         let mut set = RequestSet::with_storage(&mut storage); // no allocation
+    ///         world.irecv_into(&mut set, s, &mut got, me, 0)?;
+    ///         world.isend_into(&mut set, s, &out, me, 0)?;
+    ///         set.wait_all()
+    ///     })?;
+    ///     assert_eq!(got, [round; 4]);
+    /// }
+    /// assert!(storage.capacity() >= 8); // and no request in it
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    #[inline(always)]
+    pub fn with_storage(storage: &'scope mut RequestStorage) -> Self {
+        let memory = RequestStorage {
+            raw: alias(&mut storage.raw),
+            receives: alias(&mut storage.receives),
+            scratch: None, // the set uses `storage.scratch` in place
+        };
+        RequestSet {
+            memory: ManuallyDrop::new(memory),
+            repairs: Vec::new(),
+            completed: 0,
+            in_flight: None,
+            home: Some(storage),
         }
     }
 
     /// Completes any pending request (as dropping the set would: receives are cancelled) and
     /// gives back the set's memory for the next batch. Call [`wait_all`](RequestSet::wait_all)
-    /// first to see errors.
+    /// first to see errors. A set in lent storage ([`with_storage`](RequestSet::with_storage))
+    /// moves the memory out of it, leaving that storage empty.
     ///
     /// ```
     /// # let mpi = ferrompi::Mpi::init()?;
@@ -208,21 +259,20 @@ impl<'scope> RequestSet<'scope> {
     #[inline(always)]
     pub fn into_storage(mut self) -> RequestStorage {
         self.complete_on_drop();
+        if let Some(home) = self.home.take() {
+            // The memory is the lent storage's (see `home`): hand it over, leaving the storage
+            // empty, and the set (which drops next, with no home) without its second headers.
+            self.memory = ManuallyDrop::new(RequestStorage::default());
+            self.completed = 0;
+            return std::mem::take(home).emptied();
+        }
         if self.pending() > 0 {
             // MPI still holds some handle: the memory cannot be reused; give fresh storage.
             return RequestStorage::default();
         }
-        // Nothing is pending, so `Drop` would do nothing but free the vectors this hands back:
-        // take them without moving the set again.
-        let mut set = std::mem::ManuallyDrop::new(self);
-        drop(std::mem::take(&mut set.repairs));
-        set.raw.clear();
-        set.receives.clear();
-        RequestStorage {
-            raw: std::mem::take(&mut set.raw),
-            receives: std::mem::take(&mut set.receives),
-            scratch: set.scratch.take(),
-        }
+        // Nothing is pending: the set, left with empty memory, then drops as a no-op.
+        self.completed = 0;
+        std::mem::take(&mut *self.memory).emptied()
     }
 
     /// Adds a request; returns its index.
@@ -269,16 +319,58 @@ impl<'scope> RequestSet<'scope> {
         kind: Kind,
         repair: Option<Repair>,
     ) -> *mut ffi::MPI_Request {
-        let index = self.raw.len();
-        self.raw.reserve(1);
+        let index = self.make_room();
         if kind == Kind::Recv {
-            self.receives.push(index);
+            self.note_receive(index);
         }
         if let Some(repair) = repair {
             self.repairs.push((index, repair));
         }
-        // SAFETY: `reserve` made room for one more handle at `index`.
-        unsafe { self.raw.as_mut_ptr().add(index) }
+        // SAFETY: `make_room` made room for one more handle at `index`.
+        unsafe { self.memory.raw.as_mut_ptr().add(index) }
+    }
+
+    /// Makes room for one more handle; returns where it goes (`raw.len()`).
+    #[inline(always)]
+    fn make_room(&mut self) -> usize {
+        let index = self.memory.raw.len();
+        if index == self.memory.raw.capacity() {
+            self.grow(|memory| memory.raw.reserve(1));
+        }
+        index
+    }
+
+    /// Notes that the handle at `index` (about to go there) is a receive's.
+    #[inline(always)]
+    fn note_receive(&mut self, index: usize) {
+        let at = self.memory.receives.len();
+        if at == self.memory.receives.capacity() {
+            self.grow(|memory| memory.receives.reserve(1));
+        }
+        // SAFETY: `at` is within the capacity (just checked, or made so), and `usize` needs
+        // nothing dropped; the length then counts the index written.
+        unsafe {
+            self.memory.receives.as_mut_ptr().add(at).write(index);
+            self.memory.receives.set_len(at + 1);
+        }
+    }
+
+    /// Grows the set's memory with `reserve`; a set working in lent storage updates it to the
+    /// new memory (see `home`). Out of line: a batch in warm memory never comes here.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, reserve: impl FnOnce(&mut RequestStorage)) {
+        let memory = &mut *self.memory;
+        // A vector that cannot grow panics unchanged, so `home` still names its memory then.
+        reserve(memory);
+        if let Some(home) = self.home.as_deref_mut() {
+            // The old headers there may name memory `reserve` freed: forget them, not drop.
+            std::mem::forget(std::mem::replace(&mut home.raw, alias(&mut memory.raw)));
+            std::mem::forget(std::mem::replace(
+                &mut home.receives,
+                alias(&mut memory.receives),
+            ));
+        }
     }
 
     /// Takes the operation whose handle MPI wrote at [`reserve_slot`](Self::reserve_slot)'s
@@ -289,9 +381,9 @@ impl<'scope> RequestSet<'scope> {
     /// whose buffer is borrowed for `'scope`; no other call on the set came in between.
     #[inline(always)]
     pub(crate) unsafe fn commit_slot(&mut self, in_flight: &'scope InFlight<'scope>) -> usize {
-        let index = self.raw.len();
+        let index = self.memory.raw.len();
         // SAFETY: per the contract, an initialised handle lies at `index`, within capacity.
-        unsafe { self.raw.set_len(index + 1) };
+        unsafe { self.memory.raw.set_len(index + 1) };
         in_flight.started();
         // As in `push`: every operation of a set comes from the same scope.
         self.in_flight = Some(in_flight);
@@ -300,11 +392,10 @@ impl<'scope> RequestSet<'scope> {
 
     /// Takes back what [`reserve_slot`](Self::reserve_slot) noted for an operation that did not
     /// start; the set is as it was.
-    #[cold]
-    #[inline(never)]
+    #[inline(always)]
     pub(crate) fn release_slot(&mut self, kind: Kind, repaired: bool) {
         if kind == Kind::Recv {
-            self.receives.pop();
+            self.memory.receives.pop();
         }
         if repaired {
             self.repairs.pop();
@@ -321,22 +412,26 @@ impl<'scope> RequestSet<'scope> {
     /// Appends the handle, noting a receive; returns its index.
     #[inline(always)]
     fn push_handle(&mut self, raw: RawRequest) -> usize {
-        let index = self.raw.len();
+        let index = self.make_room();
         if raw.kind == Kind::Recv {
-            self.receives.push(index);
+            self.note_receive(index);
         }
-        self.raw.push(raw.raw);
+        // SAFETY: `make_room` made room for the handle at `index`, which is `raw.len()`.
+        unsafe {
+            self.memory.raw.as_mut_ptr().add(index).write(raw.raw);
+            self.memory.raw.set_len(index + 1);
+        }
         index
     }
 
     /// Whether MPI has completed request `index` (its handle is null).
     pub(crate) fn is_complete(&self, index: usize) -> bool {
-        self.raw[index] == ffi::MPI_REQUEST_NULL
+        self.memory.raw[index] == ffi::MPI_REQUEST_NULL
     }
 
     /// Whether request `index` is a receive.
     pub(crate) fn is_receive(&self, index: usize) -> bool {
-        self.receives.binary_search(&index).is_ok()
+        self.memory.receives.binary_search(&index).is_ok()
     }
 
     /// Number of requests in the set, complete or not.
@@ -355,7 +450,7 @@ impl<'scope> RequestSet<'scope> {
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
     pub fn len(&self) -> usize {
-        self.raw.len()
+        self.memory.raw.len()
     }
 
     /// Whether the set holds no requests.
@@ -370,7 +465,7 @@ impl<'scope> RequestSet<'scope> {
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
     pub fn is_empty(&self) -> bool {
-        self.raw.is_empty()
+        self.memory.raw.is_empty()
     }
 
     /// Number of requests still in flight.
@@ -388,7 +483,7 @@ impl<'scope> RequestSet<'scope> {
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
     pub fn pending(&self) -> usize {
-        self.raw.len() - self.completed
+        self.memory.raw.len() - self.completed
     }
 
     /// The pass of the thread gate of the scope whose requests the set holds (see
@@ -411,20 +506,20 @@ impl<'scope> RequestSet<'scope> {
         }
         if !self.repairs.is_empty() {
             // Out of line, like `complete_pending`: what every batch inlines is the tests.
-            self.repairs = repair_completed(std::mem::take(&mut self.repairs), &self.raw);
+            self.repairs = repair_completed(std::mem::take(&mut self.repairs), &self.memory.raw);
         }
     }
 
     /// After an error, MPI may have completed some requests: count what is still pending.
     #[inline]
     fn recount(&mut self) {
-        let done = self.pending() - still_pending(&self.raw);
+        let done = self.pending() - still_pending(&self.memory.raw);
         self.settle(done);
     }
 
     #[inline]
     fn count(&self, operation: &'static str) -> Result<c_int> {
-        crate::datatype::count_of::<c_int>(self.raw.len(), operation)
+        crate::datatype::count_of::<c_int>(self.memory.raw.len(), operation)
     }
 
     /// Waits for every request (`MPI_Waitall`).
@@ -453,7 +548,7 @@ impl<'scope> RequestSet<'scope> {
     pub fn wait_all(&mut self) -> Result<()> {
         const OP: &str = "wait_all";
         let pass = self.pass();
-        let rc = wait_all_handles(&mut self.raw, pass, OP)?;
+        let rc = wait_all_handles(&mut self.memory.raw, pass, OP)?;
         self.finish_all(rc, OP)
     }
 
@@ -484,12 +579,18 @@ impl<'scope> RequestSet<'scope> {
         const OP: &str = "wait_all";
         let n = self.count(OP)?;
         statuses.clear();
-        statuses.resize(self.raw.len(), Status::empty());
+        statuses.resize(self.memory.raw.len(), Status::empty());
         let rc = {
             let _gate = enter_with(self.pass(), OP)?;
             // SAFETY: `raw` and `statuses` hold `n` entries each (`Status` is a transparent
             // `MPI_Status`).
-            unsafe { ffi::MPI_Waitall(n, self.raw.as_mut_ptr(), statuses.as_mut_ptr().cast()) }
+            unsafe {
+                ffi::MPI_Waitall(
+                    n,
+                    self.memory.raw.as_mut_ptr(),
+                    statuses.as_mut_ptr().cast(),
+                )
+            }
         };
         self.finish_all(rc, OP)
     }
@@ -535,7 +636,7 @@ impl<'scope> RequestSet<'scope> {
             unsafe {
                 ffi::MPI_Testall(
                     n,
-                    self.raw.as_mut_ptr(),
+                    self.memory.raw.as_mut_ptr(),
                     &mut flag,
                     ffi::MPI_STATUSES_IGNORE,
                 )
@@ -616,11 +717,16 @@ impl<'scope> RequestSet<'scope> {
             // SAFETY: `raw` holds `n` handles we own; MPI writes index, flag and status.
             unsafe {
                 if block {
-                    ffi::MPI_Waitany(n, self.raw.as_mut_ptr(), &mut index, status.as_raw_mut())
+                    ffi::MPI_Waitany(
+                        n,
+                        self.memory.raw.as_mut_ptr(),
+                        &mut index,
+                        status.as_raw_mut(),
+                    )
                 } else {
                     ffi::MPI_Testany(
                         n,
-                        self.raw.as_mut_ptr(),
+                        self.memory.raw.as_mut_ptr(),
                         &mut index,
                         &mut flag,
                         status.as_raw_mut(),
@@ -706,14 +812,20 @@ impl<'scope> RequestSet<'scope> {
         }
         let n = self.count(operation)?;
         let pass = self.pass();
-        let scratch = self.scratch.get_or_insert_with(Box::default);
-        scratch.indices.resize(self.raw.len(), 0);
-        scratch.statuses.resize(self.raw.len(), Status::empty());
+        let memory = &mut *self.memory;
+        // A set in lent storage uses the scratch there (see `home`).
+        let scratch = match self.home.as_deref_mut() {
+            Some(home) => &mut home.scratch,
+            None => &mut memory.scratch,
+        };
+        let scratch = scratch.get_or_insert_with(Box::default);
+        scratch.indices.resize(memory.raw.len(), 0);
+        scratch.statuses.resize(memory.raw.len(), Status::empty());
         let mut outcount: c_int = 0;
         let rc = {
             let _gate = enter_with(pass, operation)?;
             let (raw, idx, st) = (
-                self.raw.as_mut_ptr(),
+                memory.raw.as_mut_ptr(),
                 scratch.indices.as_mut_ptr(),
                 scratch.statuses.as_mut_ptr().cast(),
             );
@@ -726,16 +838,16 @@ impl<'scope> RequestSet<'scope> {
                 }
             }
         };
-        if rc != ffi::MPI_SUCCESS {
-            self.recount();
-            check(rc, operation)?;
-        }
-        let done = usize::try_from(outcount).unwrap_or(0); // MPI_UNDEFINED: nothing was pending
-        if let Some(scratch) = &self.scratch {
+        let mut done = 0;
+        if rc == ffi::MPI_SUCCESS {
+            done = usize::try_from(outcount).unwrap_or(0); // MPI_UNDEFINED: nothing was pending
             for k in 0..done {
                 let index = usize::try_from(scratch.indices[k]).expect("MPI returns valid indices");
                 out.push((index, scratch.statuses[k]));
             }
+        } else {
+            self.recount();
+            check(rc, operation)?;
         }
         self.settle(done);
         Ok(done)
@@ -762,8 +874,8 @@ impl<'scope> RequestSet<'scope> {
         if self.pending() > 0 {
             self.wait_all()?;
         }
-        self.raw.clear();
-        self.receives.clear();
+        self.memory.raw.clear();
+        self.memory.receives.clear();
         self.repairs.clear();
         self.completed = 0;
         Ok(())
@@ -771,8 +883,15 @@ impl<'scope> RequestSet<'scope> {
 }
 
 impl Drop for RequestSet<'_> {
+    /// Inlined, so a set dropped at the end of its batch costs the test of what is pending.
+    #[inline(always)]
     fn drop(&mut self) {
         self.complete_on_drop();
+        if self.home.is_none() {
+            // SAFETY: the set is being dropped: `memory` is not used after this.
+            unsafe { ManuallyDrop::drop(&mut self.memory) };
+        }
+        // Else the memory is the lent storage's (see `home`), which keeps it.
     }
 }
 
@@ -785,14 +904,26 @@ impl RequestSet<'_> {
         }
     }
 
-    /// The slow part of [`complete_on_drop`](Self::complete_on_drop): the MPI calls out of
-    /// line, on the handles alone, then the accounting.
-    #[inline(always)]
+    /// The slow part of [`complete_on_drop`](Self::complete_on_drop), out of line so that the
+    /// drop every batch inlines is the test.
+    #[cold]
+    #[inline(never)]
     fn complete_pending(&mut self) {
         let pass = self.pass();
-        complete_pending(&mut self.raw, &self.receives, pass);
+        let memory = &mut *self.memory;
+        complete_pending(&mut memory.raw, &memory.receives, pass);
         self.recount();
     }
+}
+
+/// A second header for the memory of `vec`, empty, with its capacity: the set's view of lent
+/// storage (see `RequestSet::home`). Only one of the two is ever dropped or grown.
+#[inline(always)]
+fn alias<T: Copy>(vec: &mut Vec<T>) -> Vec<T> {
+    // SAFETY: the pointer and capacity are those of a live vector (or a dangling pointer with
+    // capacity 0), and a length of 0 claims no element. The caller keeps the two headers from
+    // both freeing the memory: the set's is never dropped while it has a home.
+    unsafe { Vec::from_raw_parts(vec.as_mut_ptr(), 0, vec.capacity()) }
 }
 
 /// Repairs the buffers of the completed requests among `repairs` (those whose handle in `raw`

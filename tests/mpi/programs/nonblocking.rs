@@ -337,6 +337,133 @@ fn started_into_sets(world: &Communicator<'_>, t: &mut Checks) {
     );
 }
 
+/// A set working in lent storage (`RequestSet::with_storage`): batches from empty storage that
+/// grow it (the storage keeps the grown memory), no allocation once warm, `wait_some` with the
+/// storage's scratch, a leaked set that leaves the storage sound, `into_storage` taking the
+/// memory, and a dropped set with an unmatched receive.
+fn lent_storage(world: &Communicator<'_>, t: &mut Checks) {
+    let (rank, size) = (world.rank(), world.size());
+    let n = size as usize;
+    // Capacity 0: the first batch grows the memory one request at a time, in the storage.
+    let mut storage = ferrompi::RequestStorage::default();
+    let mut blocks = vec![[0u32; 2]; n];
+    let mut got = Vec::with_capacity(2 * n);
+    let mut allocations_when_warm = 0;
+    for batch in 0..8u32 {
+        if batch == 1 {
+            allocations_when_warm = crate::allocations();
+        }
+        let out = [rank as u32, batch];
+        let tag = 70 + batch as i32;
+        let done = scope(|s| {
+            let mut set = RequestSet::with_storage(&mut storage);
+            for (from, buf) in blocks.iter_mut().enumerate() {
+                world.irecv_into(&mut set, s, buf, from as i32, tag)?;
+            }
+            for to in 0..size {
+                set.push(world.isend(s, &out, to, tag)?);
+            }
+            // Half the batches take the requests as they complete (the storage's scratch).
+            let mut done = 0;
+            if batch % 2 == 0 {
+                while set.pending() > 0 {
+                    done += set.wait_some(&mut got)?;
+                    got.clear();
+                }
+            } else {
+                set.wait_all()?;
+                done = set.len();
+            }
+            Ok::<_, ferrompi::Error>(done)
+        });
+        t.eq_ok(done, 2 * n, "lent storage: every request completed");
+        t.ok(
+            (blocks.iter().enumerate()).all(|(from, b)| *b == [from as u32, batch]),
+            "lent storage: every block delivered",
+        );
+        // Room for any n requests (there were n receives and 2n requests).
+        t.ok(
+            storage.capacity() >= n,
+            "lent storage keeps the memory the set grew",
+        );
+    }
+    t.eq(
+        crate::allocations() - allocations_when_warm,
+        0,
+        "heap allocations in 7 warm batches in lent storage",
+    );
+
+    // A set leaked with nothing pending: the storage still owns its memory, once.
+    let capacity = storage.capacity();
+    let mut cells = vec![[0u8]; 2 * capacity];
+    scope(|s| {
+        let mut set = RequestSet::with_storage(&mut storage);
+        // More receives and sends than the capacity: the set grows, and is leaked later.
+        for (k, cell) in cells.iter_mut().enumerate() {
+            t.okay(world.irecv_into(&mut set, s, cell, rank, 90), "irecv_into");
+            t.okay(
+                world.isend_into(&mut set, s, &[1u8], rank, 90),
+                "isend_into",
+            );
+            t.eq(set.len(), 2 * k + 2, "grown in lent storage");
+        }
+        t.okay(set.wait_all(), "wait_all before the leak");
+        std::mem::forget(set);
+    });
+    t.ok(cells.iter().all(|c| *c == [1]), "received in a growing set");
+    t.ok(
+        storage.capacity() >= 2 * capacity,
+        "a leaked set leaves the grown memory in the storage",
+    );
+    let grown = storage.capacity();
+    let mut got = [0u8; 3];
+    scope(|s| {
+        let mut set = RequestSet::with_storage(&mut storage);
+        t.okay(
+            world.irecv_into(&mut set, s, &mut got, rank, 91),
+            "irecv_into after a leak",
+        );
+        t.okay(
+            world.isend_into(&mut set, s, &[4u8, 5, 6], rank, 91),
+            "isend_into after a leak",
+        );
+        t.okay(set.wait_all(), "wait_all after a leak");
+    });
+    t.eq(got, [4, 5, 6], "storage reused after a leaked set");
+
+    // `into_storage` hands over the lent memory and leaves the storage empty.
+    let taken = scope(|s| {
+        let mut set = RequestSet::with_storage(&mut storage);
+        t.okay(
+            world.isend_into(&mut set, s, &[7u8], rank, 92),
+            "isend_into",
+        );
+        let mut one = [0u8];
+        t.okay(world.recv(&mut one, rank, 92), "its receive");
+        set.into_storage()
+    });
+    t.eq(
+        (taken.capacity() >= grown, storage.capacity()),
+        (true, 0),
+        "into_storage of a set in lent storage: the memory moves out",
+    );
+    storage = taken;
+
+    // Dropped with an unmatched receive: cancelled, and the storage stays usable.
+    let mut never = [0u8; 4];
+    scope(|s| {
+        let mut set = RequestSet::with_storage(&mut storage);
+        t.okay(
+            world.irecv_into(&mut set, s, &mut never, ANY_SOURCE, 996),
+            "unmatched into lent storage",
+        );
+    });
+    t.ok(
+        storage.capacity() >= grown,
+        "storage kept after a cancelled receive",
+    );
+}
+
 pub fn run(mpi: &Mpi, t: &mut Checks) {
     let world = mpi.world();
     let (rank, size) = (world.rank(), world.size());
@@ -407,6 +534,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     owned_sets(&world, t);
     set_repairs_and_reuse(&world, t);
     started_into_sets(&world, t);
+    lent_storage(&world, t);
 
     // All-pairs exchange of every type through one request set.
     for_each_type!(all_pairs(&world, t));

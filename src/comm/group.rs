@@ -484,7 +484,8 @@ impl<'env> Communicator<'env> {
         // SAFETY: valid communicator and group; MPI writes the new handle.
         let rc = unsafe { ffi::MPI_Comm_create(self.raw, group.as_raw(), &mut raw) };
         check(rc, OP)?;
-        Communicator::adopt(raw, OP)
+        // SAFETY: MPI just made `raw` (or `MPI_COMM_NULL`) for us, under the gate we hold.
+        unsafe { Communicator::adopt(raw, OP) }
     }
 
     /// `MPI_Comm_create_group` (MPI-4.0 §7.4.2): a communicator of the processes in `group`,
@@ -515,6 +516,7 @@ impl<'env> Communicator<'env> {
         // SAFETY: valid communicator and group containing this process; MPI writes the handle.
         let rc = unsafe { ffi::MPI_Comm_create_group(self.raw, group.as_raw(), tag, &mut raw) };
         check(rc, OP)?;
-        Communicator::adopt(raw, OP)?.ok_or_else(|| super::unexpected_null(OP))
+        // SAFETY: MPI just made `raw` for us, under the gate we hold.
+        unsafe { Communicator::adopt(raw, OP) }?.ok_or_else(|| super::unexpected_null(OP))
     }
 }

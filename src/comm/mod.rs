@@ -265,7 +265,11 @@ impl<'env> Communicator<'env> {
     ///
     /// Called with the thread gate held, right after the creating call, so on error it frees the
     /// handle itself: dropping it would take the gate again (a deadlock at `SERIALIZED`).
-    fn adopt(raw: ffi::MPI_Comm, operation: &'static str) -> Result<Option<Self>> {
+    ///
+    /// # Safety
+    /// `raw` is `MPI_COMM_NULL` or a communicator MPI just created that nothing else owns or
+    /// frees, and the calling thread holds the thread gate.
+    unsafe fn adopt(raw: ffi::MPI_Comm, operation: &'static str) -> Result<Option<Self>> {
         if raw == ffi::MPI_COMM_NULL {
             return Ok(None);
         }
@@ -412,7 +416,9 @@ impl<'env> Communicator<'env> {
         let mut raw = ffi::MPI_COMM_NULL;
         // SAFETY: valid communicator; MPI writes the new handle.
         check(unsafe { ffi::MPI_Comm_dup(self.raw, &mut raw) }, OP)?;
-        let mut dup = Communicator::adopt(raw, OP)?.ok_or_else(|| unexpected_null(OP))?;
+        // SAFETY: MPI just made `raw` for us, under the gate we hold.
+        let mut dup =
+            unsafe { Communicator::adopt(raw, OP) }?.ok_or_else(|| unexpected_null(OP))?;
         dup.node_local = self.node_local;
         Ok(dup)
     }
@@ -449,7 +455,8 @@ impl<'env> Communicator<'env> {
         // SAFETY: valid communicator; MPI writes the new handle.
         let rc = unsafe { ffi::MPI_Comm_split(self.raw, color, key, &mut raw) };
         check(rc, OP)?;
-        Communicator::adopt(raw, OP)
+        // SAFETY: MPI just made `raw` (or `MPI_COMM_NULL`) for us, under the gate we hold.
+        unsafe { Communicator::adopt(raw, OP) }
     }
 
     /// `MPI_Comm_split_type` (MPI-4.0 §7.4.2): splits by a hardware property, e.g. one
@@ -503,7 +510,8 @@ impl<'env> Communicator<'env> {
             )
         };
         check(rc, OP)?;
-        let mut comm = Communicator::adopt(raw, OP)?;
+        // SAFETY: MPI just made `raw` (or `MPI_COMM_NULL`) for us, under the gate we hold.
+        let mut comm = unsafe { Communicator::adopt(raw, OP) }?;
         if let Some(comm) = &mut comm {
             // Every kind groups processes within one machine: a node, or a hardware resource
             // (hwloc object, Open MPI locality up to the host) inside one.

@@ -225,10 +225,15 @@ impl<'scope> RequestSet<'scope> {
     /// ```
     #[inline(always)]
     pub fn with_storage(storage: &'scope mut RequestStorage) -> Self {
-        let memory = RequestStorage {
-            raw: alias(&mut storage.raw),
-            receives: alias(&mut storage.receives),
-            scratch: None, // the set uses `storage.scratch` in place
+        // SAFETY: the set's headers sit in a `ManuallyDrop` that is dropped only when the set
+        // has no home, and `home` borrows `storage` for the set's life; only the set grows the
+        // memory meanwhile (`grow`, which hands the new memory back to `storage`).
+        let memory = unsafe {
+            RequestStorage {
+                raw: alias(&mut storage.raw),
+                receives: alias(&mut storage.receives),
+                scratch: None, // the set uses `storage.scratch` in place
+            }
         };
         RequestSet {
             memory: ManuallyDrop::new(memory),
@@ -365,11 +370,16 @@ impl<'scope> RequestSet<'scope> {
         reserve(memory);
         if let Some(home) = self.home.as_deref_mut() {
             // The old headers there may name memory `reserve` freed: forget them, not drop.
-            std::mem::forget(std::mem::replace(&mut home.raw, alias(&mut memory.raw)));
-            std::mem::forget(std::mem::replace(
-                &mut home.receives,
-                alias(&mut memory.receives),
-            ));
+            // SAFETY: the set's headers are never dropped while it has a home (see
+            // `with_storage`), and `home` is borrowed by the set, so the storage's new headers
+            // are neither dropped nor grown before the set ends.
+            unsafe {
+                std::mem::forget(std::mem::replace(&mut home.raw, alias(&mut memory.raw)));
+                std::mem::forget(std::mem::replace(
+                    &mut home.receives,
+                    alias(&mut memory.receives),
+                ));
+            }
         }
     }
 
@@ -917,12 +927,17 @@ impl RequestSet<'_> {
 }
 
 /// A second header for the memory of `vec`, empty, with its capacity: the set's view of lent
-/// storage (see `RequestSet::home`). Only one of the two is ever dropped or grown.
+/// storage (see `RequestSet::home`).
+///
+/// # Safety
+/// The two headers name one allocation. From this call until one of them is forgotten (or
+/// replaced and forgotten), at most one of them may be dropped, grown or shrunk, and `vec`'s
+/// elements are read only through the header that wrote them.
 #[inline(always)]
-fn alias<T: Copy>(vec: &mut Vec<T>) -> Vec<T> {
+unsafe fn alias<T: Copy>(vec: &mut Vec<T>) -> Vec<T> {
     // SAFETY: the pointer and capacity are those of a live vector (or a dangling pointer with
-    // capacity 0), and a length of 0 claims no element. The caller keeps the two headers from
-    // both freeing the memory: the set's is never dropped while it has a home.
+    // capacity 0), and a length of 0 claims no element; the caller keeps the two headers from
+    // both freeing or moving the memory.
     unsafe { Vec::from_raw_parts(vec.as_mut_ptr(), 0, vec.capacity()) }
 }
 

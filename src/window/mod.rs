@@ -143,7 +143,8 @@ impl<'env> RawWindow<'env> {
             )
         };
         check(rc, operation)?;
-        let win = RawWindow::adopt(raw, operation)?;
+        // SAFETY: MPI just made `raw` for us, under the gate we hold.
+        let win = unsafe { RawWindow::adopt(raw, operation) }?;
         then(win.raw)?;
         Ok((win, base))
     }
@@ -152,7 +153,11 @@ impl<'env> RawWindow<'env> {
 impl RawWindow<'_> {
     /// Takes ownership of a window MPI just created and installs `MPI_ERRORS_RETURN`. Called
     /// with the thread gate held; on error it frees the window itself.
-    pub(crate) fn adopt(raw: ffi::MPI_Win, operation: &'static str) -> Result<Self> {
+    ///
+    /// # Safety
+    /// `raw` is a window MPI just created that nothing else owns or frees, and the calling
+    /// thread holds the thread gate.
+    pub(crate) unsafe fn adopt(raw: ffi::MPI_Win, operation: &'static str) -> Result<Self> {
         let mut win = RawWindow {
             raw,
             _env: PhantomData,

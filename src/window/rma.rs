@@ -286,7 +286,8 @@ impl<'c, T: Equivalence> Window<'c, T> {
                 Ok(None)
             }
             Err(e) => Err(e),
-            Ok(()) => RawWindow::adopt(raw, OP).map(Some),
+            // SAFETY: MPI just made `raw` for us, under the gate we hold.
+            Ok(()) => unsafe { RawWindow::adopt(raw, OP) }.map(Some),
         }
     }
 

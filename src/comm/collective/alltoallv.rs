@@ -235,7 +235,8 @@ impl<'env> Communicator<'env> {
         if send_blocks.is_large() || recv_blocks.is_large() {
             let (send_block, recv_block) = (|j| send_blocks.block(j), |i| recv_blocks.block(i));
             let f = VMove::Alltoallw;
-            return self.vmove_big(f, false, s, send_block, recv, recv_block, OP);
+            // SAFETY: the blocks were checked against the buffers above.
+            return unsafe { self.vmove_big(f, false, s, send_block, recv, recv_block, OP) };
         }
         let ((sc, sd, st), (rc, rd, rt)) = (send_blocks.raw(OP)?, recv_blocks.raw(OP)?);
         self.blocking(
@@ -306,7 +307,8 @@ impl<'env> Communicator<'env> {
         let (s, d) = (send_ptr(send), recv_ptr(recv));
         if send_blocks.is_large() || recv_blocks.is_large() {
             let (to, from) = ((s, |j| send_blocks.block(j)), (d, |i| recv_blocks.block(i)));
-            return self.ivmove_big(scope, VMove::Alltoallw, to, from, None, OP);
+            // SAFETY: the blocks were checked against the buffers above.
+            return unsafe { self.ivmove_big(scope, VMove::Alltoallw, to, from, None, OP) };
         }
         let ((sc, sd, st), (rc, rd, rt)) = (send_blocks.raw(OP)?, recv_blocks.raw(OP)?);
         self.nonblocking(

@@ -197,6 +197,8 @@ impl<'env> Communicator<'env> {
         let (s, d) = self.bcast_sides(recv_ptr(buf), root);
         let (to, from) = ((s, |_| whole), (d, |_| whole));
         let f = VMove::Bcast { root };
-        self.ivmove_big(scope, f, to, from, Repair::for_slice(buf), OP)
+        // SAFETY: every block is the whole of `buf`, borrowed for 's; the root sends it, the
+        // others receive into it.
+        unsafe { self.ivmove_big(scope, f, to, from, Repair::for_slice(buf), OP) }
     }
 }

@@ -240,8 +240,9 @@ impl<'env> Communicator<'env> {
             let own = blocks.block(self.rank_usize());
             let (f, s) = (VMove::Allgatherv, send_ptr(buf));
             let recv = |i| blocks.block(i);
-            return self
-                .vmove_big(f, true, s, |_| own, buf, recv, operation)
+            // SAFETY: the blocks were checked against `buf` above; MPI reads this rank's
+            // block in place.
+            return unsafe { self.vmove_big(f, true, s, |_| own, buf, recv, operation) }
                 .map(|()| None);
         }
         let (counts, displs) = blocks.int_arrays(operation)?;
@@ -288,8 +289,9 @@ impl<'env> Communicator<'env> {
         if blocks.is_large() && !how.nonblocking() {
             let (f, s) = (VMove::Gatherv { root }, send_ptr(buf));
             let (own, recv) = (blocks.block(self.rank_usize()), |i| blocks.block(i));
-            return self
-                .vmove_big(f, true, s, |_| own, buf, recv, operation)
+            // SAFETY: the blocks were checked against `buf` above; MPI reads this rank's
+            // block in place.
+            return unsafe { self.vmove_big(f, true, s, |_| own, buf, recv, operation) }
                 .map(|()| None);
         }
         let (counts, displs) = blocks.int_arrays(operation)?;
@@ -337,8 +339,9 @@ impl<'env> Communicator<'env> {
         if blocks.is_large() && !how.nonblocking() {
             let (f, s) = (VMove::Scatterv { root }, send_ptr(buf));
             let (own, send) = (blocks.block(self.rank_usize()), |j| blocks.block(j));
-            return self
-                .vmove_big(f, true, s, send, buf, |_| own, operation)
+            // SAFETY: the blocks were checked against `buf` above; MPI reads this rank's
+            // block in place.
+            return unsafe { self.vmove_big(f, true, s, send, buf, |_| own, operation) }
                 .map(|()| None);
         }
         let (counts, displs) = blocks.int_arrays(operation)?;
@@ -462,8 +465,9 @@ impl<'env> Communicator<'env> {
         if blocks.is_large() && !how.nonblocking() {
             let (block, s) = (|r| blocks.block(r), ffi::MPI_IN_PLACE.cast_const());
             let f = VMove::Alltoallw;
-            return self
-                .vmove_big(f, false, s, block, buf, block, operation)
+            // SAFETY: the blocks were checked against `buf` above, and for overlap; with
+            // `MPI_IN_PLACE` each is sent from and received into the same place.
+            return unsafe { self.vmove_big(f, false, s, block, buf, block, operation) }
                 .map(|()| None);
         }
         let (rc, rd, rt) = blocks.raw(operation)?;

@@ -50,9 +50,15 @@ impl<'env> Communicator<'env> {
     }
 
     /// A blocking v-collective whose blocks or offsets do not fit `int` (see `comm::large`).
+    ///
+    /// # Safety
+    /// The send blocks lie within the buffer at `s` (unless this rank sends nothing, or `s` is
+    /// `MPI_IN_PLACE`, or `in_place` says this rank's block of `out` is what it sends), which is
+    /// valid for the call; the receive blocks lie within `out` (where this rank receives) and
+    /// overlap neither each other nor a send block.
     #[cold]
     #[allow(clippy::too_many_arguments)]
-    pub(in crate::comm) fn vmove_big<T: Equivalence>(
+    pub(in crate::comm) unsafe fn vmove_big<T: Equivalence>(
         &self,
         f: VMove,
         in_place: bool,
@@ -65,8 +71,7 @@ impl<'env> Communicator<'env> {
         let d = recv_ptr(out);
         let result = {
             let _gate = enter(operation)?;
-            // SAFETY: the caller checked the blocks against the buffers, which are borrowed for
-            // the call.
+            // SAFETY: per the caller's contract; `out` is borrowed for the call.
             unsafe { self.vmove_blocks(f, in_place, s, send, d, recv, None, operation) }
         };
         repair(out);
@@ -76,11 +81,15 @@ impl<'env> Communicator<'env> {
     /// A nonblocking v-collective (or a broadcast, see `ibcast`) whose blocks or offsets do
     /// not fit `int`: `MPI_Ialltoallw`, its arrays kept in `scope` (see `comm::large`).
     ///
-    /// The caller checked the blocks against the buffers at `s` and `d`, which are borrowed for
-    /// 's; `repair` is the received buffer's.
+    /// `repair` is the received buffer's.
+    ///
+    /// # Safety
+    /// The blocks lie within the buffers at `s` and `d` (where this rank sends or receives),
+    /// which stay valid and unaliased for 's; the receive blocks overlap neither each other nor
+    /// a send block.
     #[cold]
     #[allow(clippy::too_many_arguments)]
-    pub(in crate::comm) fn ivmove_big<'s>(
+    pub(in crate::comm) unsafe fn ivmove_big<'s>(
         &'s self,
         scope: &'s Scope<'s, '_>,
         f: VMove,
@@ -90,8 +99,8 @@ impl<'env> Communicator<'env> {
         operation: &'static str,
     ) -> Result<Request<'s>> {
         self.start_large(scope, repair, operation, |start| {
-            // SAFETY: the caller checked the blocks against the buffers, which are borrowed for
-            // 's; the scope completes the operation before they are released.
+            // SAFETY: per the caller's contract; the scope completes the operation before 's
+            // ends.
             unsafe { self.vmove_blocks(f, false, s, send, d, recv, Some(start), operation) }
         })
     }
@@ -159,7 +168,8 @@ impl<'env> Communicator<'env> {
             let own = Block::whole::<T>(send.len());
             let f = VMove::Gatherv { root };
             let s = send_ptr(send);
-            return self.vmove_big(f, false, s, |_| own, recv, |i| blocks.block(i), OP);
+            // SAFETY: the blocks were checked against the buffers above.
+            return unsafe { self.vmove_big(f, false, s, |_| own, recv, |i| blocks.block(i), OP) };
         }
         let sn = self.own_block(blocks, send.len(), OP)?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
@@ -224,7 +234,8 @@ impl<'env> Communicator<'env> {
             let own = Block::whole::<T>(recv.len());
             let f = VMove::Scatterv { root };
             let s = send_ptr(send);
-            return self.vmove_big(f, false, s, |j| blocks.block(j), recv, |_| own, OP);
+            // SAFETY: the blocks were checked against the buffers above.
+            return unsafe { self.vmove_big(f, false, s, |j| blocks.block(j), recv, |_| own, OP) };
         }
         let dn = self.own_block(blocks, recv.len(), OP)?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
@@ -283,7 +294,8 @@ impl<'env> Communicator<'env> {
             same_len(blocks.len_of(self.rank_usize()), send.len(), OP)?;
             let own = Block::whole::<T>(send.len());
             let (f, s) = (VMove::Allgatherv, send_ptr(send));
-            return self.vmove_big(f, false, s, |_| own, recv, |i| blocks.block(i), OP);
+            // SAFETY: the blocks were checked against the buffers above.
+            return unsafe { self.vmove_big(f, false, s, |_| own, recv, |i| blocks.block(i), OP) };
         }
         let sn = self.own_block(blocks, send.len(), OP)?;
         let (s, d, dt) = (send_ptr(send), recv_ptr(recv), T::datatype().as_raw());
@@ -431,7 +443,8 @@ impl<'env> Communicator<'env> {
             let own = Block::whole::<T>(send.len());
             let (f, s, d) = (VMove::Allgatherv, send_ptr(send), recv_ptr(recv));
             let (to, from) = ((s, |_| own), (d, |i| blocks.block(i)));
-            return self.ivmove_big(scope, f, to, from, Repair::for_slice(recv), OP);
+            // SAFETY: the blocks were checked against the buffers above.
+            return unsafe { self.ivmove_big(scope, f, to, from, Repair::for_slice(recv), OP) };
         }
         let (bc, bd) = blocks.int_arrays(OP)?;
         let sn = self.own_block(blocks, send.len(), OP)?;
@@ -497,7 +510,8 @@ impl<'env> Communicator<'env> {
             let own = Block::whole::<T>(send.len());
             let (f, s, d) = (VMove::Gatherv { root }, send_ptr(send), recv_ptr(recv));
             let (to, from) = ((s, |_| own), (d, |i| blocks.block(i)));
-            return self.ivmove_big(scope, f, to, from, Repair::for_slice(recv), OP);
+            // SAFETY: the blocks were checked against the buffers above.
+            return unsafe { self.ivmove_big(scope, f, to, from, Repair::for_slice(recv), OP) };
         }
         let (bc, bd) = blocks.int_arrays(OP)?;
         let sn = self.own_block(blocks, send.len(), OP)?;
@@ -565,7 +579,8 @@ impl<'env> Communicator<'env> {
             let own = Block::whole::<T>(recv.len());
             let (f, s, d) = (VMove::Scatterv { root }, send_ptr(send), recv_ptr(recv));
             let (to, from) = ((s, |j| blocks.block(j)), (d, |_| own));
-            return self.ivmove_big(scope, f, to, from, Repair::for_slice(recv), OP);
+            // SAFETY: the blocks were checked against the buffers above.
+            return unsafe { self.ivmove_big(scope, f, to, from, Repair::for_slice(recv), OP) };
         }
         let (bc, bd) = blocks.int_arrays(OP)?;
         let dn = self.own_block(blocks, recv.len(), OP)?;

@@ -51,10 +51,13 @@ fn to_attribute<H: Copy>(handle: H) -> *mut c_void {
 }
 
 /// The handle [`to_attribute`] stored.
-fn from_attribute<H: Copy>(value: *mut c_void) -> H {
+///
+/// # Safety
+/// `value` is what `to_attribute::<H>` made of a valid `H`.
+unsafe fn from_attribute<H: Copy>(value: *mut c_void) -> H {
     const { assert!(size_of::<H>() <= size_of::<usize>()) };
     let word = value.addr();
-    // SAFETY: the word holds the bytes of a valid `H`, written by `to_attribute`.
+    // SAFETY: per the contract, the word holds the bytes of a valid `H`.
     unsafe { (&raw const word).cast::<H>().read_unaligned() }
 }
 
@@ -185,8 +188,11 @@ unsafe fn reduce_spans(
         }
         Ok(value)
     };
-    let op: ffi::MPI_Op = from_attribute(attribute(ops.op_key)?);
-    let element: ffi::MPI_Datatype = from_attribute(attribute(ops.datatype_key)?);
+    // SAFETY: the span's type (see `Spanning`) got these attributes from `to_attribute` of an
+    // op and a datatype handle, under these keys only.
+    let op: ffi::MPI_Op = unsafe { from_attribute(attribute(ops.op_key)?) };
+    // SAFETY: as above.
+    let element: ffi::MPI_Datatype = unsafe { from_attribute(attribute(ops.datatype_key)?) };
     let (mut span_size, mut element_size, mut lb, mut extent) = (0, 0, 0, 0);
     // SAFETY: valid datatypes; each call writes its outputs.
     unsafe {

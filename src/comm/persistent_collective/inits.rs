@@ -46,7 +46,8 @@ impl<'env> Communicator<'env> {
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn barrier_init(&self) -> Result<PersistentRequest<'_, NoBuffer>> {
-        self.persistent(Call::Barrier, NoBuffer, None, "barrier_init")
+        // SAFETY: a barrier names no buffer.
+        unsafe { self.persistent(Call::Barrier, NoBuffer, None, "barrier_init") }
     }
 
     /// Sets up a persistent broadcast of `buf` from `root` (`MPI_Bcast_init`, §6.13).
@@ -87,7 +88,9 @@ impl<'env> Communicator<'env> {
             dt,
             root,
         };
-        self.persistent(call, buf, kept.keep(), OP)
+        // SAFETY: `call` names the storage of the buffers passed with it, checked above, and
+        // what the kept part holds; both move into the request.
+        unsafe { self.persistent(call, buf, kept.keep(), OP) }
     }
 }
 
@@ -126,7 +129,8 @@ macro_rules! reduction_inits {
             O: OwnedOp<S::Item> + 'a,
         {
             let (s, d) = (src(&send), dst(&mut recv));
-            self.reduction_init::<S::Item, _, _>(Ok($f), Some(s), d, Pair { send, recv }, op)
+            // SAFETY: the pointers are those of the buffers, which move into the request.
+            unsafe { self.reduction_init::<S::Item, _, _>(Ok($f), Some(s), d, Pair { send, recv }, op) }
         }
 
         #[doc = concat!("The in-place form of [`", stringify!($name), "`](Communicator::", stringify!($name), "): `buf` is input and result.")]
@@ -152,7 +156,8 @@ macro_rules! reduction_inits {
             O: OwnedOp<B::Item> + 'a,
         {
             let d = dst(&mut buf);
-            self.reduction_init::<B::Item, _, _>(Ok($f), None, d, buf, op)
+            // SAFETY: the pointers are those of the buffers, which move into the request.
+            unsafe { self.reduction_init::<B::Item, _, _>(Ok($f), None, d, buf, op) }
         }
     )*};
 }
@@ -323,7 +328,10 @@ impl<'env> Communicator<'env> {
         O: OwnedOp<S::Item> + 'a,
     {
         let (s, d) = (src(&send), dst(&mut recv));
-        self.reduction_init::<S::Item, _, _>(Err(root), Some(s), d, Pair { send, recv }, op)
+        // SAFETY: the pointers are those of the buffers, which move into the request.
+        unsafe {
+            self.reduction_init::<S::Item, _, _>(Err(root), Some(s), d, Pair { send, recv }, op)
+        }
     }
 
     /// The in-place form of [`reduce_init`](Communicator::reduce_init): at the root `buf` is
@@ -355,6 +363,7 @@ impl<'env> Communicator<'env> {
         O: OwnedOp<B::Item> + 'a,
     {
         let d = dst(&mut buf);
-        self.reduction_init::<B::Item, _, _>(Err(root), None, d, buf, op)
+        // SAFETY: the pointers are those of the buffers, which move into the request.
+        unsafe { self.reduction_init::<B::Item, _, _>(Err(root), None, d, buf, op) }
     }
 }

@@ -178,7 +178,12 @@ pub fn set_persistent_emulation(on: bool) {
 
 impl<'env> Communicator<'env> {
     /// Makes the persistent request for `call`, which points into `buffers` and `keep`.
-    fn persistent<'a, B: Buffers>(
+    ///
+    /// # Safety
+    /// Every buffer `call` names lies in the heap storage of `buffers` (which does not move with
+    /// them, per [`Buffers`]) or of `keep`, in the sizes its counts say, checked against this
+    /// communicator; a buffer MPI writes is not aliased by another `call` names for writing.
+    unsafe fn persistent<'a, B: Buffers>(
         &'a self,
         call: Call,
         buffers: B,
@@ -241,12 +246,18 @@ impl<'env> Communicator<'env> {
             rd: w.zeros.as_ptr(),
             rt: w.recv_types.as_ptr(),
         };
-        self.persistent(call, buf, Some(Box::new((w, types))), OP)
+        // SAFETY: `call` names the storage of the buffers passed with it, checked above, and
+        // what the kept part holds; both move into the request.
+        unsafe { self.persistent(call, buf, Some(Box::new((w, types))), OP) }
     }
 
     /// The request of a reduction of `input` values (`send: None`: in place, from `recv`) into
     /// `recv`; `what` is the reduction, or `Err(root)` for `reduce`.
-    fn reduction_init<'a, T, B, O>(
+    ///
+    /// # Safety
+    /// `send` and `recv` are the address and length (in `T`) of buffers in the heap storage of
+    /// `buffers`, `recv` not aliased by `send`.
+    unsafe fn reduction_init<'a, T, B, O>(
         &'a self,
         what: std::result::Result<ReduceFn, c_int>,
         send: Option<(*const c_void, usize)>,
@@ -312,12 +323,17 @@ impl<'env> Communicator<'env> {
             },
         };
         let keep: Keep<'a> = Some(Box::new((op, kept)));
-        self.persistent(call, buffers, keep, operation)
+        // SAFETY: per this function's contract, `call` names the buffers' storage (and the
+        // kept arrays); both move into the request.
+        unsafe { self.persistent(call, buffers, keep, operation) }
     }
 
     /// The request of `gather`, `scatter`, `allgather` or `alltoall`; `send: None` is in place
     /// (`recv` then holds what the in-place form uses).
-    fn move_init<'a, T: Equivalence, B: Buffers>(
+    ///
+    /// # Safety
+    /// As [`reduction_init`](Self::reduction_init).
+    unsafe fn move_init<'a, T: Equivalence, B: Buffers>(
         &'a self,
         f: MoveFn,
         send: Option<(*const c_void, usize)>,
@@ -377,7 +393,9 @@ impl<'env> Communicator<'env> {
             dt,
             root,
         };
-        self.persistent(call, buffers, kept.keep(), operation)
+        // SAFETY: per this function's contract, `call` names the buffers' storage (and the
+        // kept arrays); both move into the request.
+        unsafe { self.persistent(call, buffers, kept.keep(), operation) }
     }
 }
 
@@ -395,7 +413,8 @@ impl Communicator<'_> {
         R: OwnedBuffer<Item = S::Item>,
     {
         let (s, d) = (src(&send), dst(&mut recv));
-        self.move_init::<S::Item, _>(f, Some(s), d, root, Pair { send, recv })
+        // SAFETY: the pointers are those of the buffers, which move into the request.
+        unsafe { self.move_init::<S::Item, _>(f, Some(s), d, root, Pair { send, recv }) }
     }
 
     /// [`Communicator::move_init`] in place.
@@ -406,7 +425,8 @@ impl Communicator<'_> {
         root: i32,
     ) -> Result<PersistentRequest<'_, B>> {
         let d = dst(&mut buf);
-        self.move_init::<B::Item, _>(f, None, d, root, buf)
+        // SAFETY: the pointers are those of the buffers, which move into the request.
+        unsafe { self.move_init::<B::Item, _>(f, None, d, root, buf) }
     }
 }
 

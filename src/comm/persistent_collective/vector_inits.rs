@@ -20,7 +20,11 @@ use std::ffi::{c_int, c_void};
 impl<'env> Communicator<'env> {
     /// The request of a v-collective, which keeps a copy of `blocks` (MPI reads the counts at
     /// every start) and gets pointers to its arrays.
-    fn v_init<'a, T: Equivalence, B: Buffers>(
+    ///
+    /// # Safety
+    /// The `Call` that `call` makes names the arrays it is given and buffers as
+    /// [`persistent`](Self::persistent) requires, checked against `blocks`.
+    unsafe fn v_init<'a, T: Equivalence, B: Buffers>(
         &'a self,
         blocks: &[&Partition<T>],
         buffers: B,
@@ -33,7 +37,9 @@ impl<'env> Communicator<'env> {
             .map(|b| b.int_arrays(operation))
             .collect::<Result<Vec<_>>>()?;
         let call = call(&arrays);
-        self.persistent(call, buffers, Some(kept), operation)
+        // SAFETY: per this function's contract, `call` names the buffers' storage (and the
+        // kept arrays); both move into the request.
+        unsafe { self.persistent(call, buffers, Some(kept), operation) }
     }
 
     /// Sets up a persistent [`gatherv`](Communicator::gatherv) (`MPI_Gatherv_init`, MPI-4.0
@@ -74,15 +80,19 @@ impl<'env> Communicator<'env> {
         let sn = self.own_block(blocks, send_len, OP)?;
         let dt = S::Item::datatype().as_raw();
         let buffers = Pair { send, recv };
-        self.v_init(&[blocks], buffers, OP, |a| Call::Gatherv {
-            s,
-            sn,
-            d,
-            rc: a[0].0,
-            rd: a[0].1,
-            dt,
-            root: Some(root),
-        })
+        // SAFETY: the closure's `Call` points into the buffers, which were checked against
+        // `blocks` above and move into the request.
+        unsafe {
+            self.v_init(&[blocks], buffers, OP, |a| Call::Gatherv {
+                s,
+                sn,
+                d,
+                rc: a[0].0,
+                rd: a[0].1,
+                dt,
+                root: Some(root),
+            })
+        }
     }
 
     /// The in-place form of [`gatherv_init`](Communicator::gatherv_init), with `buf` as
@@ -118,15 +128,19 @@ impl<'env> Communicator<'env> {
             (ptr.cast_const(), sn, std::ptr::null_mut())
         };
         let dt = B::Item::datatype().as_raw();
-        self.v_init(&[blocks], buf, OP, |a| Call::Gatherv {
-            s,
-            sn,
-            d,
-            rc: a[0].0,
-            rd: a[0].1,
-            dt,
-            root: Some(root),
-        })
+        // SAFETY: the closure's `Call` points into the buffers, which were checked against
+        // `blocks` above and move into the request.
+        unsafe {
+            self.v_init(&[blocks], buf, OP, |a| Call::Gatherv {
+                s,
+                sn,
+                d,
+                rc: a[0].0,
+                rd: a[0].1,
+                dt,
+                root: Some(root),
+            })
+        }
     }
 
     /// Sets up a persistent [`scatterv`](Communicator::scatterv) (`MPI_Scatterv_init`, MPI-4.0
@@ -166,15 +180,19 @@ impl<'env> Communicator<'env> {
         let dn = self.own_block(blocks, recv_len, OP)?;
         let dt = S::Item::datatype().as_raw();
         let buffers = Pair { send, recv };
-        self.v_init(&[blocks], buffers, OP, |a| Call::Scatterv {
-            s,
-            sc: a[0].0,
-            sd: a[0].1,
-            d,
-            dn,
-            dt,
-            root,
-        })
+        // SAFETY: the closure's `Call` points into the buffers, which were checked against
+        // `blocks` above and move into the request.
+        unsafe {
+            self.v_init(&[blocks], buffers, OP, |a| Call::Scatterv {
+                s,
+                sc: a[0].0,
+                sd: a[0].1,
+                d,
+                dn,
+                dt,
+                root,
+            })
+        }
     }
 
     /// The in-place form of [`scatterv_init`](Communicator::scatterv_init), with `buf` as
@@ -211,15 +229,19 @@ impl<'env> Communicator<'env> {
             (std::ptr::null(), ptr, dn)
         };
         let dt = B::Item::datatype().as_raw();
-        self.v_init(&[blocks], buf, OP, |a| Call::Scatterv {
-            s,
-            sc: a[0].0,
-            sd: a[0].1,
-            d,
-            dn,
-            dt,
-            root,
-        })
+        // SAFETY: the closure's `Call` points into the buffers, which were checked against
+        // `blocks` above and move into the request.
+        unsafe {
+            self.v_init(&[blocks], buf, OP, |a| Call::Scatterv {
+                s,
+                sc: a[0].0,
+                sd: a[0].1,
+                d,
+                dn,
+                dt,
+                root,
+            })
+        }
     }
 
     /// Sets up a persistent [`allgatherv`](Communicator::allgatherv) (`MPI_Allgatherv_init`,
@@ -257,15 +279,19 @@ impl<'env> Communicator<'env> {
         let sn = self.own_block(blocks, send_len, OP)?;
         let dt = S::Item::datatype().as_raw();
         let buffers = Pair { send, recv };
-        self.v_init(&[blocks], buffers, OP, |a| Call::Gatherv {
-            s,
-            sn,
-            d,
-            rc: a[0].0,
-            rd: a[0].1,
-            dt,
-            root: None,
-        })
+        // SAFETY: the closure's `Call` points into the buffers, which were checked against
+        // `blocks` above and move into the request.
+        unsafe {
+            self.v_init(&[blocks], buffers, OP, |a| Call::Gatherv {
+                s,
+                sn,
+                d,
+                rc: a[0].0,
+                rd: a[0].1,
+                dt,
+                root: None,
+            })
+        }
     }
 
     /// The in-place form of [`allgatherv_init`](Communicator::allgatherv_init): this rank's
@@ -296,15 +322,19 @@ impl<'env> Communicator<'env> {
         let (d, len) = dst(&mut buf);
         blocks.check(self.size, len, OP)?;
         let dt = B::Item::datatype().as_raw();
-        self.v_init(&[blocks], buf, OP, |a| Call::Gatherv {
-            s: ffi::MPI_IN_PLACE.cast_const(),
-            sn: 0,
-            d,
-            rc: a[0].0,
-            rd: a[0].1,
-            dt,
-            root: None,
-        })
+        // SAFETY: the closure's `Call` points into the buffers, which were checked against
+        // `blocks` above and move into the request.
+        unsafe {
+            self.v_init(&[blocks], buf, OP, |a| Call::Gatherv {
+                s: ffi::MPI_IN_PLACE.cast_const(),
+                sn: 0,
+                d,
+                rc: a[0].0,
+                rd: a[0].1,
+                dt,
+                root: None,
+            })
+        }
     }
 
     /// Sets up a persistent [`alltoallv`](Communicator::alltoallv) (`MPI_Alltoallv_init`,
@@ -341,17 +371,21 @@ impl<'env> Communicator<'env> {
         recv_blocks.check(self.size, recv_len, OP)?;
         let dt = S::Item::datatype().as_raw();
         let buffers = Pair { send, recv };
-        self.v_init(&[send_blocks, recv_blocks], buffers, OP, |a| {
-            Call::Alltoallv {
-                s,
-                sc: a[0].0,
-                sd: a[0].1,
-                d,
-                rc: a[1].0,
-                rd: a[1].1,
-                dt,
-            }
-        })
+        // SAFETY: the closure's `Call` points into the buffers, which were checked against
+        // `blocks` above and move into the request.
+        unsafe {
+            self.v_init(&[send_blocks, recv_blocks], buffers, OP, |a| {
+                Call::Alltoallv {
+                    s,
+                    sc: a[0].0,
+                    sd: a[0].1,
+                    d,
+                    rc: a[1].0,
+                    rd: a[1].1,
+                    dt,
+                }
+            })
+        }
     }
 
     /// The in-place form of [`alltoallv_init`](Communicator::alltoallv_init), with `buf` as
@@ -380,15 +414,19 @@ impl<'env> Communicator<'env> {
         let (d, len) = dst(&mut buf);
         blocks.check(self.size, len, OP)?;
         let dt = B::Item::datatype().as_raw();
-        self.v_init(&[blocks], buf, OP, |a| Call::Alltoallv {
-            s: ffi::MPI_IN_PLACE.cast_const(),
-            sc: a[0].0,
-            sd: a[0].1,
-            d,
-            rc: a[0].0,
-            rd: a[0].1,
-            dt,
-        })
+        // SAFETY: the closure's `Call` points into the buffers, which were checked against
+        // `blocks` above and move into the request.
+        unsafe {
+            self.v_init(&[blocks], buf, OP, |a| Call::Alltoallv {
+                s: ffi::MPI_IN_PLACE.cast_const(),
+                sc: a[0].0,
+                sd: a[0].1,
+                d,
+                rc: a[0].0,
+                rd: a[0].1,
+                dt,
+            })
+        }
     }
 
     /// Sets up a persistent [`alltoallw`](Communicator::alltoallw) (`MPI_Alltoallw_init`,
@@ -436,7 +474,9 @@ impl<'env> Communicator<'env> {
             rd,
             rt,
         };
-        self.persistent(call, Pair { send, recv }, Some(kept), OP)
+        // SAFETY: `call` names the storage of the buffers passed with it, checked above, and
+        // what the kept part holds; both move into the request.
+        unsafe { self.persistent(call, Pair { send, recv }, Some(kept), OP) }
     }
 
     /// The in-place form of [`alltoallw_init`](Communicator::alltoallw_init).
@@ -475,7 +515,9 @@ impl<'env> Communicator<'env> {
             rd,
             rt,
         };
-        self.persistent(call, buf, Some(kept), OP)
+        // SAFETY: `call` names the storage of the buffers passed with it, checked above, and
+        // what the kept part holds; both move into the request.
+        unsafe { self.persistent(call, buf, Some(kept), OP) }
     }
 
     /// Sets up a persistent [`reduce_scatter`](Communicator::reduce_scatter)
@@ -513,7 +555,9 @@ impl<'env> Communicator<'env> {
         let ((s, send_len), (d, recv_len)) = (src(&send), dst(&mut recv));
         let operand =
             self.reduce_scatter_args(send_len, recv_len, blocks, op.owned_operand(), OP)?;
-        self.reduce_scatter_init_with(s, d, blocks, operand, op, Pair { send, recv })
+        // SAFETY: `s` and `d` point into the buffers, which were checked above and move into
+        // the request.
+        unsafe { self.reduce_scatter_init_with(s, d, blocks, operand, op, Pair { send, recv }) }
     }
 
     /// The in-place form of [`reduce_scatter_init`](Communicator::reduce_scatter_init), with
@@ -550,10 +594,17 @@ impl<'env> Communicator<'env> {
         let own = blocks.get(self.rank_usize()).unwrap_or(0);
         let operand = self.reduce_scatter_args(len, own, blocks, op.owned_operand(), OP)?;
         let s = ffi::MPI_IN_PLACE.cast_const();
-        self.reduce_scatter_init_with(s, d, blocks, operand, op, buf)
+        // SAFETY: `s` and `d` point into the buffers, which were checked above and move into
+        // the request.
+        unsafe { self.reduce_scatter_init_with(s, d, blocks, operand, op, buf) }
     }
 
-    fn reduce_scatter_init_with<'a, T: Equivalence, B: Buffers, O: OwnedOp<T> + 'a>(
+    /// The request of `reduce_scatter` from `s` (or `MPI_IN_PLACE`) into `d`.
+    ///
+    /// # Safety
+    /// `s` and `d` lie in the heap storage of `buffers`, checked against `blocks` and
+    /// `operand` as [`persistent`](Self::persistent) requires.
+    unsafe fn reduce_scatter_init_with<'a, T: Equivalence, B: Buffers, O: OwnedOp<T> + 'a>(
         &'a self,
         s: *const c_void,
         d: *mut c_void,
@@ -567,6 +618,8 @@ impl<'env> Communicator<'env> {
         let (rc, _) = kept.0.int_arrays(OP)?;
         let (dt, op) = (operand.datatype, operand.op);
         let call = Call::ReduceScatter { s, d, rc, dt, op };
-        self.persistent(call, buffers, Some(kept), OP)
+        // SAFETY: per this function's contract, `call` names the buffers' storage (and the
+        // kept arrays); both move into the request.
+        unsafe { self.persistent(call, buffers, Some(kept), OP) }
     }
 }

@@ -8,6 +8,11 @@ target in either run, as Markdown (docs/bench/two-runs-*/README.md are made with
 A row is over target when its ratio (ferrompi / C) exceeds its target; window creation
 (SharedWindow::allocate, which allocates by design) is counted in the rows but never as over.
 Each cell gives the ratio, and over target the paired difference per operation.
+
+Last, on the rows that carry the Rust `ffi` control (a second C-speed implementation that adds
+nothing, see README "The `ffi` control on every small row"): how many rows are over target for
+ferrompi and for that control, in each run, against the same C side and target. The control's
+count is the floor this machine's noise sets for a binding that costs nothing.
 """
 import collections
 import csv
@@ -29,8 +34,12 @@ def load(folder):
     return rows
 
 
-def over(row):
-    return row is not None and row["group"] not in NEVER_OVER and float(row["ratio"]) > float(row["target"])
+def over(row, column="ratio"):
+    return row is not None and row["group"] not in NEVER_OVER and float(row[column]) > float(row["target"])
+
+
+def has_control(row):
+    return row is not None and row.get("ffi_ratio", "") != ""
 
 
 def cell(row):
@@ -64,6 +73,21 @@ def main():
         a, b = first.get(key), second.get(key)
         if over(a) or over(b):
             print(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {cell(a)} | {cell(b)} | {(a or b)['target']} |")
+    print()
+    floor = collections.OrderedDict()
+    for key in keys:
+        for run, rows in enumerate((first, second)):
+            row = rows.get(key)
+            if not has_control(row):
+                continue
+            count = floor.setdefault(key[:2], [[0, 0, 0], [0, 0, 0]])[run]
+            count[0] += 1
+            count[1] += over(row)
+            count[2] += over(row, "ffi_ratio")
+    print("| MPI | ranks | rows with the ffi control | over: ferrompi, run 1 / 2 | over: Rust ffi, run 1 / 2 |")
+    print("|---|---:|---:|---:|---:|")
+    for (mpi, ranks), (a, b) in floor.items():
+        print(f"| {mpi} | {ranks} | {a[0]} | {a[1]} / {b[1]} | {a[2]} / {b[2]} |")
 
 
 main()

@@ -80,19 +80,9 @@ impl<'env> Communicator<'env> {
         let sn = self.own_block(blocks, send_len, OP)?;
         let dt = S::Item::datatype().as_raw();
         let buffers = Pair { send, recv };
-        // SAFETY: the closure's `Call` points into the buffers, which were checked against
+        // SAFETY: the `Call` it makes points into the buffers, which were checked against
         // `blocks` above and move into the request.
-        unsafe {
-            self.v_init(&[blocks], buffers, OP, |a| Call::Gatherv {
-                s,
-                sn,
-                d,
-                rc: a[0].0,
-                rd: a[0].1,
-                dt,
-                root: Some(root),
-            })
-        }
+        unsafe { self.v_init(&[blocks], buffers, OP, gatherv((s, sn), d, dt, Some(root))) }
     }
 
     /// The in-place form of [`gatherv_init`](Communicator::gatherv_init), with `buf` as
@@ -128,19 +118,9 @@ impl<'env> Communicator<'env> {
             (ptr.cast_const(), sn, std::ptr::null_mut())
         };
         let dt = B::Item::datatype().as_raw();
-        // SAFETY: the closure's `Call` points into the buffers, which were checked against
+        // SAFETY: the `Call` it makes points into the buffers, which were checked against
         // `blocks` above and move into the request.
-        unsafe {
-            self.v_init(&[blocks], buf, OP, |a| Call::Gatherv {
-                s,
-                sn,
-                d,
-                rc: a[0].0,
-                rd: a[0].1,
-                dt,
-                root: Some(root),
-            })
-        }
+        unsafe { self.v_init(&[blocks], buf, OP, gatherv((s, sn), d, dt, Some(root))) }
     }
 
     /// Sets up a persistent [`scatterv`](Communicator::scatterv) (`MPI_Scatterv_init`, MPI-4.0
@@ -180,19 +160,9 @@ impl<'env> Communicator<'env> {
         let dn = self.own_block(blocks, recv_len, OP)?;
         let dt = S::Item::datatype().as_raw();
         let buffers = Pair { send, recv };
-        // SAFETY: the closure's `Call` points into the buffers, which were checked against
+        // SAFETY: the `Call` it makes points into the buffers, which were checked against
         // `blocks` above and move into the request.
-        unsafe {
-            self.v_init(&[blocks], buffers, OP, |a| Call::Scatterv {
-                s,
-                sc: a[0].0,
-                sd: a[0].1,
-                d,
-                dn,
-                dt,
-                root,
-            })
-        }
+        unsafe { self.v_init(&[blocks], buffers, OP, scatterv(s, (d, dn), dt, root)) }
     }
 
     /// The in-place form of [`scatterv_init`](Communicator::scatterv_init), with `buf` as
@@ -229,19 +199,9 @@ impl<'env> Communicator<'env> {
             (std::ptr::null(), ptr, dn)
         };
         let dt = B::Item::datatype().as_raw();
-        // SAFETY: the closure's `Call` points into the buffers, which were checked against
+        // SAFETY: the `Call` it makes points into the buffers, which were checked against
         // `blocks` above and move into the request.
-        unsafe {
-            self.v_init(&[blocks], buf, OP, |a| Call::Scatterv {
-                s,
-                sc: a[0].0,
-                sd: a[0].1,
-                d,
-                dn,
-                dt,
-                root,
-            })
-        }
+        unsafe { self.v_init(&[blocks], buf, OP, scatterv(s, (d, dn), dt, root)) }
     }
 
     /// Sets up a persistent [`allgatherv`](Communicator::allgatherv) (`MPI_Allgatherv_init`,
@@ -279,19 +239,9 @@ impl<'env> Communicator<'env> {
         let sn = self.own_block(blocks, send_len, OP)?;
         let dt = S::Item::datatype().as_raw();
         let buffers = Pair { send, recv };
-        // SAFETY: the closure's `Call` points into the buffers, which were checked against
+        // SAFETY: the `Call` it makes points into the buffers, which were checked against
         // `blocks` above and move into the request.
-        unsafe {
-            self.v_init(&[blocks], buffers, OP, |a| Call::Gatherv {
-                s,
-                sn,
-                d,
-                rc: a[0].0,
-                rd: a[0].1,
-                dt,
-                root: None,
-            })
-        }
+        unsafe { self.v_init(&[blocks], buffers, OP, gatherv((s, sn), d, dt, None)) }
     }
 
     /// The in-place form of [`allgatherv_init`](Communicator::allgatherv_init): this rank's
@@ -322,18 +272,15 @@ impl<'env> Communicator<'env> {
         let (d, len) = dst(&mut buf);
         blocks.check(self.size, len, OP)?;
         let dt = B::Item::datatype().as_raw();
-        // SAFETY: the closure's `Call` points into the buffers, which were checked against
+        // SAFETY: the `Call` it makes points into the buffers, which were checked against
         // `blocks` above and move into the request.
         unsafe {
-            self.v_init(&[blocks], buf, OP, |a| Call::Gatherv {
-                s: ffi::MPI_IN_PLACE.cast_const(),
-                sn: 0,
-                d,
-                rc: a[0].0,
-                rd: a[0].1,
-                dt,
-                root: None,
-            })
+            self.v_init(
+                &[blocks],
+                buf,
+                OP,
+                gatherv((ffi::MPI_IN_PLACE.cast_const(), 0), d, dt, None),
+            )
         }
     }
 
@@ -371,7 +318,7 @@ impl<'env> Communicator<'env> {
         recv_blocks.check(self.size, recv_len, OP)?;
         let dt = S::Item::datatype().as_raw();
         let buffers = Pair { send, recv };
-        // SAFETY: the closure's `Call` points into the buffers, which were checked against
+        // SAFETY: the `Call` it makes points into the buffers, which were checked against
         // `blocks` above and move into the request.
         unsafe {
             self.v_init(&[send_blocks, recv_blocks], buffers, OP, |a| {
@@ -414,7 +361,7 @@ impl<'env> Communicator<'env> {
         let (d, len) = dst(&mut buf);
         blocks.check(self.size, len, OP)?;
         let dt = B::Item::datatype().as_raw();
-        // SAFETY: the closure's `Call` points into the buffers, which were checked against
+        // SAFETY: the `Call` it makes points into the buffers, which were checked against
         // `blocks` above and move into the request.
         unsafe {
             self.v_init(&[blocks], buf, OP, |a| Call::Alltoallv {
@@ -621,5 +568,46 @@ impl<'env> Communicator<'env> {
         // SAFETY: per this function's contract, `call` names the buffers' storage (and the
         // kept arrays); both move into the request.
         unsafe { self.persistent(call, buffers, Some(kept), OP) }
+    }
+}
+
+/// The arrays [`Communicator::v_init`] gives a one-partition call: counts and displacements.
+type Arrays<'a> = &'a [(*const c_int, *const c_int)];
+
+/// The `Call` of a gatherv (`root: None`: an allgatherv) sending `sn` elements from `s`, with
+/// the receive counts and displacements `v_init` gives.
+fn gatherv(
+    (s, sn): (*const c_void, c_int),
+    d: *mut c_void,
+    dt: ffi::MPI_Datatype,
+    root: Option<c_int>,
+) -> impl FnOnce(Arrays<'_>) -> Call {
+    move |a| Call::Gatherv {
+        s,
+        sn,
+        d,
+        rc: a[0].0,
+        rd: a[0].1,
+        dt,
+        root,
+    }
+}
+
+/// The `Call` of a scatterv receiving `dn` elements into `d`, with the send counts and
+/// displacements `v_init` gives.
+fn scatterv(
+    s: *const c_void,
+    (d, dn): (*mut c_void, c_int),
+    dt: ffi::MPI_Datatype,
+    root: c_int,
+) -> impl FnOnce(Arrays<'_>) -> Call {
+    move |a| Call::Scatterv {
+        s,
+        sc: a[0].0,
+        sd: a[0].1,
+        d,
+        dn,
+        dt,
+        root,
     }
 }

@@ -286,7 +286,7 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
             let buf = &mut ours.borrow_mut()[..];
             timed(iters, || {
                 scope(|s| {
-                    let mut set = RequestSet::with_storage(&mut storage);
+                    let mut set = RequestSet::with_storage(s, &mut storage);
                     match rank {
                         0 => {
                             let send = &buf[..bytes];
@@ -387,7 +387,7 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
             let (send, recv) = (&ours_send.borrow()[..], &mut ours_recv.borrow_mut()[..]);
             timed(iters, || {
                 scope(|s| {
-                    let mut set = RequestSet::with_storage(&mut storage);
+                    let mut set = RequestSet::with_storage(s, &mut storage);
                     for (k, chunk) in recv.chunks_exact_mut(stride).enumerate() {
                         world.irecv_into(&mut set, s, &mut chunk[..bytes], peer, k as i32)?;
                     }

@@ -42,7 +42,7 @@ fn once(op: usize, world: &Communicator<'_>, b: &mut Buffers) -> ferrompi::Resul
         3 => {
             let (buf, recv) = (&b.buf, &mut b.recv);
             scope(|s| {
-                let mut set = RequestSet::with_storage(&mut b.storage);
+                let mut set = RequestSet::with_storage(s, &mut b.storage);
                 for (k, chunk) in recv.chunks_exact_mut(8).take(8).enumerate() {
                     world.irecv_into(&mut set, s, chunk, peer, k as i32)?;
                 }
@@ -55,7 +55,7 @@ fn once(op: usize, world: &Communicator<'_>, b: &mut Buffers) -> ferrompi::Resul
         _ => {
             let (buf, recv) = (&b.buf, &mut b.recv);
             scope(|s| {
-                let mut set = RequestSet::with_storage(&mut b.storage);
+                let mut set = RequestSet::with_storage(s, &mut b.storage);
                 if rank == 0 {
                     for _ in 0..64 {
                         world.isend_into(&mut set, s, buf, 1, 2)?;

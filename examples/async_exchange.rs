@@ -17,7 +17,7 @@ fn main() -> Result<()> {
     // 1. Scoped requests in a set, completed by one MPI_Waitall: no allocation per request.
     let mut from_peers = vec![vec![0.0f32; gradient.len()]; size as usize];
     scope(|s| -> Result<()> {
-        let mut requests = RequestSet::with_capacity(2 * size as usize);
+        let mut requests = RequestSet::with_capacity(s, 2 * size as usize);
         for (peer, buf) in from_peers.iter_mut().enumerate() {
             requests.push(world.irecv(s, buf, peer as i32, 0)?);
         }

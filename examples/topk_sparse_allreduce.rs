@@ -123,7 +123,7 @@ fn main() -> Result<()> {
         })
         .collect();
     scope(|s| -> Result<()> {
-        let mut requests = RequestSet::with_capacity(2 * n_ranks);
+        let mut requests = RequestSet::with_capacity(s, 2 * n_ranks);
         for (from, buf) in received.iter_mut().enumerate() {
             requests.push(world.irecv(s, buf, from as i32, 7)?);
         }

@@ -50,7 +50,7 @@ impl Exchange {
         let (out, into) = (&self.out, &mut self.into);
         let storage = &mut self.storage;
         scope(|s| -> ferrompi::Result<()> {
-            let mut set = RequestSet::with_storage(storage);
+            let mut set = RequestSet::with_storage(s, storage);
             for (k, chunk) in into.chunks_exact_mut(8).enumerate() {
                 if INTO {
                     world.irecv_into(&mut set, s, chunk, me, k as i32)?;

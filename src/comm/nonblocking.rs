@@ -788,7 +788,7 @@ impl<'env> Communicator<'env> {
     /// let mut got = [[0u64; 2]; 4];
     /// let mut storage = RequestStorage::with_capacity(8); // no allocation per batch
     /// ferrompi::scope(|s| {
-    ///     let mut set = RequestSet::with_storage(&mut storage);
+    ///     let mut set = RequestSet::with_storage(s, &mut storage);
     ///     for (tag, into) in got.iter_mut().enumerate() {
     ///         world.irecv_into(&mut set, s, into, left, tag as i32)?;
     ///     }
@@ -837,7 +837,7 @@ impl<'env> Communicator<'env> {
     /// let me = world.rank();
     /// let mut got = [false; 3];
     /// ferrompi::scope(|s| {
-    ///     let mut set = ferrompi::RequestSet::with_capacity(2);
+    ///     let mut set = ferrompi::RequestSet::with_capacity(s, 2);
     ///     let index = world.irecv_into(&mut set, s, &mut got, me, 0)?;
     ///     world.isend_into(&mut set, s, &[true, false, true], me, 0)?;
     ///     set.wait_all()?;

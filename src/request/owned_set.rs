@@ -6,8 +6,8 @@
 //! and the buffers beside them; a completed request's buffer comes back with its index and
 //! status. Once the set has room for a batch, completing it allocates nothing.
 
-use super::RequestSet;
 use super::owned::{OwnedBuffer, OwnedRequest};
+use super::{RequestSet, RequestStorage};
 use crate::Status;
 use crate::datatype::repair;
 use crate::error::Result;
@@ -88,7 +88,7 @@ impl<'comm, B: OwnedBuffer> OwnedSet<'comm, B> {
     /// ```
     pub fn with_capacity(n: usize) -> Self {
         OwnedSet {
-            requests: RequestSet::with_capacity(n),
+            requests: RequestSet::unscoped(RequestStorage::with_capacity(n)),
             buffers: Vec::with_capacity(n),
             ready: Vec::new(),
             completed: Vec::new(),

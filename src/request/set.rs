@@ -11,7 +11,7 @@
 //! [`Communicator::isend_into`]: crate::Communicator::isend_into
 //! [`Communicator::irecv_into`]: crate::Communicator::irecv_into
 
-use super::{InFlight, Kind, RawRequest, Repair, Request};
+use super::{InFlight, Kind, RawRequest, Repair, Request, Scope};
 use crate::Status;
 use crate::env::enter_with;
 use crate::error::{Result, check};
@@ -29,6 +29,38 @@ use std::mem::ManuallyDrop;
 ///
 /// Indices are positions in push order and stay valid until [`clear`](RequestSet::clear).
 /// Dropping a set with pending requests completes them (receives are cancelled first).
+///
+/// A set is made in its scope (`RequestSet::new(s)` and the other constructors take it) and
+/// takes only that scope's requests, whose operations it counts there. A request of an inner
+/// scope does not compile:
+///
+/// ```compile_fail,E0521
+/// # let mpi = ferrompi::Mpi::init()?;
+/// # let world = mpi.world();
+/// let mut got = [0u8; 1];
+/// ferrompi::scope(|outer| {
+///     let mut set = ferrompi::RequestSet::new(outer);
+///     ferrompi::scope(|inner| {
+///         set.push(world.irecv(inner, &mut got, 0, 0).unwrap()); // another scope's request
+///     });
+/// });
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
+///
+/// nor does an operation of an inner scope started into it:
+///
+/// ```compile_fail,E0521
+/// # let mpi = ferrompi::Mpi::init()?;
+/// # let world = mpi.world();
+/// let mut got = [0u8; 1];
+/// ferrompi::scope(|outer| {
+///     let mut set = ferrompi::RequestSet::new(outer);
+///     ferrompi::scope(|inner| {
+///         world.irecv_into(&mut set, inner, &mut got, 0, 0).unwrap(); // another scope
+///     });
+/// });
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct RequestSet<'scope> {
     /// The handles, the receives' indices and the scratch (see [`RequestStorage`]); dropped by
@@ -39,6 +71,9 @@ pub struct RequestSet<'scope> {
     /// How many of the requests are complete and accounted for; the rest are pending. A push
     /// of a request in flight (every freshly started one) leaves it as it is.
     completed: usize,
+    /// The operations in flight of the scope the set was made in (`None` only for the sets
+    /// inside an [`OwnedSet`](crate::OwnedSet), which hold no scoped request). Known from the
+    /// start, so adding a request stores nothing but its handle.
     in_flight: Option<&'scope InFlight<'scope>>,
     /// The storage lent by [`with_storage`](RequestSet::with_storage). The set then works in
     /// its memory in place: `memory.raw` and `memory.receives` are second headers (see
@@ -88,7 +123,7 @@ impl RequestStorage {
     /// for _ in 0..3 {
     ///     // Each batch reuses the same memory: no allocation after the first.
     ///     ferrompi::scope(|s| {
-    ///         let mut set = RequestSet::with_storage(&mut storage);
+    ///         let mut set = RequestSet::with_storage(s, &mut storage);
     ///         set.push(world.ibarrier(s)?);
     ///         set.wait_all()
     ///     })?;
@@ -126,14 +161,8 @@ impl RequestStorage {
     }
 }
 
-impl Default for RequestSet<'_> {
-    fn default() -> Self {
-        RequestSet::new()
-    }
-}
-
 impl<'scope> RequestSet<'scope> {
-    /// An empty set.
+    /// An empty set for requests of `scope`.
     ///
     /// ```
     /// # let mpi = ferrompi::Mpi::init()?;
@@ -143,7 +172,7 @@ impl<'scope> RequestSet<'scope> {
     /// let out = [rank; 4];
     /// let mut got = [0i32; 4];
     /// ferrompi::scope(|s| {
-    ///     let mut set = ferrompi::RequestSet::new();
+    ///     let mut set = ferrompi::RequestSet::new(s);
     ///     set.push(world.irecv(s, &mut got, left, 0)?);
     ///     set.push(world.isend(s, &out, right, 0)?);
     ///     set.wait_all()
@@ -151,27 +180,28 @@ impl<'scope> RequestSet<'scope> {
     /// assert_eq!(got, [left; 4]);
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
-    pub fn new() -> Self {
-        RequestSet::with_capacity(0)
+    pub fn new(scope: &'scope Scope<'scope, '_>) -> Self {
+        RequestSet::with_capacity(scope, 0)
     }
 
-    /// An empty set with room for `n` requests.
+    /// An empty set for requests of `scope`, with room for `n` of them.
     ///
     /// ```
     /// # let mpi = ferrompi::Mpi::init()?;
     /// # let world = mpi.world();
     /// ferrompi::scope(|s| {
-    ///     let mut set = ferrompi::RequestSet::with_capacity(2); // no allocation up to 2 requests
+    ///     let mut set = ferrompi::RequestSet::with_capacity(s, 2); // no allocation up to 2 requests
     ///     set.push(world.ibarrier(s)?);
     ///     set.wait_all()
     /// })?;
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
-    pub fn with_capacity(n: usize) -> Self {
-        RequestSet::from_storage(RequestStorage::with_capacity(n))
+    pub fn with_capacity(scope: &'scope Scope<'scope, '_>, n: usize) -> Self {
+        RequestSet::from_storage(scope, RequestStorage::with_capacity(n))
     }
 
-    /// A set using memory kept from an earlier one (see [`RequestStorage`]).
+    /// A set for requests of `scope`, using memory kept from an earlier one (see
+    /// [`RequestStorage`]).
     ///
     /// ```
     /// # let mpi = ferrompi::Mpi::init()?;
@@ -179,7 +209,7 @@ impl<'scope> RequestSet<'scope> {
     /// use ferrompi::{RequestSet, RequestStorage};
     /// let storage = RequestStorage::with_capacity(4);
     /// let storage = ferrompi::scope(|s| {
-    ///     let mut set = RequestSet::from_storage(storage);
+    ///     let mut set = RequestSet::from_storage(s, storage);
     ///     set.push(world.ibarrier(s)?);
     ///     set.wait_all()?;
     ///     Ok::<_, ferrompi::Error>(set.into_storage())
@@ -188,7 +218,16 @@ impl<'scope> RequestSet<'scope> {
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
     #[inline]
-    pub fn from_storage(storage: RequestStorage) -> Self {
+    pub fn from_storage(scope: &'scope Scope<'scope, '_>, storage: RequestStorage) -> Self {
+        let mut set = RequestSet::unscoped(storage);
+        set.in_flight = Some(&scope.in_flight);
+        set
+    }
+
+    /// A set of no scope, for the handles of owned requests (see `OwnedSet`): its completions
+    /// take the thread gate's test and count in no scope.
+    #[inline]
+    pub(crate) fn unscoped(storage: RequestStorage) -> Self {
         RequestSet {
             memory: ManuallyDrop::new(storage),
             repairs: Vec::new(),
@@ -198,9 +237,9 @@ impl<'scope> RequestSet<'scope> {
         }
     }
 
-    /// A set working in the memory of `storage`, lent for the scope: nothing moves in or out,
-    /// and the memory stays in `storage` for the next batch, so a loop of post-N-then-wait-all
-    /// batches allocates nothing after the first and needs no
+    /// A set for requests of `scope`, working in the memory of `storage`, lent for the scope:
+    /// nothing moves in or out, and the memory stays in `storage` for the next batch, so a loop
+    /// of post-N-then-wait-all batches allocates nothing after the first and needs no
     /// [`into_storage`](RequestSet::into_storage).
     ///
     /// ```
@@ -213,7 +252,7 @@ impl<'scope> RequestSet<'scope> {
     /// for round in 0..3 {
     ///     let out = [round; 4];
     ///     ferrompi::scope(|s| {
-    ///         let mut set = RequestSet::with_storage(&mut storage); // no allocation
+    ///         let mut set = RequestSet::with_storage(s, &mut storage); // no allocation
     ///         world.irecv_into(&mut set, s, &mut got, me, 0)?;
     ///         world.isend_into(&mut set, s, &out, me, 0)?;
     ///         set.wait_all()
@@ -224,7 +263,10 @@ impl<'scope> RequestSet<'scope> {
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
     #[inline(always)]
-    pub fn with_storage(storage: &'scope mut RequestStorage) -> Self {
+    pub fn with_storage(
+        scope: &'scope Scope<'scope, '_>,
+        storage: &'scope mut RequestStorage,
+    ) -> Self {
         // SAFETY: the set's headers sit in a `ManuallyDrop` that is dropped only when the set
         // has no home, and `home` borrows `storage` for the set's life; only the set grows the
         // memory meanwhile (`grow`, which hands the new memory back to `storage`).
@@ -239,7 +281,7 @@ impl<'scope> RequestSet<'scope> {
             memory: ManuallyDrop::new(memory),
             repairs: Vec::new(),
             completed: 0,
-            in_flight: None,
+            in_flight: Some(&scope.in_flight),
             home: Some(storage),
         }
     }
@@ -253,7 +295,7 @@ impl<'scope> RequestSet<'scope> {
     /// # let mpi = ferrompi::Mpi::init()?;
     /// # let world = mpi.world();
     /// let storage = ferrompi::scope(|s| {
-    ///     let mut set = ferrompi::RequestSet::with_capacity(4);
+    ///     let mut set = ferrompi::RequestSet::with_capacity(s, 4);
     ///     set.push(world.ibarrier(s)?);
     ///     set.wait_all()?;
     ///     Ok::<_, ferrompi::Error>(set.into_storage()) // only the memory, no request
@@ -286,7 +328,7 @@ impl<'scope> RequestSet<'scope> {
     /// # let mpi = ferrompi::Mpi::init()?;
     /// # let world = mpi.world();
     /// ferrompi::scope(|s| {
-    ///     let mut set = ferrompi::RequestSet::new();
+    ///     let mut set = ferrompi::RequestSet::new(s);
     ///     let index = set.push(world.ibarrier(s)?); // its place in the set
     ///     assert_eq!(index, 0);
     ///     set.wait_all()
@@ -295,7 +337,12 @@ impl<'scope> RequestSet<'scope> {
     /// ```
     #[inline]
     pub fn push(&mut self, request: Request<'scope>) -> usize {
-        let in_flight = request.in_flight;
+        // `InFlight` is invariant in 'scope, and each scope has a 'scope of its own: a request
+        // of this set's lifetime is of the set's scope, already counted in its operations.
+        debug_assert!(
+            self.in_flight
+                .is_some_and(|s| std::ptr::eq(s, request.in_flight))
+        );
         let (raw, repair, pending) = request.into_parts();
         let index = self.push_handle(raw);
         if !pending {
@@ -303,8 +350,6 @@ impl<'scope> RequestSet<'scope> {
         } else if let Some(repair) = repair {
             self.repairs.push((index, repair));
         }
-        // Every request of a set comes from the same scope: `InFlight` is invariant in 'scope.
-        self.in_flight = Some(in_flight);
         index
     }
 
@@ -384,19 +429,19 @@ impl<'scope> RequestSet<'scope> {
     }
 
     /// Takes the operation whose handle MPI wrote at [`reserve_slot`](Self::reserve_slot)'s
-    /// place into the set, counted in its scope's operations in flight; returns its index.
+    /// place into the set, counted in `in_flight`, its scope's operations in flight (the set's
+    /// own: see `push`; passed in, as the caller has it at hand); returns its index.
     ///
     /// # Safety
     /// MPI has written a request handle at the place `reserve_slot` returned, for an operation
     /// whose buffer is borrowed for `'scope`; no other call on the set came in between.
     #[inline(always)]
     pub(crate) unsafe fn commit_slot(&mut self, in_flight: &'scope InFlight<'scope>) -> usize {
+        debug_assert!(self.in_flight.is_some_and(|s| std::ptr::eq(s, in_flight)));
         let index = self.memory.raw.len();
         // SAFETY: per the contract, an initialised handle lies at `index`, within capacity.
         unsafe { self.memory.raw.set_len(index + 1) };
         in_flight.started();
-        // As in `push`: every operation of a set comes from the same scope.
-        self.in_flight = Some(in_flight);
         index
     }
 
@@ -450,7 +495,7 @@ impl<'scope> RequestSet<'scope> {
     /// # let mpi = ferrompi::Mpi::init()?;
     /// # let world = mpi.world();
     /// ferrompi::scope(|s| {
-    ///     let mut set = ferrompi::RequestSet::new();
+    ///     let mut set = ferrompi::RequestSet::new(s);
     ///     set.push(world.ibarrier(s)?);
     ///     assert_eq!(set.len(), 1);
     ///     set.wait_all()?;
@@ -468,8 +513,8 @@ impl<'scope> RequestSet<'scope> {
     /// ```
     /// # let mpi = ferrompi::Mpi::init()?;
     /// # let world = mpi.world();
-    /// ferrompi::scope(|_| {
-    ///     let set = ferrompi::RequestSet::new();
+    /// ferrompi::scope(|s| {
+    ///     let set = ferrompi::RequestSet::new(s);
     ///     assert!(set.is_empty());
     /// });
     /// # Ok::<(), ferrompi::Error>(())
@@ -484,7 +529,7 @@ impl<'scope> RequestSet<'scope> {
     /// # let mpi = ferrompi::Mpi::init()?;
     /// # let world = mpi.world();
     /// ferrompi::scope(|s| {
-    ///     let mut set = ferrompi::RequestSet::new();
+    ///     let mut set = ferrompi::RequestSet::new(s);
     ///     set.push(world.ibarrier(s)?);
     ///     set.wait_all()?;
     ///     assert_eq!(set.pending(), 0);
@@ -497,8 +542,8 @@ impl<'scope> RequestSet<'scope> {
     }
 
     /// The pass of the thread gate of the scope whose requests the set holds (see
-    /// [`InFlight`]): a set cannot leave that scope's thread or outlive it. `None` before the
-    /// first push, when every call takes the gate's test.
+    /// [`InFlight`]): a set cannot leave that scope's thread or outlive it. `None` for a set of
+    /// no scope, whose every call takes the gate's test.
     #[inline(always)]
     fn pass(&self) -> Option<Pass> {
         self.in_flight.and_then(|in_flight| in_flight.pass)
@@ -542,7 +587,7 @@ impl<'scope> RequestSet<'scope> {
     /// let out = [rank; 4];
     /// let mut got = [0i32; 4];
     /// ferrompi::scope(|s| {
-    ///     let mut set = ferrompi::RequestSet::new();
+    ///     let mut set = ferrompi::RequestSet::new(s);
     ///     set.push(world.irecv(s, &mut got, left, 0)?);
     ///     set.push(world.isend(s, &out, right, 0)?);
     ///     set.wait_all() // MPI_Waitall
@@ -574,7 +619,7 @@ impl<'scope> RequestSet<'scope> {
     /// let mut got = [0i32; 4];
     /// let mut statuses = Vec::new();
     /// ferrompi::scope(|s| {
-    ///     let mut set = ferrompi::RequestSet::new();
+    ///     let mut set = ferrompi::RequestSet::new(s);
     ///     set.push(world.irecv(s, &mut got, left, 5)?);
     ///     set.push(world.isend(s, &out, right, 5)?);
     ///     set.wait_all_statuses(&mut statuses)
@@ -625,7 +670,7 @@ impl<'scope> RequestSet<'scope> {
     /// let out = [rank; 4];
     /// let mut got = [0i32; 4];
     /// ferrompi::scope(|s| {
-    ///     let mut set = ferrompi::RequestSet::new();
+    ///     let mut set = ferrompi::RequestSet::new(s);
     ///     set.push(world.irecv(s, &mut got, left, 0)?);
     ///     set.push(world.isend(s, &out, right, 0)?);
     ///     while !set.test_all()? {} // MPI_Testall: never blocks
@@ -672,7 +717,7 @@ impl<'scope> RequestSet<'scope> {
     /// let out = [rank; 4];
     /// let mut got = [0i32; 4];
     /// ferrompi::scope(|s| {
-    ///     let mut set = ferrompi::RequestSet::new();
+    ///     let mut set = ferrompi::RequestSet::new(s);
     ///     set.push(world.irecv(s, &mut got, left, 0)?);
     ///     set.push(world.isend(s, &out, right, 0)?);
     ///     while let Some((index, _status)) = set.wait_any()? {
@@ -696,7 +741,7 @@ impl<'scope> RequestSet<'scope> {
     /// # let mpi = ferrompi::Mpi::init()?;
     /// # let world = mpi.world();
     /// ferrompi::scope(|s| {
-    ///     let mut set = ferrompi::RequestSet::new();
+    ///     let mut set = ferrompi::RequestSet::new(s);
     ///     set.push(world.ibarrier(s)?);
     ///     while set.pending() > 0 {
     ///         if let Some((index, _)) = set.test_any()? {
@@ -769,7 +814,7 @@ impl<'scope> RequestSet<'scope> {
     /// let mut got = [0i32; 4];
     /// let mut done = Vec::new();
     /// ferrompi::scope(|s| {
-    ///     let mut set = ferrompi::RequestSet::new();
+    ///     let mut set = ferrompi::RequestSet::new(s);
     ///     set.push(world.irecv(s, &mut got, left, 0)?);
     ///     set.push(world.isend(s, &out, right, 0)?);
     ///     while set.pending() > 0 {
@@ -794,7 +839,7 @@ impl<'scope> RequestSet<'scope> {
     /// # let world = mpi.world();
     /// let mut done = Vec::new();
     /// ferrompi::scope(|s| {
-    ///     let mut set = ferrompi::RequestSet::new();
+    ///     let mut set = ferrompi::RequestSet::new(s);
     ///     set.push(world.ibarrier(s)?);
     ///     while set.pending() > 0 {
     ///         set.test_some(&mut done)?; // possibly none
@@ -869,7 +914,7 @@ impl<'scope> RequestSet<'scope> {
     /// # let mpi = ferrompi::Mpi::init()?;
     /// # let world = mpi.world();
     /// ferrompi::scope(|s| {
-    ///     let mut set = ferrompi::RequestSet::new();
+    ///     let mut set = ferrompi::RequestSet::new(s);
     ///     set.push(world.ibarrier(s)?);
     ///     set.clear()?; // completes what is pending, then forgets every request
     ///     assert!(set.is_empty());
@@ -968,8 +1013,8 @@ fn still_pending(raw: &[ffi::MPI_Request]) -> usize {
 }
 
 /// Completes the requests `raw` for a destructor: cancels the pending receives (at `receives`),
-/// then waits for all. Errors cannot be reported from a destructor; a request whose completion
-/// failed keeps its handle, and the caller counts it as still pending.
+/// then waits for all. Errors cannot be reported from a destructor; a request whose completion failed keeps
+/// its handle, and the caller counts it as still pending.
 #[cold]
 #[inline(never)]
 fn complete_pending(raw: &mut [ffi::MPI_Request], receives: &[usize], pass: Option<Pass>) {

@@ -22,7 +22,7 @@ pub fn run_set(mpi: &Mpi, t: &mut Checks) {
     t.ok(true, "started");
     let mut buf = vec![0u8; 64];
     scope(|s| {
-        let mut set = RequestSet::new();
+        let mut set = RequestSet::new(s);
         world
             .irecv_into(&mut set, s, &mut buf, ANY_SOURCE, 12346)
             .expect("irecv_into");

@@ -47,7 +47,7 @@ fn all_pairs<T: TestValue>(comm: &Communicator<'_>, t: &mut Checks) {
     let mut incoming: Vec<Vec<T>> = (0..size).map(|_| vec![T::default(); 64]).collect();
     let mut statuses: Vec<Status> = Vec::new();
     scope(|s| {
-        let mut set = RequestSet::with_capacity(2 * size as usize);
+        let mut set = RequestSet::with_capacity(s, 2 * size as usize);
         for (from, buf) in incoming.iter_mut().enumerate() {
             set.push(t.okay(comm.irecv(s, buf, from as i32, 25), "irecv"));
         }
@@ -192,7 +192,7 @@ fn set_repairs_and_reuse(world: &Communicator<'_>, t: &mut Checks) {
     let mut bools = [false; 4];
     let mut again = [0u8; 4];
     scope(|s| {
-        let mut set = RequestSet::new();
+        let mut set = RequestSet::new(s);
         set.push(t.okay(world.isend(s, &bytes, rank, 45), "isend bytes"));
         set.push(t.okay(world.irecv(s, &mut bools, rank, 45), "irecv as bool"));
         t.eq(set.pending(), 2, "two pending");
@@ -230,7 +230,7 @@ fn started_into_sets(world: &Communicator<'_>, t: &mut Checks) {
         }
         let out = [i64::from(rank), batch, -1];
         storage = scope(|s| {
-            let mut set = RequestSet::from_storage(std::mem::take(&mut storage));
+            let mut set = RequestSet::from_storage(s, std::mem::take(&mut storage));
             for (from, buf) in blocks.iter_mut().enumerate() {
                 let index = world.irecv_into(&mut set, s, buf, from as i32, 60 + batch as i32);
                 t.eq_ok(index, from, "irecv_into: its index, as posted");
@@ -259,7 +259,7 @@ fn started_into_sets(world: &Communicator<'_>, t: &mut Checks) {
     let bytes = [2u8, 0, 1, 200];
     let mut bools = [false; 4];
     scope(|s| {
-        let mut set = RequestSet::new();
+        let mut set = RequestSet::new(s);
         t.eq_ok(
             world.isend_into(&mut set, s, &bytes, rank, 47),
             0,
@@ -282,7 +282,7 @@ fn started_into_sets(world: &Communicator<'_>, t: &mut Checks) {
     let mut flags = [false; 2];
     let mut inbox = [0u16; 2];
     scope(|s| {
-        let mut set = RequestSet::with_capacity(1);
+        let mut set = RequestSet::with_capacity(s, 1);
         t.eq_ok(
             world.irecv_into(&mut set, s, &mut inbox, rank, 48),
             0,
@@ -319,7 +319,7 @@ fn started_into_sets(world: &Communicator<'_>, t: &mut Checks) {
     // Dropping a set with an unmatched receive started into it cancels the receive.
     let mut never = [0u8; 4];
     scope(|s| {
-        let mut set = RequestSet::new();
+        let mut set = RequestSet::new(s);
         t.okay(
             world.irecv_into(&mut set, s, &mut never, ANY_SOURCE, 997),
             "unmatched",
@@ -356,7 +356,7 @@ fn lent_storage(world: &Communicator<'_>, t: &mut Checks) {
         let out = [rank as u32, batch];
         let tag = 70 + batch as i32;
         let done = scope(|s| {
-            let mut set = RequestSet::with_storage(&mut storage);
+            let mut set = RequestSet::with_storage(s, &mut storage);
             for (from, buf) in blocks.iter_mut().enumerate() {
                 world.irecv_into(&mut set, s, buf, from as i32, tag)?;
             }
@@ -397,7 +397,7 @@ fn lent_storage(world: &Communicator<'_>, t: &mut Checks) {
     let capacity = storage.capacity();
     let mut cells = vec![[0u8]; 2 * capacity];
     scope(|s| {
-        let mut set = RequestSet::with_storage(&mut storage);
+        let mut set = RequestSet::with_storage(s, &mut storage);
         // More receives and sends than the capacity: the set grows, and is leaked later.
         for (k, cell) in cells.iter_mut().enumerate() {
             t.okay(world.irecv_into(&mut set, s, cell, rank, 90), "irecv_into");
@@ -418,7 +418,7 @@ fn lent_storage(world: &Communicator<'_>, t: &mut Checks) {
     let grown = storage.capacity();
     let mut got = [0u8; 3];
     scope(|s| {
-        let mut set = RequestSet::with_storage(&mut storage);
+        let mut set = RequestSet::with_storage(s, &mut storage);
         t.okay(
             world.irecv_into(&mut set, s, &mut got, rank, 91),
             "irecv_into after a leak",
@@ -433,7 +433,7 @@ fn lent_storage(world: &Communicator<'_>, t: &mut Checks) {
 
     // `into_storage` hands over the lent memory and leaves the storage empty.
     let taken = scope(|s| {
-        let mut set = RequestSet::with_storage(&mut storage);
+        let mut set = RequestSet::with_storage(s, &mut storage);
         t.okay(
             world.isend_into(&mut set, s, &[7u8], rank, 92),
             "isend_into",
@@ -452,7 +452,7 @@ fn lent_storage(world: &Communicator<'_>, t: &mut Checks) {
     // Dropped with an unmatched receive: cancelled, and the storage stays usable.
     let mut never = [0u8; 4];
     scope(|s| {
-        let mut set = RequestSet::with_storage(&mut storage);
+        let mut set = RequestSet::with_storage(s, &mut storage);
         t.okay(
             world.irecv_into(&mut set, s, &mut never, ANY_SOURCE, 996),
             "unmatched into lent storage",
@@ -544,7 +544,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     let out: Vec<u32> = (0..MANY as u32).map(|i| i ^ rank as u32).collect();
     let mut inbox = vec![u32::MAX; MANY];
     scope(|s| {
-        let mut set = RequestSet::with_capacity(2 * MANY);
+        let mut set = RequestSet::with_capacity(s, 2 * MANY);
         for (i, slot) in inbox.chunks_mut(1).enumerate() {
             set.push(t.okay(
                 world.irecv(s, slot, prev, (i % 30_000) as i32),
@@ -574,7 +574,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
             allocations_when_warm = crate::allocations();
         }
         storage = scope(|s| {
-            let mut set = ferrompi::RequestSet::from_storage(std::mem::take(&mut storage));
+            let mut set = ferrompi::RequestSet::from_storage(s, std::mem::take(&mut storage));
             for (from, buf) in blocks.iter_mut().enumerate() {
                 set.push(t.okay(world.irecv(s, buf, from as i32, 400 + batch), "irecv"));
             }
@@ -604,8 +604,8 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     let mut slots = [[0u8; 4]; 6];
     let sends: Vec<[u8; 4]> = (0..6u8).map(|i| [i, rank as u8, 0, 1]).collect();
     scope(|s| {
-        let mut recvs = RequestSet::new();
-        let mut others = RequestSet::new();
+        let mut recvs = RequestSet::new(s);
+        let mut others = RequestSet::new(s);
         for (i, slot) in slots.iter_mut().enumerate() {
             recvs.push(t.okay(
                 world.irecv(s, std::slice::from_mut(slot), prev, 30 + i as i32),
@@ -684,12 +684,12 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     let mut matched = [[0u8; 2]; 6];
     let outgoing: Vec<[u8; 2]> = (0..6u8).map(|i| [i, rank as u8]).collect();
     scope(|s| {
-        let mut inbox = RequestSet::new();
+        let mut inbox = RequestSet::new(s);
         for (i, slot) in matched.iter_mut().enumerate() {
             let tag = 980 + i as i32;
             inbox.push(t.okay(world.irecv(s, slot, rank, tag), "irecv from self"));
         }
-        let mut set = RequestSet::new();
+        let mut set = RequestSet::new(s);
         let mut done = t.okay(
             world.irecv(s, &mut early, rank, 990),
             "irecv, finished early",

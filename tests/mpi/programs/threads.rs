@@ -40,7 +40,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
             threads
                 .spawn(|| {
                     ferrompi::scope(|s| {
-                        let mut set = RequestSet::new();
+                        let mut set = RequestSet::new(s);
                         let sent = comm.isend(s, &out, rank, 0).map(|r| set.push(r));
                         let received = comm.irecv(s, &mut into, rank, 0).map(|r| set.push(r));
                         (sent, received)
@@ -100,7 +100,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
                     let mut scoped = [0i64];
                     let result = result.and_then(|_| {
                         ferrompi::scope(|s| {
-                            let mut set = RequestSet::new();
+                            let mut set = RequestSet::new(s);
                             set.push(comm.irecv(s, &mut scoped, prev, THREADS + thread)?);
                             set.push(comm.isend(s, &out, next, THREADS + thread)?);
                             set.wait_all()

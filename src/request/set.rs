@@ -190,7 +190,7 @@ impl<'scope> RequestSet<'scope> {
     /// # let mpi = ferrompi::Mpi::init()?;
     /// # let world = mpi.world();
     /// ferrompi::scope(|s| {
-    ///     let mut set = ferrompi::RequestSet::with_capacity(s, 2); // no allocation up to 2 requests
+    ///     let mut set = ferrompi::RequestSet::with_capacity(s, 2); // no allocation up to 2
     ///     set.push(world.ibarrier(s)?);
     ///     set.wait_all()
     /// })?;
@@ -1013,8 +1013,8 @@ fn still_pending(raw: &[ffi::MPI_Request]) -> usize {
 }
 
 /// Completes the requests `raw` for a destructor: cancels the pending receives (at `receives`),
-/// then waits for all. Errors cannot be reported from a destructor; a request whose completion failed keeps
-/// its handle, and the caller counts it as still pending.
+/// then waits for all. Errors cannot be reported from a destructor; a request whose completion
+/// failed keeps its handle, and the caller counts it as still pending.
 #[cold]
 #[inline(never)]
 fn complete_pending(raw: &mut [ffi::MPI_Request], receives: &[usize], pass: Option<Pass>) {

@@ -452,3 +452,8 @@ mod tests {
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The performance log's examples, compiled as doctests too.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/performance-log.md")]
+pub struct PerformanceLogDoctests;

@@ -10,6 +10,10 @@
 #                              0, 8 and 65536 bytes): a shorter run where time is short
 #   IMPLS="openmpi"            only these of the pack's implementations
 #   QUICK=1                    each benchmark once (criterion --test)
+#   CPUS="2,3,4,5"             bind rank i to the i-th of these CPUs, so that two packs can run
+#                              side by side on a machine with the cores (one implementation each,
+#                              on CPUs of different physical cores); the report's machine line
+#                              says so
 set -euo pipefail
 pack="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$pack/tools/launch.sh"
@@ -50,10 +54,17 @@ for impl in ${IMPLS:-$(cat "$pack/impls")}; do
       ;;
     *) echo "unknown implementation '$impl' in $pack/impls" >&2; exit 1 ;;
   esac
+  if [[ -n ${CPUS:-} ]]; then
+    case $impl in
+      openmpi) MPIEXEC+=" --cpu-list $CPUS --bind-to cpu-list:ordered" ;;
+      openmpi5) MPIEXEC+=" --map-by pe-list=$CPUS:ordered --bind-to core" ;;
+      *) MPIEXEC+=" -bind-to user:$CPUS" ;;
+    esac
+  fi
   # "mpirun (Open MPI) 5.0.11", "mpirun.openmpi (OpenRTE) 4.1.4", Hydra's "Version: 5.0.2".
   version=$(${MPIEXEC%% *} --version 2>&1 | grep -m 1 -E 'Open MPI|OpenRTE|Version:' \
     | sed 's/^.*[ :] *\([0-9][0-9.a-z]*\)$/\1/' || true)
-  line="$impl: ${version:-unknown version} ($(basename "${MPIEXEC%% *}"))"
+  line="$impl: ${version:-unknown version} ($(basename "${MPIEXEC%% *}")${CPUS:+, ranks bound to CPUs $CPUS})"
   grep -qxF "$line" "$out/machine.txt" || echo "$line" >> "$out/machine.txt"
   for ranks in "${ranks_list[@]}"; do
     rm -f "$out/$impl-n$ranks".*

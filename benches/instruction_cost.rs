@@ -27,7 +27,11 @@
 //! - `iallreduce`, `iallreduce-ffi`: `iallreduce` of one `f64` in a scope and its `wait`;
 //! - `alltoall`, `alltoall-ffi`: a blocking alltoall of one `f64` per pair;
 //! - `allgatherv`, `allgatherv-ffi`: a blocking allgatherv of one `f64` per rank;
-//! - `sendrecv`, `sendrecv-ffi`: 8 bytes to and from this process, with its status.
+//! - `sendrecv`, `sendrecv-ffi`: 8 bytes to and from this process, with its status;
+//! - `send-recv`, `send-recv-ffi`: a blocking `send` of 8 bytes to this process and a blocking
+//!   `recv` of 8 bytes from it, the ping-pong's two calls, each met by a nonblocking call made
+//!   through `ffi` on both paths; the receive's status is dropped (the `ffi` twin ignores it,
+//!   as the C reference does).
 //!
 //! With `--test` (as `cargo bench` passes it) it runs every path a few times and checks the
 //! results, so the suite knows it works.
@@ -77,7 +81,7 @@ fn main() {
     );
 }
 
-const PATHS: [&str; 30] = [
+const PATHS: [&str; 32] = [
     "exchange",
     "exchange-ffi",
     "exchange-into",
@@ -108,6 +112,8 @@ const PATHS: [&str; 30] = [
     "allgatherv-ffi",
     "sendrecv",
     "sendrecv-ffi",
+    "send-recv",
+    "send-recv-ffi",
 ];
 
 fn run(mpi: &Mpi, path: &str, iterations: usize) {
@@ -129,7 +135,82 @@ fn run(mpi: &Mpi, path: &str, iterations: usize) {
         "fetch-and-op" | "fetch-and-op-ffi" | "fetch-and-op-target" | "fetch-and-op-target-ffi" => {
             counter(&world, path, iterations)
         }
+        "send-recv" => send_recv(
+            &world,
+            iterations,
+            |world, out, me| world.send(out, me, 1).expect("send"),
+            |world, into, me| {
+                world.recv(into, me, 2).expect("recv");
+            },
+        ),
+        "send-recv-ffi" => send_recv(
+            &world,
+            iterations,
+            |world, out, me| {
+                let double = f64::datatype().as_raw();
+                // SAFETY: `out` holds the one `f64` the call names, borrowed for it.
+                unsafe { ffi::MPI_Send(out.as_ptr().cast(), 1, double, me, 1, world.as_raw()) };
+            },
+            |world, into, me| {
+                let (double, status) = (f64::datatype().as_raw(), ffi::MPI_STATUS_IGNORE);
+                // SAFETY: as above; the status is ignored, as in the C reference.
+                unsafe {
+                    ffi::MPI_Recv(
+                        into.as_mut_ptr().cast(),
+                        1,
+                        double,
+                        me,
+                        2,
+                        world.as_raw(),
+                        status,
+                    )
+                };
+            },
+        ),
         _ => blocking(&world, path, iterations),
+    }
+}
+
+/// `iterations` of a blocking send (`send`) and a blocking receive (`recv`) of one `f64` on
+/// one process, each met by a nonblocking call made through `ffi` on both paths (the same
+/// instructions, so they cancel in the difference): MPICH's blocking send to oneself does not
+/// return before its receive is posted. Each path is its own function, so that the two are
+/// compiled alike.
+#[inline(never)]
+fn send_recv<'a>(
+    world: &ferrompi::Communicator<'a>,
+    iterations: usize,
+    send: impl Fn(&ferrompi::Communicator<'a>, &[f64], i32),
+    recv: impl Fn(&ferrompi::Communicator<'a>, &mut [f64], i32),
+) {
+    let (me, comm, double) = (world.rank(), world.as_raw(), f64::datatype().as_raw());
+    let (out, mut landed) = ([1.5f64], [0.0f64]);
+    for _ in 0..iterations {
+        let mut request = ffi::MPI_REQUEST_NULL;
+        // SAFETY: `landed` outlives the request, which the wait completes before it is read.
+        unsafe {
+            ffi::MPI_Irecv(
+                landed.as_mut_ptr().cast(),
+                1,
+                double,
+                me,
+                1,
+                comm,
+                &mut request,
+            );
+        }
+        send(world, &out, me);
+        // SAFETY: the request above, completed here.
+        unsafe { ffi::MPI_Wait(&mut request, ffi::MPI_STATUS_IGNORE) };
+        assert_eq!(landed, out, "send: what arrived");
+        landed = [0.0];
+        // SAFETY: `out` outlives the request, which the wait completes.
+        unsafe { ffi::MPI_Isend(out.as_ptr().cast(), 1, double, me, 2, comm, &mut request) };
+        recv(world, &mut landed, me);
+        // SAFETY: the request above, completed here.
+        unsafe { ffi::MPI_Wait(&mut request, ffi::MPI_STATUS_IGNORE) };
+        assert_eq!(landed, out, "recv: what arrived");
+        landed = [0.0];
     }
 }
 

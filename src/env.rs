@@ -108,6 +108,13 @@ pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate> {
     gate::enter(operation).map_err(Error::from)
 }
 
+/// Makes `call` behind the thread gate ([`gate::gated`]), turning a refusal into its
+/// [`Error`]: [`enter`] for a single call, with no lock flag to test after it on the fast path.
+#[inline(always)]
+pub(crate) fn gated<R>(operation: &'static str, call: impl FnOnce() -> R) -> Result<R> {
+    gate::gated(operation, call).map_err(Error::from)
+}
+
 /// [`enter`], without the gate's test for a caller holding a [`Pass`](gate::Pass) made on
 /// this thread (see there for when holding one is sound).
 #[inline(always)]

@@ -86,10 +86,10 @@ const LEVEL_NONE: u8 = u8::MAX;
 
 static STATE: AtomicU8 = AtomicU8::new(STATE_UNINIT);
 static PROVIDED: AtomicU8 = AtomicU8::new(LEVEL_NONE);
-/// The gate's fast path as one table: bit `t` is set when a thread whose [`THREAD`] bits are
-/// `t` may call MPI at the provided level without further checks. Written with [`PROVIDED`]
-/// (see [`set_provided`]); zero when MPI is not active and at `Serialized` (always the slow
-/// path).
+/// The gate's fast path as one table: bit `f` is set when a thread whose flags are `f` (whose
+/// [`THREAD`] bit is `1 << f`) may call MPI at the provided level without further checks.
+/// Written with [`PROVIDED`] (see [`set_provided`]); zero when MPI is not active and at
+/// `Serialized` (always the slow path).
 static OPEN_FOR: AtomicU8 = AtomicU8::new(0);
 /// Serializes MPI calls when MPI provided `MPI_THREAD_SERIALIZED`: whether a thread holds the
 /// lock (see [`lock_serial`]). Uncontended, taking and releasing it are one atomic operation
@@ -114,11 +114,25 @@ const IN_CALLBACK: u8 = 2;
 const HOLDS_SERIAL: u8 = 4;
 
 thread_local! {
-    static THREAD: Cell<u8> = const { Cell::new(0) };
+    /// The calling thread's flags `f` ([`INIT_THREAD`], [`IN_CALLBACK`], [`HOLDS_SERIAL`]) as
+    /// the one bit `1 << f`: the bit [`OPEN_FOR`] has for a thread in that state, so that the
+    /// gate's fast path is one AND of the two (see [`flags`] for the flags themselves).
+    static THREAD: Cell<u8> = const { Cell::new(1) };
+}
+
+/// The calling thread's flags, from [`THREAD`]'s one bit.
+fn flags() -> u8 {
+    flags_of(THREAD.with(Cell::get))
+}
+
+/// The flags a [`THREAD`] bit stands for.
+fn flags_of(bit: u8) -> u8 {
+    bit.trailing_zeros() as u8
 }
 
 fn set_thread_flag(flag: u8, on: bool) {
-    THREAD.with(|t| t.set(if on { t.get() | flag } else { t.get() & !flag }));
+    let flags = if on { flags() | flag } else { flags() & !flag };
+    THREAD.with(|t| t.set(1 << flags));
 }
 
 /// Permission to make an MPI call from this thread, held for the call's duration.
@@ -206,17 +220,31 @@ fn release_serial() {
 /// passes without taking it again.
 #[inline(always)]
 pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate, Refusal> {
-    let thread = THREAD.with(Cell::get);
-    if open_to(thread) {
+    let bit = THREAD.with(Cell::get);
+    if open_to(bit) {
         return Ok(ThreadGate::OPEN);
     }
-    enter_slow(operation, PROVIDED.load(Ordering::Relaxed), thread)
+    enter_slow(operation, PROVIDED.load(Ordering::Relaxed), flags_of(bit))
 }
 
-/// The fast path, a load and one test: whether [`OPEN_FOR`] opens to a thread with these bits.
+/// Makes `call` behind the thread gate, under [`enter`]'s rules, and returns what it returned.
+/// The fast path holds no [`ThreadGate`], so no test of its lock flag follows the call; the
+/// slow path makes its own copy of the call while it holds one.
 #[inline(always)]
-fn open_to(thread: u8) -> bool {
-    (OPEN_FOR.load(Ordering::Relaxed) >> thread) & 1 != 0
+pub(crate) fn gated<R>(operation: &'static str, call: impl FnOnce() -> R) -> Result<R, Refusal> {
+    let bit = THREAD.with(Cell::get);
+    if open_to(bit) {
+        return Ok(call());
+    }
+    let _gate = enter_slow(operation, PROVIDED.load(Ordering::Relaxed), flags_of(bit))?;
+    Ok(call())
+}
+
+/// The fast path, two loads and one test: whether [`OPEN_FOR`] opens to a thread with this
+/// [`THREAD`] bit.
+#[inline(always)]
+fn open_to(bit: u8) -> bool {
+    OPEN_FOR.load(Ordering::Relaxed) & bit != 0
 }
 
 /// Proof that the thread holding it passed the gate's fast path when it was made: MPI was
@@ -316,7 +344,7 @@ fn not_active() -> Refusal {
 /// forbids MPI calls from a reduction function (MPI-4.0 §6.9.5) and at `Serialized` the caller
 /// of the collective already holds the lock. Nests.
 pub(crate) fn in_callback() -> CallbackGuard {
-    let was = THREAD.with(Cell::get) & IN_CALLBACK != 0;
+    let was = flags() & IN_CALLBACK != 0;
     set_thread_flag(IN_CALLBACK, true);
     CallbackGuard { was }
 }
@@ -503,6 +531,26 @@ mod tests {
         }
     }
 
+    /// [`THREAD`] keeps a thread's flags as the one bit `1 << flags` (the bit of [`OPEN_FOR`]
+    /// the fast path tests), and [`flags`] reads them back.
+    #[test]
+    fn thread_bit_keeps_the_flags() {
+        std::thread::spawn(|| {
+            assert_eq!((flags(), THREAD.with(Cell::get)), (0, 1), "a new thread");
+            set_thread_flag(INIT_THREAD, true);
+            set_thread_flag(IN_CALLBACK, true);
+            let both = INIT_THREAD | IN_CALLBACK;
+            assert_eq!((flags(), THREAD.with(Cell::get)), (both, 1 << both));
+            set_thread_flag(IN_CALLBACK, false);
+            assert_eq!(
+                (flags(), THREAD.with(Cell::get)),
+                (INIT_THREAD, 1 << INIT_THREAD)
+            );
+        })
+        .join()
+        .expect("the flags' thread");
+    }
+
     /// Keeps the tests of the one process-wide `Serialized` lock from running at once.
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -518,12 +566,12 @@ mod tests {
                 s.spawn(|| {
                     for _ in 0..20_000 {
                         lock_serial();
-                        assert!(THREAD.with(Cell::get) & HOLDS_SERIAL != 0, "marked");
+                        assert!(flags() & HOLDS_SERIAL != 0, "marked");
                         assert!(!inside.swap(true, Ordering::SeqCst), "two holders at once");
                         std::hint::spin_loop();
                         inside.store(false, Ordering::SeqCst);
                         release_serial();
-                        assert!(THREAD.with(Cell::get) & HOLDS_SERIAL == 0, "unmarked");
+                        assert!(flags() & HOLDS_SERIAL == 0, "unmarked");
                     }
                 });
             }

@@ -9,6 +9,7 @@
 #
 #   tools/instruction-cost.sh                 # Debian's Open MPI and MPICH
 #   tools/instruction-cost.sh mpich           # one of them
+#   ONLY="send-recv allreduce" tools/instruction-cost.sh   # only these paths
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$ROOT"
@@ -71,11 +72,13 @@ for impl in "${impls[@]}"; do
     "alltoall|alltoall 8 B per pair (blocking)|1"
     "allgatherv|allgatherv 8 B per rank (blocking)|1"
     "sendrecv|sendrecv 8 B (with its status)|1"
+    "send-recv|send + recv 8 B, per call (blocking; C ignores the status)|2"
   )
   {
     echo "$impl: instructions in the program's own code per operation (ferrompi path, ffi path, ferrompi's own)"
     for row in "${rows[@]}"; do
       IFS='|' read -r path what ops <<< "$row"
+      [[ -z ${ONLY:-} || " $ONLY " == *" $path "* ]] || continue
       per_op=()
       for variant in "$path" "$path-ffi"; do
         counts=()

@@ -11,7 +11,7 @@ pub use crate::status::Status;
 use super::Communicator;
 use super::call::SendMode;
 use crate::datatype::{Equivalence, count_of, int_count, recv_ptr, repair, send_ptr};
-use crate::env::{enter, tag_ub};
+use crate::env::{enter, gated, tag_ub};
 use crate::error::{Error, Result, check};
 use crate::ffi;
 use std::ffi::c_int;
@@ -304,10 +304,9 @@ impl Communicator<'_> {
             }
             other => other?,
         };
-        let _gate = enter(operation)?;
         // SAFETY: `buf` holds `args.count` elements of `T::datatype()` (Equivalence contract)
         // that MPI only reads, and stays borrowed until the blocking call returns.
-        let rc = unsafe {
+        let rc = gated(operation, || unsafe {
             mode.call(
                 send_ptr(buf),
                 args.count,
@@ -316,7 +315,7 @@ impl Communicator<'_> {
                 args.tag,
                 self.raw,
             )
-        };
+        })?;
         check(rc, operation)
     }
 
@@ -511,12 +510,11 @@ impl Communicator<'_> {
             other => other?,
         };
         let mut status = Status::empty();
-        let rc = {
-            let _gate = enter(OP)?;
-            // SAFETY: `buf` has room for `args.count` elements of `T::datatype()` and is
-            // exclusively borrowed until the blocking call returns.
-            unsafe { self.raw_recv(recv_ptr(buf), T::datatype().as_raw(), args, &mut status) }
-        };
+        // SAFETY: `buf` has room for `args.count` elements of `T::datatype()` and is
+        // exclusively borrowed until the blocking call returns.
+        let rc = gated(OP, || unsafe {
+            self.raw_recv(recv_ptr(buf), T::datatype().as_raw(), args, &mut status)
+        })?;
         repair(buf);
         check(rc, OP)?;
         Ok(status)

@@ -6,6 +6,8 @@
 #
 #   tools/bench-pack.sh DIR [IMPL...]   # here; IMPLs as mpi_env's (default: openmpi mpich5)
 #   DIR/tools/bench-run.sh OUT          # there; RANKS="2 4 8 16" as tools/bench.sh's
+#   DIR/tools/bench-side-by-side.sh OUT # there, with cores to spare: the implementations at
+#                                       # once, each rank on a core of its own
 #   FERROMPI_BENCH_DIR=OUT cargo run --release -p ferrompi-bench-report   # here
 #
 # `openmpi` and `mpich` (Debian's) run against that machine's own Open MPI 4.x or MPICH
@@ -21,7 +23,7 @@ impls=("$@")
 ((${#impls[@]})) || impls=(openmpi mpich5)
 rm -rf "$dir"
 mkdir -p "$dir/bin" "$dir/tools"
-cp tools/bench-run.sh tools/launch.sh "$dir/tools/"
+cp tools/bench-run.sh tools/bench-side-by-side.sh tools/launch.sh "$dir/tools/"
 for impl in "${impls[@]}"; do
   mpi_env "$impl"
   exe=$(cargo bench --locked --bench comparison --no-run --message-format=json 2>/dev/null \

@@ -425,7 +425,7 @@ impl Communicator<'_> {
     /// As [`Communicator::send`]; [`Error::InvalidArgument`] when no buffer is attached (checked
     /// by ferrompi, since Open MPI 4.1 would send anyway); [`Error::Mpi`] with class `Buffer`
     /// when the attached buffer is too small.
-    #[inline]
+    #[inline(always)]
     pub fn bsend<T: Equivalence>(
         &self,
         buf: &[T],
@@ -496,7 +496,7 @@ impl Communicator<'_> {
     /// communication; [`Error::Mpi`] with [`ErrorClass::Truncate`](crate::ErrorClass::Truncate)
     /// if the message is longer than `buf` (the message is consumed; `buf` may hold part of it);
     /// [`Error::WrongThread`].
-    #[inline]
+    #[inline(always)]
     pub fn recv<T: Equivalence>(
         &self,
         buf: &mut [T],
@@ -569,7 +569,7 @@ impl Communicator<'_> {
     ///
     /// # Errors
     /// As [`Communicator::send`] and [`Communicator::recv`], checked before any communication.
-    #[inline]
+    #[inline(always)]
     pub fn sendrecv<S: Equivalence, R: Equivalence>(
         &self,
         send: &[S],
@@ -581,51 +581,45 @@ impl Communicator<'_> {
     ) -> Result<Status> {
         const OP: &str = "sendrecv";
         let (dest, source, recv_tag) = (dest.into(), source.into(), recv_tag.into());
-        // Both checks pass on the hot path, which then only compares and branches; any error
-        // (or a count over `int`) is sorted out of line.
-        let checked = || {
-            let out = self.send_args::<S>(send.len(), dest, send_tag, OP).ok()?;
-            Some((
-                out,
-                self.recv_args::<R>(recv.len(), source, recv_tag, OP).ok()?,
-            ))
-        };
-        let Some((out, inc)) = checked() else {
-            return self.sendrecv_big(send, dest, send_tag, recv, source, recv_tag);
+        // Both checks pass on the hot path, which then only compares and branches; anything
+        // else (an error, `PROC_NULL`, a tag over the least `MPI_TAG_UB`, a count over `int`)
+        // is sorted out of line.
+        let (Some(out), Some(inc)) = (
+            self.send_args_fast::<S>(send.len(), dest, send_tag),
+            self.recv_args_fast::<R>(recv.len(), source, recv_tag),
+        ) else {
+            return self.sendrecv_slow(send, dest, send_tag, recv, source, recv_tag);
         };
         let mut status = Status::empty();
-        let rc = {
-            let _gate = enter(OP)?;
-            // SAFETY: `send` holds `out.count` elements that MPI only reads; `recv` has room for
-            // `inc.count` elements and is exclusively borrowed; they cannot overlap (shared vs
-            // exclusive borrow). Both stay borrowed until the blocking call returns.
-            unsafe {
-                ffi::MPI_Sendrecv(
-                    send_ptr(send),
-                    out.count,
-                    S::datatype().as_raw(),
-                    out.dest,
-                    out.tag,
-                    recv_ptr(recv),
-                    inc.count,
-                    R::datatype().as_raw(),
-                    inc.source,
-                    inc.tag,
-                    self.raw,
-                    status.as_raw_mut(),
-                )
-            }
-        };
+        // SAFETY: `send` holds `out.count` elements that MPI only reads; `recv` has room for
+        // `inc.count` elements and is exclusively borrowed; they cannot overlap (shared vs
+        // exclusive borrow). Both stay borrowed until the blocking call returns.
+        let rc = gated(OP, || unsafe {
+            ffi::MPI_Sendrecv(
+                send_ptr(send),
+                out.count,
+                S::datatype().as_raw(),
+                out.dest,
+                out.tag,
+                recv_ptr(recv),
+                inc.count,
+                R::datatype().as_raw(),
+                inc.source,
+                inc.tag,
+                self.raw,
+                status.as_raw_mut(),
+            )
+        })?;
         repair(recv);
         check(rc, OP)?;
         Ok(status)
     }
 
-    /// [`Communicator::sendrecv`] where an argument check failed: the first error (the
-    /// send's before the receive's), or, where only a buffer of more than `i32::MAX` elements
-    /// failed, the large-count path.
+    /// [`Communicator::sendrecv`] where a fast check did not pass: the first error (the
+    /// send's before the receive's), or any valid call (`PROC_NULL`, a tag over the least
+    /// `MPI_TAG_UB`, a buffer of more than `i32::MAX` elements) through the large-count path.
     #[cold]
-    fn sendrecv_big<S: Equivalence, R: Equivalence>(
+    fn sendrecv_slow<S: Equivalence, R: Equivalence>(
         &self,
         send: &[S],
         dest: Destination,
@@ -694,7 +688,7 @@ impl Communicator<'_> {
     ///
     /// # Errors
     /// As [`Communicator::sendrecv`].
-    #[inline]
+    #[inline(always)]
     pub fn sendrecv_replace<T: Equivalence>(
         &self,
         buf: &mut [T],

@@ -57,6 +57,7 @@ impl<'env> Communicator<'env> {
     /// [`Error::InvalidRank`](crate::Error::InvalidRank),
     /// [`Error::InvalidTag`](crate::Error::InvalidTag); [`Error::WrongThread`](crate::Error::WrongThread);
     /// [`Error::Mpi`](crate::Error::Mpi).
+    #[inline(always)]
     pub fn probe(&self, source: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Status> {
         const OP: &str = "probe";
         let args = self.recv_args::<u8>(0, source, tag, OP)?;
@@ -90,6 +91,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::probe`].
+    #[inline(always)]
     pub fn iprobe(
         &self,
         source: impl Into<Source>,

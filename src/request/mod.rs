@@ -431,7 +431,7 @@ impl<'scope> Request<'scope> {
     /// # Errors
     /// [`Error::Mpi`] (e.g. [`ErrorClass::Truncate`](crate::ErrorClass::Truncate) for a receive
     /// buffer too small); [`Error::WrongThread`].
-    #[inline]
+    #[inline(always)]
     pub fn wait(mut self) -> Result<Status> {
         if let Some(status) = self.done {
             return Ok(status);

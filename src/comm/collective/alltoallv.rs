@@ -38,6 +38,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::alltoallv`].
+    #[inline(always)]
     pub fn alltoallv_in_place<T: Equivalence>(
         &self,
         buf: &mut [T],
@@ -64,6 +65,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::reduce_scatter`].
+    #[inline(always)]
     pub fn reduce_scatter_in_place<T: Equivalence, O: Op<T>>(
         &self,
         buf: &mut [T],
@@ -97,6 +99,7 @@ impl<'env> Communicator<'env> {
     /// without MPI-4's `_c` calls ([`LARGE_COUNT_CALLS`](crate::LARGE_COUNT_CALLS); use
     /// [`alltoallw`](Communicator::alltoallw) there); [`Error::WrongThread`]; [`Error::Mpi`]
     /// (e.g. class `Truncate` when a peer sends more than a block holds).
+    #[inline(always)]
     pub fn alltoallv<T: Equivalence>(
         &self,
         send: &[T],

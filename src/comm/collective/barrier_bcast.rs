@@ -125,7 +125,7 @@ impl<'env> Communicator<'env> {
     /// [`Error::InvalidRank`] for a bad root and [`Error::CountOverflow`], before any
     /// communication; [`Error::WrongThread`]; [`Error::Mpi`] (e.g. class `Truncate` when the
     /// root sends more than a receiver's buffer holds).
-    #[inline]
+    #[inline(always)]
     pub fn bcast<T: Equivalence>(&self, buf: &mut [T], root: i32) -> Result<()> {
         const OP: &str = "bcast";
         self.check_rank(root, "root", OP)?;

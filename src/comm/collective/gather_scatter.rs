@@ -200,6 +200,7 @@ impl<'env> Communicator<'env> {
     /// # Errors
     /// [`Error::InvalidArgument`] if the root's `buf` does not divide among the ranks; as
     /// [`Communicator::gather`].
+    #[inline(always)]
     pub fn gather_in_place<T: Equivalence>(&self, buf: &mut [T], root: i32) -> Result<()> {
         self.gather_in_place_on(Issue::Blocking, buf, root)
             .map(drop)
@@ -265,6 +266,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::gather_in_place`].
+    #[inline(always)]
     pub fn scatter_in_place<T: Equivalence>(&self, buf: &mut [T], root: i32) -> Result<()> {
         self.scatter_in_place_on(Issue::Blocking, buf, root)
             .map(drop)
@@ -330,6 +332,7 @@ impl<'env> Communicator<'env> {
     /// # Errors
     /// [`Error::InvalidArgument`] if `buf` does not divide among the ranks; as
     /// [`Communicator::allgather`].
+    #[inline(always)]
     pub fn allgather_in_place<T: Equivalence>(&self, buf: &mut [T]) -> Result<()> {
         self.move_all_in_place(MoveFn::Allgather, buf)
     }
@@ -392,6 +395,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::alltoall`].
+    #[inline(always)]
     pub fn alltoall_in_place<T: Equivalence>(&self, buf: &mut [T]) -> Result<()> {
         self.move_all_in_place(MoveFn::Alltoall, buf)
     }

@@ -115,6 +115,7 @@ impl<'env> Communicator<'env> {
     }
 
     /// `reduce` in place: at the root `buf` is input and result, elsewhere only input.
+    #[inline(always)]
     pub(in crate::comm) fn reduce_in_place_on<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         how: Issue<'s, '_>,
@@ -180,6 +181,7 @@ impl<'env> Communicator<'env> {
     }
 
     /// `gather` in place: at the root `buf` is the whole result, elsewhere what is sent.
+    #[inline(always)]
     pub(in crate::comm) fn gather_in_place_on<'s, T: Equivalence>(
         &'s self,
         how: Issue<'s, '_>,
@@ -206,6 +208,7 @@ impl<'env> Communicator<'env> {
     }
 
     /// `scatter` in place: at the root `buf` is the whole input, elsewhere it receives.
+    #[inline(always)]
     pub(in crate::comm) fn scatter_in_place_on<'s, T: Equivalence>(
         &'s self,
         how: Issue<'s, '_>,
@@ -222,12 +225,18 @@ impl<'env> Communicator<'env> {
         let signature = || Ok(move_signature(f, 0, sn, root));
         // SAFETY: `buf` holds `size` blocks of `sn` elements, borrowed for the call (or for 's);
         // MPI only reads it.
-        self.issue::<T>(how, operation, &mut [], signature, |r| unsafe {
-            self.raw_move(f, s, sn, ffi::MPI_IN_PLACE, 0, dt, root, r)
-        })
+        self.issue::<T>(
+            how,
+            operation,
+            &mut [],
+            signature,
+            #[inline(always)]
+            |r| unsafe { self.raw_move(f, s, sn, ffi::MPI_IN_PLACE, 0, dt, root, r) },
+        )
     }
 
     /// `allgatherv` in place: this rank's block of `buf` is filled.
+    #[inline(always)]
     pub(in crate::comm) fn allgatherv_in_place_on<'s, T: Equivalence>(
         &'s self,
         how: Issue<'s, '_>,
@@ -271,6 +280,7 @@ impl<'env> Communicator<'env> {
 
     /// `gatherv` in place: at the root `buf` is the whole result (laid out by `blocks`) with
     /// its own block in place; elsewhere it is this rank's block.
+    #[inline(always)]
     pub(in crate::comm) fn gatherv_in_place_on<'s, T: Equivalence>(
         &'s self,
         how: Issue<'s, '_>,
@@ -321,6 +331,7 @@ impl<'env> Communicator<'env> {
 
     /// `scatterv` in place: at the root `buf` is the whole input and its own block stays;
     /// elsewhere `buf` receives this rank's block.
+    #[inline(always)]
     pub(in crate::comm) fn scatterv_in_place_on<'s, T: Equivalence>(
         &'s self,
         how: Issue<'s, '_>,
@@ -358,6 +369,7 @@ impl<'env> Communicator<'env> {
 
     /// `alltoallv` in place: `buf`, laid out by `blocks`, holds block `j` for rank `j` and
     /// receives block `i` from rank `i` in its place.
+    #[inline(always)]
     pub(in crate::comm) fn alltoallv_in_place_on<'s, T: Equivalence>(
         &'s self,
         how: Issue<'s, '_>,
@@ -410,6 +422,7 @@ impl<'env> Communicator<'env> {
 
     /// `reduce_scatter` in place: `buf` holds the whole input, laid out by `blocks`; this
     /// rank's block of the result is left at its start.
+    #[inline(always)]
     pub(in crate::comm) fn reduce_scatter_in_place_on<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         how: Issue<'s, '_>,
@@ -454,6 +467,7 @@ impl<'env> Communicator<'env> {
 
     /// `alltoallw` in place: `buf`, laid out by `blocks`, holds what goes to each rank and
     /// receives what comes from it in the same place.
+    #[inline(always)]
     pub(in crate::comm) fn alltoallw_in_place_on<'s>(
         &'s self,
         how: Issue<'s, '_>,

@@ -76,6 +76,7 @@ impl<'env> Communicator<'env> {
     /// # Errors
     /// [`Error::InvalidRank`], [`Error::BufferSize`], [`Error::CountOverflow`] before any
     /// communication; [`Error::WrongThread`]; [`Error::Mpi`].
+    #[inline(always)]
     pub fn reduce<T: Equivalence, O: Op<T>>(
         &self,
         send: &[T],
@@ -116,6 +117,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::reduce`].
+    #[inline(always)]
     pub fn reduce_in_place<T: Equivalence, O: Op<T>>(
         &self,
         buf: &mut [T],
@@ -411,6 +413,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::allreduce`].
+    #[inline(always)]
     pub fn scan_in_place<T: Equivalence, O: Op<T>>(&self, buf: &mut [T], op: O) -> Result<()> {
         self.reduce_like_in_place(ReduceFn::Scan, buf, op)
     }
@@ -481,6 +484,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::allreduce`].
+    #[inline(always)]
     pub fn exscan_in_place<T: Equivalence, O: Op<T>>(&self, buf: &mut [T], op: O) -> Result<()> {
         self.reduce_like_in_place(ReduceFn::Exscan, buf, op)
     }
@@ -554,6 +558,7 @@ impl<'env> Communicator<'env> {
     /// # Errors
     /// [`Error::InvalidArgument`] if `buf` does not divide among the ranks; as
     /// [`Communicator::allreduce`].
+    #[inline(always)]
     pub fn reduce_scatter_block_in_place<T: Equivalence, O: Op<T>>(
         &self,
         buf: &mut [T],
@@ -639,6 +644,7 @@ impl<'env> Communicator<'env> {
         )
     }
 
+    #[inline(always)]
     pub(in crate::comm) fn reduce_scatter_args<T: Equivalence>(
         &self,
         send_len: usize,

@@ -151,6 +151,7 @@ impl<'env> Communicator<'env> {
     /// # Errors
     /// [`Error::InvalidArgument`] (partition size), [`Error::BufferSize`], [`Error::InvalidRank`]
     /// before any communication; [`Error::WrongThread`]; [`Error::Mpi`].
+    #[inline(always)]
     pub fn gatherv<T: Equivalence>(
         &self,
         send: &[T],
@@ -217,6 +218,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::gatherv`].
+    #[inline(always)]
     pub fn scatterv<T: Equivalence>(
         &self,
         send: &[T],
@@ -281,7 +283,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::gatherv`].
-    #[inline]
+    #[inline(always)]
     pub fn allgatherv<T: Equivalence>(
         &self,
         send: &[T],
@@ -341,6 +343,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::gatherv`].
+    #[inline(always)]
     pub fn allgatherv_in_place<T: Equivalence>(
         &self,
         buf: &mut [T],
@@ -370,6 +373,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::gatherv`].
+    #[inline(always)]
     pub fn gatherv_in_place<T: Equivalence>(
         &self,
         buf: &mut [T],
@@ -399,6 +403,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::scatterv`].
+    #[inline(always)]
     pub fn scatterv_in_place<T: Equivalence>(
         &self,
         buf: &mut [T],

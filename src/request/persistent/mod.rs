@@ -186,7 +186,7 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
     ///
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
-    #[inline]
+    #[inline(always)]
     pub fn start(&mut self) -> Result<Active<'_, 'comm, B>> {
         self.complete_leaked()?;
         let _gate = enter("start")?;
@@ -615,7 +615,7 @@ impl<B: Buffers> Active<'_, '_, B> {
     ///
     /// # Errors
     /// [`Error::Mpi`]; [`Error::WrongThread`].
-    #[inline]
+    #[inline(always)]
     pub fn wait(self) -> Result<Status> {
         self.request.complete(Some("wait"))
     }

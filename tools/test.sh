@@ -2,7 +2,8 @@
 # The full test suite: installs what is missing, then for Debian's Open MPI 4.1 and MPICH 4.0 in
 # turn builds the crate, runs clippy, the unit and doc tests, the multi-rank harness (1, 2, 3
 # and 4 ranks, plus singleton runs), every example under the launcher, each benchmark once under
-# the launcher, the flagship solver's tests (examples/sddp: the same cuts and bounds at 1-4 ranks,
+# the launcher, tools/inlining.sh (every operation inlined where a program calls it from two
+# places), the flagship solver's tests (examples/sddp: the same cuts and bounds at 1-4 ranks,
 # convergence, bad input), and rustdoc; rustfmt first. On MPICH it also runs the user-op, request and RMA
 # programs under valgrind (memcheck, 2 ranks): MPICH is clean under memcheck, Open MPI's PMIx is
 # not. On Open MPI it runs the whole harness at 2 ranks built with AddressSanitizer
@@ -181,6 +182,8 @@ for impl in "${impls[@]}"; do
   echo "   (tools/call-form.sh) one round; the A/A control once"
   QUICK=1 bash tools/bench.sh "$impl" > /dev/null
   QUICK=1 bash tools/bench-null.sh "$impl" > /dev/null
+  say "$impl: every operation inlined where a program calls it from two places (tools/inlining.sh)"
+  bash tools/inlining.sh "$impl"
   bash tools/cluster-tests.sh "$impl"
   say "$impl: docs"
   RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features --locked --quiet

@@ -73,7 +73,7 @@ impl Communicator<'_> {
     /// # Errors
     /// [`Error::CollectiveMismatch`] on every rank if any rank's arguments differ; as
     /// `MPI_Allreduce` otherwise.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn agree(
         &self,
         operation: &'static str,

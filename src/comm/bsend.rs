@@ -19,20 +19,27 @@ static ATTACHED: AtomicBool = AtomicBool::new(false);
 /// Whether a buffer is attached through [`Mpi::attach_buffer`]. Checked by `bsend`, because
 /// implementations disagree on a buffered send without one: MPICH fails with `MPI_ERR_BUFFER`,
 /// Open MPI 4.1 sends anyway.
+#[inline]
 pub(crate) fn is_attached() -> bool {
     ATTACHED.load(Ordering::Relaxed)
 }
 
 /// The error of a buffered send with no buffer attached: Open MPI 4.1 would send anyway (MPICH
 /// fails), so ferrompi checks on both.
+#[inline]
 pub(crate) fn require_attached(operation: &'static str) -> Result<()> {
     if is_attached() {
         Ok(())
     } else {
-        Err(Error::InvalidArgument {
-            operation,
-            reason: "no buffer is attached; call Mpi::attach_buffer first".into(),
-        })
+        Err(not_attached(operation))
+    }
+}
+
+#[cold]
+fn not_attached(operation: &'static str) -> Error {
+    Error::InvalidArgument {
+        operation,
+        reason: "no buffer is attached; call Mpi::attach_buffer first".into(),
     }
 }
 

@@ -124,6 +124,7 @@ impl RawRequest {
     }
 
     /// [`test`](Self::test) for a caller holding the thread gate's [`Pass`] (a scoped request).
+    #[inline(always)]
     pub(crate) fn test_with(
         &mut self,
         pass: Option<Pass>,
@@ -470,7 +471,7 @@ impl<'scope> Request<'scope> {
     ///
     /// # Errors
     /// As [`Request::wait`].
-    #[inline]
+    #[inline(always)]
     pub fn test(&mut self) -> Result<Option<Status>> {
         if self.done.is_some() {
             return Ok(self.done);

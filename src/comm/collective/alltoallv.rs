@@ -112,10 +112,13 @@ impl<'env> Communicator<'env> {
         recv_blocks.check(self.size, recv.len(), OP)?;
         if send_blocks.is_large() || recv_blocks.is_large() {
             let (s, d) = (send_ptr(send), recv_ptr(recv));
-            let result = enter(OP).and_then(|_gate| {
-                // SAFETY: both partitions fit their buffers, borrowed for the call.
-                unsafe { self.alltoallv_large(s, Some(send_blocks), d, recv_blocks, None) }
-            });
+            let result = enter(OP).and_then(
+                #[inline(always)]
+                |_gate| {
+                    // SAFETY: both partitions fit their buffers, borrowed for the call.
+                    unsafe { self.alltoallv_large(s, Some(send_blocks), d, recv_blocks, None) }
+                },
+            );
             repair(recv);
             return result;
         }

@@ -67,6 +67,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::barrier`].
+    #[inline(always)]
     pub fn ibarrier<'s>(&'s self, scope: &'s Scope<'s, '_>) -> Result<Request<'s>> {
         self.agree("ibarrier", || Ok(Signature::Same { root: -1, key: 0 }))?;
         self.nonblocking(

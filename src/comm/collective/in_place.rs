@@ -381,9 +381,12 @@ impl<'env> Communicator<'env> {
         if blocks.is_large() && !how.nonblocking() {
             let d = recv_ptr(buf);
             // SAFETY: the partition fits `buf`, borrowed for the call.
-            let result = enter(operation).and_then(|_gate| unsafe {
-                self.alltoallv_large(ffi::MPI_IN_PLACE.cast_const(), None, d, blocks, None)
-            });
+            let result = enter(operation).and_then(
+                #[inline(always)]
+                |_gate| unsafe {
+                    self.alltoallv_large(ffi::MPI_IN_PLACE.cast_const(), None, d, blocks, None)
+                },
+            );
             repair(buf);
             return result.map(|()| None);
         }

@@ -2,12 +2,12 @@
 # Installs what ferrompi needs on Debian/Ubuntu when it is missing: Open MPI and MPICH (headers,
 # libraries, launchers), libclang for bindgen, a C compiler, pkg-config, valgrind (the suite
 # runs the user-op and request programs under memcheck), iproute2 (the fake hosts of
-# tools/netns.sh) and fonts-dejavu-core (the font of the benchmark report's PNG plots). Idempotent and quick when everything is there. Sourced by the other tools;
+# tools/netns.sh), binutils (objdump, readelf and nm for tools/inlining.sh) and fonts-dejavu-core (the font of the benchmark report's PNG plots). Idempotent and quick when everything is there. Sourced by the other tools;
 # also runnable on its own.
 set -euo pipefail
 
 packages=(libopenmpi-dev openmpi-bin libmpich-dev mpich libclang-dev clang gcc pkg-config valgrind iproute2
-  fonts-dejavu-core)
+  binutils fonts-dejavu-core)
 missing=()
 sudo=""
 [[ $(id -u) -eq 0 ]] || sudo="sudo"

@@ -3,7 +3,9 @@
 //! at two iteration counts, and counts only the instructions executed in this program's own
 //! code (ferrompi inlines into it; MPI's libraries are not counted). The difference between a
 //! ferrompi path and its `ffi` twin, per operation, is the binding's work: checks, thread gate,
-//! request bookkeeping. Unlike a time, it is the same on every run.
+//! request bookkeeping. Unlike a time, it is the same on every run. Every operation measured
+//! is also called from a second site that never runs ([`second_call_sites`]), so that what is
+//! counted is what a program that calls it from several places gets.
 //!
 //! `instruction_cost <path> <iterations>`, one process (a singleton or `mpirun -n 1`), where
 //! `path` is one of

@@ -1,9 +1,9 @@
 //! Which of ferrompi's operations a program gets inlined when it calls them from more than one
 //! place. `tools/inlining.sh` builds this program in release mode, disassembles it and fails if
-//! either of its two copies of [`every_operation`] calls into ferrompi for anything but the
+//! either of its two copies of `every_operation!` calls into ferrompi for anything but the
 //! paths that are out of line by design: large counts (`*_big`, `*_large`), the slow paths of
-//! the thread gate and of the argument checks (`*_slow`), and setting up (`*_init`, `lock_all`,
-//! `Partition::uniform`).
+//! the thread gate and of the argument checks (`*_slow`), errors, and setting up and cleaning
+//! up (`*_init`, `lock_all`, `Partition::uniform`, drops); the script lists them.
 //!
 //! Why two copies: LLVM inlines a generic function called from one place whatever its size (the
 //! "last call" bonus), so a program that calls an operation once cannot tell whether a program
@@ -23,8 +23,8 @@ use std::hint::black_box;
 /// Every blocking, nonblocking and persistent operation a hot loop makes, and the RMA calls of
 /// an epoch, each once, with the same types in both copies.
 macro_rules! every_operation {
-    ($world:expr, $nonblocking:ident, $rma:ident) => {{
-        let world: &Communicator<'_> = $world;
+    ($mpi:expr, $world:expr, $nonblocking:ident, $rma:ident) => {{
+        let (mpi, world): (&Mpi, &Communicator<'_>) = ($mpi, $world);
         let me = world.rank();
         let (send, mut got, mut other, mut third) = ([1.5f64], [0.0f64], [0.0f64], [0.0f64]);
         let blocks = Partition::<f64>::uniform(1, 1).expect("partition");
@@ -45,6 +45,11 @@ macro_rules! every_operation {
         );
         black_box(world.probe(me, 0).expect("probe"));
         black_box(world.iprobe(me, 0).expect("iprobe"));
+        // What a loop reads: a status's fields, the clock, the raw handle.
+        let status = world.recv(&mut got, me, 0).expect("recv");
+        black_box((status.source(), status.tag(), status.is_empty()));
+        black_box((status.is_proc_null(), status.count::<f64>().expect("count")));
+        black_box((mpi.wtime(), world.as_raw()));
         // Blocking collectives, with separate buffers and in place.
         world.barrier().expect("barrier");
         world.bcast(&mut got, 0).expect("bcast");
@@ -136,12 +141,14 @@ macro_rules! nonblocking_operations {
         let (s, world, me, send) = ($s, $world, $world.rank(), &[1.5f64]);
         let mut receiving = world.irecv(s, $got, me, 0)?;
         black_box(receiving.test()?);
+        black_box(receiving.is_pending());
         black_box(receiving.wait()?);
         black_box(world.isend(s, send, me, 0)?.wait()?);
         black_box(world.issend(s, send, me, 0)?.wait()?);
         let mut set = RequestSet::with_storage(s, $storage);
         set.push(world.irecv(s, $other, me, 0)?);
         world.isend_into(&mut set, s, send, me, 0)?;
+        black_box((set.len(), set.pending(), set.test_any()?, set.test_all()?));
         set.wait_all()?;
         black_box(world.ibarrier(s)?.wait()?);
         black_box(world.iallreduce(s, send, $third, Sum)?.wait()?);
@@ -166,8 +173,8 @@ macro_rules! rma_operations {
 macro_rules! copy {
     ($name:ident, $nonblocking:ident, $rma:ident) => {
         #[inline(never)]
-        fn $name(world: &Communicator<'_>) {
-            every_operation!(world, $nonblocking, $rma)
+        fn $name(mpi: &Mpi, world: &Communicator<'_>) {
+            every_operation!(mpi, world, $nonblocking, $rma)
         }
 
         #[inline(never)]
@@ -196,10 +203,10 @@ fn main() {
     let mpi = Mpi::init().expect("MPI init");
     let world = mpi.world();
     if black_box(false) {
-        first_copy(&world);
+        first_copy(&mpi, &world);
     }
     if black_box(false) {
-        second_copy(&world);
+        second_copy(&mpi, &world);
     }
     println!("inlining: nothing to run (tools/inlining.sh disassembles this program)");
 }

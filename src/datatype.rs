@@ -53,6 +53,7 @@ impl Datatype {
     /// let _ = raw;
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
+    #[inline]
     pub fn as_raw(self) -> ffi::MPI_Datatype {
         self.raw
     }

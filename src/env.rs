@@ -551,6 +551,7 @@ impl Mpi {
     /// assert!(seconds >= 0.0);
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
+    #[inline]
     pub fn wtime(&self) -> f64 {
         // SAFETY: no arguments; only reads a clock (see the `Sync` argument above).
         unsafe { ffi::MPI_Wtime() }
@@ -564,6 +565,7 @@ impl Mpi {
     /// assert!(mpi.wtick() > 0.0); // the clock's resolution, in seconds
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
+    #[inline]
     pub fn wtick(&self) -> f64 {
         // SAFETY: no arguments; only reads the clock's resolution.
         unsafe { ffi::MPI_Wtick() }

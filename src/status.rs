@@ -3,7 +3,7 @@
 //! return it.
 
 use crate::datatype::Equivalence;
-use crate::env::enter;
+use crate::env::{enter, gated};
 use crate::error::{Error, Result, check};
 use crate::ffi;
 use std::ffi::c_int;
@@ -36,6 +36,7 @@ impl Status {
     /// assert!(status.is_empty());
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
+    #[inline]
     pub fn empty() -> Status {
         Status {
             raw: ffi::MPI_Status {
@@ -58,6 +59,7 @@ impl Status {
     /// })?;
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.raw.MPI_SOURCE == ffi::MPI_ANY_SOURCE && self.raw.MPI_TAG == ffi::MPI_ANY_TAG
     }
@@ -79,6 +81,7 @@ impl Status {
     /// sending.wait().1?;
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
+    #[inline]
     pub fn source(&self) -> i32 {
         self.raw.MPI_SOURCE
     }
@@ -94,6 +97,7 @@ impl Status {
     /// assert!(status.is_proc_null());
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
+    #[inline]
     pub fn is_proc_null(&self) -> bool {
         self.raw.MPI_SOURCE == ffi::MPI_PROC_NULL
     }
@@ -110,6 +114,7 @@ impl Status {
     /// sending.wait().1?;
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
+    #[inline]
     pub fn tag(&self) -> i32 {
         self.raw.MPI_TAG
     }
@@ -133,18 +138,33 @@ impl Status {
     /// [`Error::WrongThread`]; [`Error::AlreadyFinalized`] after MPI was finalized (MPI is
     /// needed to read the count); [`Error::InCallback`] inside a user-defined reduction;
     /// [`Error::Mpi`].
+    #[inline(always)]
     pub fn count<T: Equivalence>(&self) -> Result<usize> {
         const OP: &str = "status_count";
         let mut count: c_int = 0;
-        let _gate = enter(OP)?;
         // SAFETY: a status filled by MPI and a predefined datatype; writes one int.
-        let rc = unsafe { ffi::MPI_Get_count(&self.raw, T::datatype().as_raw(), &mut count) };
+        let rc = gated(OP, || unsafe {
+            ffi::MPI_Get_count(&self.raw, T::datatype().as_raw(), &mut count)
+        })?;
         check(rc, OP)?;
+        // The usual case inline: a count MPI could give, of whole values.
+        match usize::try_from(count) {
+            Ok(n) if T::ELEMENTS != 0 && n % T::ELEMENTS == 0 => Ok(n / T::ELEMENTS),
+            _ => self.count_slow::<T>(count),
+        }
+    }
+
+    /// [`count`](Self::count) when `MPI_Get_count` gave no whole number of values: more
+    /// elements than an `int` holds (`MPI_UNDEFINED`), a partial value, or a type of no elements.
+    #[cold]
+    fn count_slow<T: Equivalence>(&self, count: c_int) -> Result<usize> {
+        const OP: &str = "status_count";
         let elements = if count == ffi::MPI_UNDEFINED {
             // Either a partial element, or more elements than an int holds: ask for the
             // element count in MPI_Count (MPI-4.0 §5.1.11), exact for single-type datatypes.
             let mut big: ffi::MPI_Count = 0;
-            // SAFETY: as above; writes one MPI_Count.
+            let _gate = enter(OP)?;
+            // SAFETY: a status filled by MPI and a predefined datatype; writes one MPI_Count.
             let rc =
                 unsafe { ffi::MPI_Get_elements_x(&self.raw, T::datatype().as_raw(), &mut big) };
             check(rc, OP)?;
@@ -197,6 +217,7 @@ impl Status {
     /// let _ = raw;
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
+    #[inline]
     pub fn as_raw(&self) -> &ffi::MPI_Status {
         &self.raw
     }

@@ -50,6 +50,7 @@ impl<'env> Group<'env> {
     /// let _raw: ferrompi::ffi::MPI_Group = group.as_raw();
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
+    #[inline]
     pub fn as_raw(&self) -> ffi::MPI_Group {
         self.raw
     }

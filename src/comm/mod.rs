@@ -315,6 +315,7 @@ impl<'env> Communicator<'env> {
     /// let _ = raw;
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
+    #[inline]
     pub fn as_raw(&self) -> ffi::MPI_Comm {
         self.raw
     }

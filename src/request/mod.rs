@@ -552,6 +552,7 @@ impl<'scope> Request<'scope> {
     /// })?;
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
+    #[inline]
     pub fn is_pending(&self) -> bool {
         self.pending
     }

@@ -144,6 +144,7 @@ impl RequestSet<'_> {
     ///
     /// # Errors
     /// As [`RequestSet::wait_all`].
+    #[inline(always)]
     pub fn test_all(&mut self) -> Result<bool> {
         const OP: &str = "test_all";
         let n = self.count(OP)?;
@@ -218,10 +219,13 @@ impl RequestSet<'_> {
     ///
     /// # Errors
     /// As [`RequestSet::wait_all`].
+    #[inline(always)]
     pub fn test_any(&mut self) -> Result<Option<(usize, Status)>> {
         self.any("test_any", false)
     }
 
+    /// [`wait_any`](RequestSet::wait_any) (`block`) or [`test_any`](RequestSet::test_any).
+    #[inline(always)]
     fn any(&mut self, operation: &'static str, block: bool) -> Result<Option<(usize, Status)>> {
         if self.pending() == 0 {
             return Ok(None);
@@ -315,6 +319,7 @@ impl RequestSet<'_> {
     ///
     /// # Errors
     /// As [`RequestSet::wait_all`].
+    #[inline]
     pub fn test_some(&mut self, completed: &mut Vec<(usize, Status)>) -> Result<usize> {
         self.some("test_some", false, completed)
     }

@@ -151,6 +151,7 @@ impl RequestStorage {
     /// assert!(storage.capacity() >= 8);
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
+    #[inline]
     pub fn capacity(&self) -> usize {
         self.raw.capacity().min(self.receives.capacity())
     }
@@ -507,6 +508,7 @@ impl<'scope> RequestSet<'scope> {
     /// })?;
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
+    #[inline]
     pub fn len(&self) -> usize {
         self.memory.raw.len()
     }
@@ -522,6 +524,7 @@ impl<'scope> RequestSet<'scope> {
     /// });
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.memory.raw.is_empty()
     }
@@ -540,6 +543,7 @@ impl<'scope> RequestSet<'scope> {
     /// })?;
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
+    #[inline]
     pub fn pending(&self) -> usize {
         self.memory.raw.len() - self.completed
     }

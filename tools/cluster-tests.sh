@@ -68,7 +68,8 @@ if [[ $impl == openmpi ]]; then
 else
   # MPICH 4.0/UCX over TCP sometimes hangs in MPI_Finalize after every check has passed: the
   # ranks of one host spin in UCX progress, closing their endpoints, while the others wait in the
-  # PMI barrier (../shared/envlab saw 0-70 % of runs). How often depends on the layout: measured
+  # PMI barrier that follows, where they no longer progress the closes (pmodels/mpich#6596 removed
+  # that barrier in MPICH 4.2; ../shared/envlab saw 0-70 % of runs). How often depends on the layout: measured
   # here on an idle machine (session 39, `topology` at 4 ranks, a 10 s timeout), 11 hangs in 20
   # runs on node1:2,node2:1,node3:1, 14 in 15 on three hosts of one rank, 8 in 20 on node1:1,node2:3,
   # 2 in 20 on node1:3,node2:1, but 1 in 45 on node1:2,node2:2. No UCX setting cured it

@@ -11,14 +11,14 @@
 #   tools/netns.sh mpiexec -n N PROG... the same with MPICH's Hydra, hosts isolated (below)
 #
 # FERROMPI_NETNS_HOSTS=node1:2,node2:1,node3:1 places the ranks instead (its slots must add up
-# to N). FERROMPI_NETNS_ISOLATE=1 (set by `mpiexec`) also gives each host its own IPC and PID
-# namespace, /dev/shm and boot_id: UCX decides "same host" by boot_id, so without it MPICH
-# would use shared memory between the fake hosts instead of TCP.
+# to N). FERROMPI_NETNS_ISOLATE=1 (`mpiexec`'s default; 0 turns it off) also gives each host its
+# own IPC and PID namespace, /dev/shm and boot_id: UCX decides "same host" by boot_id, so
+# without it MPICH uses shared memory between the fake hosts instead of TCP.
 #
 # Learned from ../shared/envlab (its measured pitfalls): the bridge lives in its own namespace
 # and the root namespace only gets a blackhole route for the subnet, so nothing leaves the
 # machine; commands enter a namespace with nsenter + unshare (not `ip netns exec`, which
-# remounts /sys). MPICH is not run this way: UCX treats the namespaces as one host.
+# remounts /sys).
 set -euo pipefail
 self=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")
 net=10.210.0
@@ -105,7 +105,7 @@ case ${1:-} in
         --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 --mca osc ^ucx \
         --host "$spec" -n "$ranks" "$@"
     else
-      export FERROMPI_NETNS_ISOLATE=1
+      export FERROMPI_NETNS_ISOLATE=${FERROMPI_NETNS_ISOLATE:-1}
       on node1 mpiexec.mpich -launcher ssh -launcher-exec "$(dirname "$self")/netns-rsh" -hosts "$spec" -n "$ranks" "$@"
     fi
     ;;

@@ -8,8 +8,8 @@
 # programs under valgrind (memcheck, 2 ranks): MPICH is clean under memcheck, Open MPI's PMIx is
 # not. On Open MPI it runs the whole harness at 2 ranks built with AddressSanitizer
 # (tools/asan.sh; its canary must be caught). On both (as root) it then runs
-# tools/cluster-tests.sh: a synthetic two-domain NUMA machine, fake hosts (network namespaces:
-# three for Open MPI, two for MPICH), and a real Slurm on two of them (srun).
+# tools/cluster-tests.sh: a synthetic two-domain NUMA machine, three fake hosts (network
+# namespaces; MPICH's TCP between isolated hosts on two), and a real Slurm on two of them (srun).
 # Debian's two build with every libclang hidden (the kept bindings; see below), the newer ones
 # with bindgen; each MPI's kept set is compared with what bindgen makes, and tools/build-tests.sh
 # then checks the build's failure messages, the docs.rs build and no-op rebuilds.

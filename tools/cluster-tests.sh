@@ -8,8 +8,9 @@
 #    the documented answer (no NUMA group).
 # 2. Several hosts (tools/netns.sh): 4 ranks on three hosts with uneven slots (2+1+1), Open MPI
 #    over TCP, MPICH over UCX's shared memory; and MPICH on two hosts of two ranks (2+2, see
-#    below) isolated so that UCX uses TCP between them: node communicators, leaders and host names. On Open MPI also the multinode program at 2-4 ranks over 2 hosts, and
-#    the C comparison benchmarks once with their 2 ranks on two hosts.
+#    below) isolated so that UCX uses TCP between them: node communicators, leaders and host
+#    names. On Open MPI also the multinode program at 2-4 ranks over 2 hosts, and the C
+#    comparison benchmarks once with their 2 ranks on two hosts.
 # 3. Slurm (tools/slurm.sh): two nodes on the fake hosts; the topology, environment and multinode
 #    programs under `salloc -N 2 -c 2 --mem=300` + `srun --mpi=pmix` (Open MPI) or `--mpi=pmi2`
 #    (MPICH) at 2, 3 and 4 ranks, every Slurm value checked against that request; the topology

@@ -34,6 +34,19 @@ mkdir -p "$log"
 cleanup() { bash tools/slurm.sh down > /dev/null 2>&1 || true; }
 trap cleanup EXIT
 
+# attempts N WHAT CMD...: runs CMD up to N times, until it succeeds, printing each failed
+# attempt; the script fails after the Nth. Only for steps whose failures are known to be
+# intermittent (each says why): a program whose checks fail fails every attempt.
+attempts() {
+  local n=$1 what=$2 attempt
+  shift 2
+  for ((attempt = 1; ; attempt++)); do
+    "$@" && return
+    ((attempt < n)) || { echo "$what failed $n times"; exit 1; }
+    echo "   attempt $attempt ($what) failed (see above); again"
+  done
+}
+
 # A benchmark run under LAUNCHER..., each benchmark once (criterion --test), rank 0 reporting.
 bench_once() {
   local name=$1
@@ -80,16 +93,10 @@ else
   # 15), and TCP between isolated hosts on two hosts of two ranks; each with a short timeout and
   # up to eight attempts, each printed.
   mpich_hosts() { # mpich_hosts HOSTS NODES ISOLATE
-    local hosts=$1 attempt
-    for attempt in 1 2 3 4 5 6 7 8; do
-      if FERROMPI_NETNS_ISOLATE=$3 FERROMPI_NETNS_HOSTS=$hosts FERROMPI_EXPECT_HOSTS=$hosts \
-        FERROMPI_EXPECT_NODES=$2 FERROMPI_RANKS=4 FERROMPI_TEST_TIMEOUT=20 \
-        FERROMPI_MPIEXEC="$ROOT/tools/netns.sh mpiexec" "${harness[@]}" topology; then
-        return
-      fi
-      ((attempt < 8)) || { echo "MPICH over fake hosts ($hosts) failed eight times"; exit 1; }
-      echo "   attempt $attempt failed (see above); again"
-    done
+    attempts 8 "MPICH over fake hosts ($1)" env FERROMPI_NETNS_ISOLATE="$3" \
+      FERROMPI_NETNS_HOSTS="$1" FERROMPI_EXPECT_HOSTS="$1" FERROMPI_EXPECT_NODES="$2" \
+      FERROMPI_RANKS=4 FERROMPI_TEST_TIMEOUT=20 FERROMPI_MPIEXEC="$ROOT/tools/netns.sh mpiexec" \
+      "${harness[@]}" topology
   }
   echo "== $impl: three fake hosts with uneven slots (node1:2,node2:1,node3:1), 4 ranks, shared memory"
   mpich_hosts node1:2,node2:1,node3:1 3 0
@@ -108,15 +115,9 @@ esac
 # ran. On node2, opening a peer's shared-memory segment gave ENOENT, then a TCP connect gave
 # EINPROGRESS, then a rank crashed. The previous CI run and the next passed. Up to three
 # attempts, each printed; a program whose checks fail fails every attempt.
-for attempt in 1 2 3; do
-  if FERROMPI_EXPECT_SLURM=nodes=2,cpus_per_task=2,mem=300 FERROMPI_RANKS=2,3,4 \
-    FERROMPI_MPIEXEC="$ROOT/tools/slurm.sh run -N 2 -c 2 --mem=300 --mpi=$pmi" \
-    "${harness[@]}" topology environment multinode; then
-    break
-  fi
-  ((attempt < 3)) || { echo "the programs under srun failed three times"; exit 1; }
-  echo "   attempt $attempt under srun failed (see above); again"
-done
+attempts 3 "the programs under srun" env FERROMPI_EXPECT_SLURM=nodes=2,cpus_per_task=2,mem=300 \
+  FERROMPI_RANKS=2,3,4 FERROMPI_MPIEXEC="$ROOT/tools/slurm.sh run -N 2 -c 2 --mem=300 --mpi=$pmi" \
+  "${harness[@]}" topology environment multinode
 timeout 120 bash tools/slurm.sh run -N 2 --mpi=$pmi -n 4 "$CARGO_TARGET_DIR/debug/examples/topology" > "$log/topology-srun.log" 2>&1 \
   || { echo "the topology example failed under srun:"; cat "$log/topology-srun.log"; exit 1; }
 echo "   example topology under srun -N 2 -n 4: ok"

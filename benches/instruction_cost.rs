@@ -27,6 +27,7 @@
 //! - `allreduce-init`, `allreduce-init-ffi`: start + wait of a persistent allreduce of one
 //!   `f64` (ferrompi's `allreduce_init`; `MPI_Start` + `MPI_Wait` on the C reference's request);
 //! - `iallreduce`, `iallreduce-ffi`: `iallreduce` of one `f64` in a scope and its `wait`;
+//! - `bcast`, `bcast-ffi`: a blocking broadcast of 8 bytes (`u8`, as the comparison's rows);
 //! - `alltoall`, `alltoall-ffi`: a blocking alltoall of one `f64` per pair;
 //! - `allgatherv`, `allgatherv-ffi`: a blocking allgatherv of one `f64` per rank;
 //! - `sendrecv`, `sendrecv-ffi`: 8 bytes to and from this process, with its status;
@@ -86,7 +87,7 @@ fn main() {
     );
 }
 
-const PATHS: [&str; 32] = [
+const PATHS: [&str; 34] = [
     "exchange",
     "exchange-ffi",
     "exchange-into",
@@ -111,6 +112,8 @@ const PATHS: [&str; 32] = [
     "allreduce-init-ffi",
     "iallreduce",
     "iallreduce-ffi",
+    "bcast",
+    "bcast-ffi",
     "alltoall",
     "alltoall-ffi",
     "allgatherv",
@@ -215,6 +218,7 @@ fn second_call_sites(world: &ferrompi::Communicator<'_>) {
     std::hint::black_box(status.expect("start/wait"));
     let status = ferrompi::scope(|s| world.iallreduce(s, &send, &mut got, Sum)?.wait());
     std::hint::black_box(status.expect("iallreduce"));
+    world.bcast(&mut [0u8; 8], 0).expect("bcast");
     world.alltoall(&send, &mut got).expect("alltoall");
     let blocks = Partition::<f64>::uniform(1, 1).expect("partition");
     world
@@ -451,6 +455,20 @@ fn blocking(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
             ffi::MPI_Iallreduce(out, into, 1, double, ffi::MPI_SUM, comm, &mut request);
             ffi::MPI_Wait(&mut request, ffi::MPI_STATUS_IGNORE);
         }),
+        "bcast" | "bcast-ffi" => {
+            let (mut bytes, byte) = ([7u8; 8], u8::datatype().as_raw());
+            let at = bytes.as_mut_ptr().cast();
+            if path == "bcast" {
+                (0..iterations).for_each(|_| world.bcast(&mut bytes, 0).expect("bcast"));
+            } else {
+                // SAFETY: `bytes` holds the 8 bytes the call names, alive for the loop.
+                (0..iterations).for_each(|_| unsafe {
+                    ffi::MPI_Bcast(at, 8, byte, 0, comm);
+                });
+            }
+            assert_eq!(bytes, [7; 8], "{path}: the root's bytes are unchanged");
+            got = send; // no `f64` moves here: the check above is this path's
+        }
         "alltoall" => (0..iterations).for_each(|_| {
             world.alltoall(&send, &mut got).expect("alltoall");
         }),

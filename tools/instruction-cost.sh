@@ -69,6 +69,7 @@ for impl in "${impls[@]}"; do
     "allreduce-in-place|allreduce_in_place 8 B (blocking)|1"
     "allreduce-init|persistent allreduce 8 B (start + wait)|1"
     "iallreduce|iallreduce 8 B + wait, in a scope|1"
+    "bcast|bcast 8 B (blocking)|1"
     "alltoall|alltoall 8 B per pair (blocking)|1"
     "allgatherv|allgatherv 8 B per rank (blocking)|1"
     "sendrecv|sendrecv 8 B (with its status)|1"

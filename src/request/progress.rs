@@ -14,6 +14,10 @@
 //! one thread executes (MPI-4.0 §11.6), so there is no ticker: a pending future wakes its task
 //! at once and the executor polls it again straight away. That is a busy test loop on the one
 //! thread, which costs a core while a future waits; use `Funneled` for long waits.
+//!
+//! If the ticker cannot be started (the process is at its thread limit, as a cgroup's
+//! `pids.max` or `ulimit -u` can make it on a shared node), futures fall back to that same
+//! wake-at-once loop instead of panicking in `poll`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -22,7 +26,8 @@ use std::time::Duration;
 
 static WAKERS: Mutex<Vec<Waker>> = Mutex::new(Vec::new());
 static PENDING: Condvar = Condvar::new();
-static STARTED: std::sync::Once = std::sync::Once::new();
+/// Whether the ticker runs: decided on the first pending future (false if it could not start).
+static TICKER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
 static INTERVAL_NANOS: AtomicU64 = AtomicU64::new(50_000);
 
 /// How often pending futures are polled again (default 50 µs).
@@ -74,18 +79,13 @@ pub(crate) fn poll_tested(
 
 /// Asks the ticker to wake `waker` after about one interval. At `Single` there is no ticker: the
 /// task is woken at once, so the executor polls again straight away (a test loop on the one
-/// thread, as a C program at `MPI_THREAD_SINGLE` would write it).
+/// thread, as a C program at `MPI_THREAD_SINGLE` would write it); so it is where the ticker
+/// could not be started.
 pub(crate) fn wake_soon(waker: &Waker) {
-    if crate::gate::is_single() {
+    if crate::gate::is_single() || !ticker_runs() {
         waker.wake_by_ref();
         return;
     }
-    STARTED.call_once(|| {
-        std::thread::Builder::new()
-            .name("ferrompi-progress".into())
-            .spawn(ticker)
-            .expect("spawn the ferrompi progress thread");
-    });
     let was_empty = {
         let mut wakers = WAKERS.lock().unwrap_or_else(|e| e.into_inner());
         let was_empty = wakers.is_empty();
@@ -97,6 +97,16 @@ pub(crate) fn wake_soon(waker: &Waker) {
     if was_empty {
         PENDING.notify_one();
     }
+}
+
+/// Starts the ticker on the first call; whether it runs.
+fn ticker_runs() -> bool {
+    *TICKER.get_or_init(|| {
+        std::thread::Builder::new()
+            .name("ferrompi-progress".into())
+            .spawn(ticker)
+            .is_ok()
+    })
 }
 
 fn ticker() {

@@ -9,7 +9,7 @@ use futures::future::join_all;
 
 const CONCURRENT: usize = 200;
 
-fn threads_of_this_process() -> usize {
+pub(super) fn threads_of_this_process() -> usize {
     std::fs::read_dir("/proc/self/task")
         .map(|d| d.count())
         .unwrap_or(0)
@@ -17,7 +17,7 @@ fn threads_of_this_process() -> usize {
 
 /// Whether ferrompi's progress thread runs in this process (by its name; Linux cuts names to
 /// 15 bytes).
-fn progress_thread_runs() -> bool {
+pub(super) fn progress_thread_runs() -> bool {
     std::fs::read_dir("/proc/self/task").is_ok_and(|tasks| {
         tasks.filter_map(Result::ok).any(|task| {
             std::fs::read_to_string(task.path().join("comm"))

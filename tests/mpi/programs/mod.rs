@@ -2,6 +2,7 @@
 
 mod asan_canary;
 mod async_p2p;
+mod async_thread_limit;
 mod bcast;
 mod channel;
 mod collectives;
@@ -198,6 +199,16 @@ pub const ALL: &[Program] = &[
         expect: Expect::Pass,
         slow: false,
         run: async_p2p::run,
+    },
+    Program {
+        name: "async_thread_limit",
+        file: "async_thread_limit",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::Pass,
+        slow: false,
+        run: async_thread_limit::run,
     },
     Program {
         name: "async_single",

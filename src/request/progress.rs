@@ -17,7 +17,7 @@
 //!
 //! If the ticker cannot be started (the process is at its thread limit, as a cgroup's
 //! `pids.max` or `ulimit -u` can make it on a shared node), futures fall back to that same
-//! wake-at-once loop instead of panicking in `poll`.
+//! wake-at-once loop, for the rest of the process, instead of panicking in `poll`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};

@@ -712,15 +712,15 @@ impl Mpi {
                 self.world_rank
             );
         }
-        let windows = gate::leaked_windows();
-        if windows > 0 {
+        if let Some(objects) = crate::live::leaked() {
             eprintln!(
-                "ferrompi: rank {}: {windows} window(s) were dropped on a thread the thread level \
-                 refuses, so MPI never freed them (their memory stays allocated); some MPIs \
-                 (MPICH over UCX) abort in MPI_Finalize over windows still registered. Drop \
-                 windows on the initialising thread below ThreadLevel::Serialized",
+                "ferrompi: rank {}: {objects} never freed: leaked (mem::forget), or dropped on \
+                 a thread the thread level refuses (drop them on the initialising thread below \
+                 ThreadLevel::Serialized). Leaked windows are freed now, collectively, oldest \
+                 first (MPICH over UCX aborts in MPI_Finalize over a window still registered)",
                 self.world_rank
             );
+            crate::live::free_leaked_windows();
         }
         gate::finalize_started();
         // SAFETY: MPI is initialised and this is the initialising thread (`Mpi` is !Send). Every

@@ -177,6 +177,17 @@ pub enum Error {
         /// Of them, on this process's node.
         node: i32,
     },
+    /// The node's memory cannot hold what was asked for: a shared window larger than the free
+    /// room of the file system the MPI backs shared windows with (`/dev/shm`), or a segment
+    /// the kernel could not back with memory (touching it would raise `SIGBUS`). Detected
+    /// before any memory is touched, and the same on every process of the window.
+    #[error("{operation}: not enough memory: {reason}")]
+    NoMemory {
+        /// The operation.
+        operation: &'static str,
+        /// What was asked for, and what was there.
+        reason: String,
+    },
     /// A variable of the environment (one the launcher or Slurm set) is malformed.
     #[error("{variable}={value:?}: {reason}")]
     Environment {

@@ -481,21 +481,6 @@ pub(crate) fn outstanding() -> isize {
     here + EXITED.load(Ordering::Relaxed)
 }
 
-/// Windows dropped where the thread gate refused `MPI_Win_free`: MPI keeps them (and their
-/// memory) until finalize, for the warning there.
-static LEAKED_WINDOWS: AtomicIsize = AtomicIsize::new(0);
-
-/// Counts a window that could not be freed where it was dropped.
-#[cold]
-pub(crate) fn count_leaked_window() {
-    LEAKED_WINDOWS.fetch_add(1, Ordering::Relaxed);
-}
-
-/// Windows that could not be freed where they were dropped.
-pub(crate) fn leaked_windows() -> isize {
-    LEAKED_WINDOWS.load(Ordering::Relaxed)
-}
-
 static CHECKED: AtomicBool = AtomicBool::new(false);
 
 /// Turns checked mode on or off for collectives started from now on (see [`comm::agreement`](crate::comm::agreement)).

@@ -62,10 +62,8 @@ impl<'env> Info<'env> {
         let mut raw = ffi::MPI_INFO_NULL;
         // SAFETY: MPI writes a new handle, which we then own.
         check(unsafe { ffi::MPI_Info_create(&mut raw) }, OP)?;
-        Ok(Info {
-            raw,
-            _env: PhantomData,
-        })
+        // SAFETY: MPI just created it for us.
+        Ok(unsafe { Info::adopt(raw) })
     }
 
     /// An info object with the given entries.
@@ -93,6 +91,7 @@ impl<'env> Info<'env> {
     /// # Safety
     /// `raw` must be a valid info handle the caller owns and hands over.
     pub(crate) unsafe fn adopt(raw: ffi::MPI_Info) -> Info<'env> {
+        crate::live::made(crate::live::Kind::Info);
         Info {
             raw,
             _env: PhantomData,
@@ -305,7 +304,9 @@ impl Drop for Info<'_> {
     fn drop(&mut self) {
         if let Ok(_gate) = enter("info_free") {
             // SAFETY: we own the handle and this is its only free.
-            let _ = unsafe { ffi::MPI_Info_free(&mut self.raw) };
+            if unsafe { ffi::MPI_Info_free(&mut self.raw) } == ffi::MPI_SUCCESS {
+                crate::live::freed(crate::live::Kind::Info);
+            }
         }
     }
 }

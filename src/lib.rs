@@ -167,8 +167,17 @@
 //! - **A leaked operation that never completes** (a `mem::forget` of an owned pending send) is
 //!   never freed under MPI, but MPI may wait for it: MPICH's `MPI_Finalize` hangs on such a send.
 //!   Finalize prints a warning when it knows of leaked operations.
-//! - **A window dropped on a thread the level refuses** stays with MPI until finalize, where
-//!   MPICH over UCX aborts over its still-registered memory; finalize warns first.
+//! - **MPI objects leaked** (`mem::forget` of a window, communicator, group, info or
+//!   user-defined op, or a window dropped on a thread the level refuses) stay with MPI until
+//!   finalize, where MPICH over UCX aborts over a window's still-registered memory. Finalize
+//!   says what was leaked and frees the leaked windows first, collectively, oldest first.
+//! - **Checks one rank alone would fail before a collective call** would leave the others
+//!   waiting in it. Making a window is preceded by an exchange of every rank's length (and,
+//!   for a [`SharedWindow`], of the free room of the node's shared memory), so a size one rank
+//!   cannot allocate is the same error on every rank; a shared segment the kernel cannot back
+//!   is [`Error::NoMemory`] on every rank, agreed before any byte is stored (not `SIGBUS`); a
+//!   fence makes the same MPI calls on every rank, since nothing but fences changes its
+//!   sequence.
 //! - **Erroneous programs MPI defines as such** (a receive matched by a message of another
 //!   type, a program that deadlocks) stay erroneous; ferrompi makes them fail in MPI, never in
 //!   Rust's memory model.
@@ -187,6 +196,7 @@ pub mod ffi;
 mod gate;
 pub mod info;
 mod launcher;
+mod live;
 pub mod op;
 pub mod request;
 pub mod slurm;

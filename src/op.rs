@@ -725,6 +725,7 @@ impl<'env, T: Equivalence> UserOp<'env, T> {
                 drop(Box::from_raw(state));
                 return Err(e);
             }
+            crate::live::made(crate::live::Kind::Op);
             Ok(UserOp {
                 op,
                 datatype,
@@ -771,6 +772,7 @@ impl<T: Equivalence> Drop for UserOp<'_, T> {
             let type_freed = ffi::MPI_Type_free(&mut self.datatype) == ffi::MPI_SUCCESS;
             if op_freed && type_freed {
                 drop(Box::from_raw(self.state));
+                crate::live::freed(crate::live::Kind::Op);
             }
         }
     }

@@ -40,11 +40,55 @@ use std::fmt;
 /// not an allocation of gigabytes (`n[0-999999999]`).
 pub const MAX_EXPANSION: usize = 1 << 20;
 
+/// The most bytes of names one hostlist may expand to: 32 MiB, thirty times what a million
+/// nodes named like `nid001234` take. Long names or wide zero padding in a few kilobytes of
+/// hostlist (`n[0000…0000-99999]`) are an error, not gigabytes.
+pub const MAX_EXPANSION_BYTES: usize = 32 << 20;
+
 fn fail<T>(reason: impl Into<String>) -> std::result::Result<T, ParseError> {
     Err(ParseError::new(reason))
 }
 
-/// Splits at the commas that are not inside brackets.
+/// What is left of an expansion's bounds ([`MAX_EXPANSION`] names, [`MAX_EXPANSION_BYTES`]
+/// bytes), checked before anything that would exceed them is built.
+#[derive(Debug, Clone, Copy)]
+struct Budget {
+    names: usize,
+    bytes: usize,
+}
+
+impl Budget {
+    const FULL: Budget = Budget {
+        names: MAX_EXPANSION,
+        bytes: MAX_EXPANSION_BYTES,
+    };
+
+    /// Whether `names` names of `bytes` bytes in all (`None`: past `usize`) fit what is left.
+    fn admits(
+        self,
+        names: Option<usize>,
+        bytes: Option<usize>,
+    ) -> std::result::Result<(), ParseError> {
+        if names.is_none_or(|n| n > self.names) {
+            return fail(format!("more than {MAX_EXPANSION} names"));
+        }
+        if bytes.is_none_or(|b| b > self.bytes) {
+            return fail(format!("more than {MAX_EXPANSION_BYTES} bytes of names"));
+        }
+        Ok(())
+    }
+
+    /// Takes `names` names of `bytes` bytes from what is left, if they fit.
+    fn take(&mut self, names: usize, bytes: usize) -> std::result::Result<(), ParseError> {
+        self.admits(Some(names), Some(bytes))?;
+        self.names -= names;
+        self.bytes -= bytes;
+        Ok(())
+    }
+}
+
+/// Splits at the commas and white space that are not inside brackets (`scontrol show
+/// hostnames` takes both as separators).
 fn top_level_items(expr: &str) -> std::result::Result<Vec<&str>, ParseError> {
     let (mut items, mut depth, mut start) = (Vec::new(), 0usize, 0);
     for (i, c) in expr.char_indices() {
@@ -53,9 +97,9 @@ fn top_level_items(expr: &str) -> std::result::Result<Vec<&str>, ParseError> {
             '[' => depth = 1,
             ']' if depth == 0 => return fail("']' without '['"),
             ']' => depth = 0,
-            ',' if depth == 0 => {
+            c if depth == 0 && (c == ',' || c.is_whitespace()) => {
                 items.push(&expr[start..i]);
-                start = i + 1;
+                start = i + c.len_utf8();
             }
             _ => {}
         }
@@ -67,10 +111,14 @@ fn top_level_items(expr: &str) -> std::result::Result<Vec<&str>, ParseError> {
     Ok(items)
 }
 
-/// One bracket group `[1-3,07,10-12]` as the strings it stands for, zero padding kept: a
-/// range is as wide as its lower bound (`08-10` gives `08 09 10`).
-fn expand_brackets(inner: &str) -> std::result::Result<Vec<String>, ParseError> {
-    let mut out = Vec::new();
+/// One bracket group `[1-3,07,10-12]` as the strings it stands for and their bytes in all,
+/// zero padding kept: a range is as wide as its lower bound (`08-10` gives `08 09 10`).
+/// Never more than `budget` allows.
+fn expand_brackets(
+    inner: &str,
+    budget: Budget,
+) -> std::result::Result<(Vec<String>, usize), ParseError> {
+    let (mut out, mut bytes) = (Vec::new(), 0usize);
     for part in inner.split(',') {
         let (lo, hi) = part.split_once('-').unwrap_or((part, part));
         let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
@@ -83,59 +131,89 @@ fn expand_brackets(inner: &str) -> std::result::Result<Vec<String>, ParseError> 
         if last < first {
             return fail(format!("range '{part}' ends before it starts"));
         }
-        if last - first >= (MAX_EXPANSION - out.len()) as u64 {
-            return fail(format!("more than {MAX_EXPANSION} names"));
-        }
+        // Each name is as wide as `lo`, or as its own digits, which are at most `hi`'s.
+        let count = usize::try_from(last - first)
+            .ok()
+            .and_then(|n| n.checked_add(1));
+        let widest = lo.len().max(hi.len());
+        let names = count.and_then(|n| n.checked_add(out.len()));
+        let total = count
+            .and_then(|n| n.checked_mul(widest))
+            .and_then(|b| b.checked_add(bytes));
+        budget.admits(names, total)?;
         let width = lo.len();
-        out.extend((first..=last).map(|n| format!("{n:0width$}")));
+        for n in first..=last {
+            let name = format!("{n:0width$}");
+            bytes += name.len();
+            out.push(name);
+        }
     }
-    Ok(out)
+    Ok((out, bytes))
 }
 
 /// Expands a Slurm hostlist expression (`SLURM_JOB_NODELIST`, `SLURM_STEP_NODELIST`) to host
-/// names, in Slurm's order: comma lists, ranges with zero padding, and several bracket groups
-/// in one name (`r[1-2]n[01-02]` is `r1n01 r1n02 r2n01 r2n02`), as `scontrol show hostnames`
-/// prints them (checked against Slurm 22.05's). One extension: text after the last bracket
-/// group (`gpu[1-2]-ib`) is kept, where that `scontrol` calls the list invalid.
+/// names, in Slurm's order: comma (or white space) separated lists, ranges with zero padding,
+/// and several bracket groups in one name (`r[1-2]n[01-02]` is `r1n01 r1n02 r2n01 r2n02`), as
+/// `scontrol show hostnames` prints them (checked against Slurm 22.05's). One extension: text
+/// after the last bracket group (`gpu[1-2]-ib`) is kept, where that `scontrol` calls the list
+/// invalid.
 ///
 /// ```
 /// use ferrompi::slurm::expand_hostlist;
 /// assert_eq!(expand_hostlist("node[1-3,7],gpu01")?, ["node1", "node2", "node3", "node7", "gpu01"]);
+/// assert_eq!(expand_hostlist("n[1-2] n9")?, ["n1", "n2", "n9"]); // white space separates too
 /// # Ok::<(), ferrompi::ParseError>(())
 /// ```
 ///
 /// # Errors
 /// [`ParseError`] for unbalanced or nested brackets, a bound that is not a number, a range that
-/// ends before it starts, or more than [`MAX_EXPANSION`] names.
+/// ends before it starts, or more than [`MAX_EXPANSION`] names or [`MAX_EXPANSION_BYTES`]
+/// bytes of names (checked before they are made: the time and memory an expression takes are
+/// bounded whatever it holds).
 pub fn expand_hostlist(expr: &str) -> std::result::Result<Vec<String>, ParseError> {
     let mut hosts = Vec::new();
+    let mut budget = Budget::FULL;
     // Empty items (`a,,b`) are skipped, as Slurm's own parser does.
     for item in top_level_items(expr.trim())? {
         if item.is_empty() {
             continue;
         }
-        // The names so far, each to be extended by the next literal or bracket group.
-        let mut names = vec![String::new()];
+        // The names so far, each to be extended by the next literal or bracket group, and
+        // their bytes in all.
+        let (mut names, mut bytes) = (vec![String::new()], 0usize);
         let mut rest = item;
         while !rest.is_empty() {
             let literal_end = rest.find('[').unwrap_or(rest.len());
             let literal = &rest[..literal_end];
+            let grown = names
+                .len()
+                .checked_mul(literal.len())
+                .and_then(|b| b.checked_add(bytes));
+            budget.admits(Some(names.len()), grown)?;
             names.iter_mut().for_each(|n| n.push_str(literal));
+            bytes = grown.unwrap_or(bytes);
             rest = &rest[literal_end..];
             if let Some(group) = rest.strip_prefix('[') {
                 // top_level_items checked that every '[' has its ']'.
                 let close = group.find(']').unwrap_or(group.len());
-                let values = expand_brackets(&group[..close])?;
-                if names.len().saturating_mul(values.len()) > MAX_EXPANSION - hosts.len() {
-                    return fail(format!("more than {MAX_EXPANSION} names"));
-                }
+                let (values, value_bytes) = expand_brackets(&group[..close], budget)?;
+                // Every name so far once per value: check the product before making it.
+                let count = names.len().checked_mul(values.len());
+                let total = bytes.checked_mul(values.len()).and_then(|b| {
+                    value_bytes
+                        .checked_mul(names.len())
+                        .and_then(|v| b.checked_add(v))
+                });
+                budget.admits(count, total)?;
                 names = names
                     .iter()
                     .flat_map(|n| values.iter().map(move |v| format!("{n}{v}")))
                     .collect();
+                bytes = total.unwrap_or(bytes);
                 rest = group.get(close + 1..).unwrap_or("");
             }
         }
+        budget.take(names.len(), bytes)?;
         hosts.extend(names);
     }
     Ok(hosts)
@@ -486,8 +564,129 @@ mod tests {
             "n[1-2-3]",
             "n[99999999999999999999]",
             "n[0-99999999]",
+            "n[1 -2]",
         ] {
             assert!(expand_hostlist(bad).is_err(), "{bad:?} should fail");
+        }
+    }
+
+    /// `scontrol show hostnames` separates at white space as at commas.
+    #[test]
+    fn white_space_separates_names() {
+        assert_eq!(expand_hostlist("n1 n2").unwrap(), ["n1", "n2"]);
+        assert_eq!(
+            expand_hostlist("n[1-2] n[3-4]").unwrap(),
+            ["n1", "n2", "n3", "n4"]
+        );
+        assert_eq!(
+            expand_hostlist(" a\tb\n c , d ").unwrap(),
+            ["a", "b", "c", "d"]
+        );
+    }
+
+    /// The expansions that used to exhaust memory (or, in a debug build, underflow): each is
+    /// an error, found before anything large is built.
+    #[test]
+    fn expansions_are_bounded_in_names_and_bytes() {
+        let plain = |n: usize| vec!["n"; n].join(",");
+        assert_eq!(
+            expand_hostlist(&plain(MAX_EXPANSION)).unwrap().len(),
+            MAX_EXPANSION
+        );
+        assert!(expand_hostlist(&plain(MAX_EXPANSION + 1)).is_err());
+        assert!(expand_hostlist(&format!("{},n[1-2]", plain(MAX_EXPANSION - 1))).is_err());
+        let too_much = |expr: &str, what: &str| {
+            let start = std::time::Instant::now();
+            let err = match expand_hostlist(expr) {
+                Ok(hosts) => panic!("{what}: {} names accepted", hosts.len()),
+                Err(e) => e.to_string(),
+            };
+            assert!(err.contains("more than"), "{what}: {err}");
+            assert!(
+                start.elapsed().as_secs() < 5,
+                "{what} took {:?}",
+                start.elapsed()
+            );
+        };
+        too_much(&format!("{}[0-999999]", "x".repeat(4000)), "long names");
+        too_much(
+            &format!("n[{}-999999]", "0".repeat(4000)),
+            "wide zero padding",
+        );
+        assert!(expand_hostlist(&format!("n[0-{}]", "9".repeat(4000))).is_err());
+        too_much("a[0-999]b[0-999]c[0-9]", "a product of groups");
+        too_much(
+            &format!("{}[0-99999]{}[0-9]", "y".repeat(500), "z".repeat(500)),
+            "a 1 KB nodelist of long names",
+        );
+        let names = (0..MAX_EXPANSION)
+            .map(|_| "x".repeat(40))
+            .collect::<Vec<_>>()
+            .join(",");
+        too_much(&names, "many long plain names");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// Any short string over the grammar's characters: never a panic, and what parses
+        /// stays within the bounds.
+        #[test]
+        fn hostlists_of_any_text_are_bounded(expr in "[a-c0-9\\[\\],\\- \t]{0,48}") {
+            if let Ok(hosts) = expand_hostlist(&expr) {
+                proptest::prop_assert!(hosts.len() <= MAX_EXPANSION);
+                let bytes: usize = hosts.iter().map(String::len).sum();
+                proptest::prop_assert!(bytes <= MAX_EXPANSION_BYTES);
+                proptest::prop_assert!(hosts.iter().all(|h| !h.contains(char::is_whitespace)));
+            }
+        }
+
+        /// A prefix, a zero-padded range and a suffix: the names are exactly the range's,
+        /// written as `scontrol` writes them.
+        #[test]
+        fn hostlists_expand_ranges_exactly(
+            prefix in "[a-z]{0,6}",
+            first in 0u32..2000,
+            span in 0u32..300,
+            width in 1usize..6,
+            suffix in "(-[a-z]{1,3})?",
+        ) {
+            let last = first + span;
+            let expr = format!("{prefix}[{first:0width$}-{last}]{suffix}");
+            let want: Vec<String> =
+                (first..=last).map(|n| format!("{prefix}{n:0width$}{suffix}")).collect();
+            proptest::prop_assert_eq!(expand_hostlist(&expr).unwrap(), want);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+        /// Long prefixes, wide padding and long ranges: within the bounds the names are
+        /// there, beyond them an error, decided before building (each case is quick).
+        #[test]
+        fn adversarial_hostlists_stay_within_the_byte_bound(
+            prefix in 0usize..6000,
+            width in 1usize..6000,
+            count in 1u64..2_000_000,
+        ) {
+            let expr = format!("{}[{:0width$}-{}]", "p".repeat(prefix), 0, count - 1);
+            let digits = (count - 1).to_string().len();
+            let name = prefix + width.max(digits);
+            let fits = count as usize <= MAX_EXPANSION
+                && (count as usize).saturating_mul(name) <= MAX_EXPANSION_BYTES;
+            let start = std::time::Instant::now();
+            match expand_hostlist(&expr) {
+                Ok(hosts) => {
+                    proptest::prop_assert!(fits, "{} names of {name} bytes accepted", hosts.len());
+                    proptest::prop_assert_eq!(hosts.len() as u64, count);
+                }
+                Err(_) => {
+                    // Refused exactly where the widest name times the count is over.
+                    proptest::prop_assert!(!fits);
+                    proptest::prop_assert!(start.elapsed().as_millis() < 1000);
+                }
+            }
         }
     }
 

@@ -59,14 +59,18 @@ const MAX_CPU: usize = 1 << 16;
 /// # Ok::<(), ferrompi::ParseError>(())
 /// ```
 ///
+/// The CPUs are collected in a set of 65536 bits, so that the time and memory a list takes are
+/// bounded whatever it holds (`0-65535` repeated is 8 KiB of set, not gigabytes of numbers).
+///
 /// # Errors
-/// [`ParseError`] for anything else, or a CPU above 65535.
+/// [`ParseError`] for anything else, or a CPU above 65536.
 pub fn parse_cpulist(list: &str) -> std::result::Result<Vec<usize>, ParseError> {
+    const BITS: usize = u64::BITS as usize;
     let list = list.trim();
-    let mut cpus = Vec::new();
     if list.is_empty() {
-        return Ok(cpus);
+        return Ok(Vec::new());
     }
+    let mut set = vec![0u64; (MAX_CPU + 1).div_ceil(BITS)];
     for part in list.split(',') {
         let (lo, hi) = part.split_once('-').unwrap_or((part, part));
         let number = |s: &str| match s.parse::<usize>() {
@@ -81,11 +85,21 @@ pub fn parse_cpulist(list: &str) -> std::result::Result<Vec<usize>, ParseError> 
                 "range '{part}' ends before it starts"
             )));
         }
-        cpus.extend(lo..=hi);
+        // Whole words where the range covers them, bit by bit at its ends.
+        let mut cpu = lo;
+        while cpu <= hi {
+            if cpu % BITS == 0 && hi - cpu + 1 >= BITS {
+                set[cpu / BITS] = u64::MAX;
+                cpu += BITS;
+            } else {
+                set[cpu / BITS] |= 1 << (cpu % BITS);
+                cpu += 1;
+            }
+        }
     }
-    cpus.sort_unstable();
-    cpus.dedup();
-    Ok(cpus)
+    Ok((0..set.len() * BITS)
+        .filter(|&cpu| set[cpu / BITS] & (1 << (cpu % BITS)) != 0)
+        .collect())
 }
 
 /// Writes CPUs as a compact list, the inverse of [`parse_cpulist`].
@@ -745,8 +759,44 @@ mod tests {
         for bad in ["a", "1-", "-1", "3-1", "1,,2", "99999999", "0-70000", "+1"] {
             assert!(parse_cpulist(bad).is_err(), "{bad:?} should fail");
         }
-        for list in ["0", "0-3", "0-1,4,6-9", ""] {
+        for list in ["0", "0-3", "0-1,4,6-9", "", "0-65536", "63-64,127-129"] {
             assert_eq!(format_cpulist(&parse_cpulist(list).unwrap()), list);
+        }
+        // 131 KB of full ranges: at most 65537 CPUs, at once.
+        let start = std::time::Instant::now();
+        let huge = vec!["0-65536"; 20_000].join(",");
+        assert_eq!(parse_cpulist(&huge).unwrap().len(), MAX_CPU + 1);
+        assert!(start.elapsed().as_secs() < 5, "{:?}", start.elapsed());
+    }
+
+    proptest::proptest! {
+        /// Any short text: never a panic; what parses is sorted, unique and bounded.
+        #[test]
+        fn cpulists_of_any_text_are_sets(list in "[0-9,\\- \n]{0,40}") {
+            if let Ok(cpus) = parse_cpulist(&list) {
+                proptest::prop_assert!(cpus.windows(2).all(|w| w[0] < w[1]));
+                proptest::prop_assert!(cpus.iter().all(|&c| c <= MAX_CPU));
+            }
+        }
+
+        /// Any set of CPUs, written compactly and parsed back, in any order and with repeats.
+        #[test]
+        fn cpulists_round_trip(
+            mut cpus in proptest::collection::vec(0usize..=MAX_CPU, 0..200),
+            repeats in 0usize..3,
+        ) {
+            let parts: Vec<String> = cpus.iter().rev().map(ToString::to_string).collect();
+            let mut shuffled = parts.join(",");
+            for _ in 0..repeats {
+                shuffled = format!("{shuffled},{}", parts.join(","));
+            }
+            cpus.sort_unstable();
+            cpus.dedup();
+            let compact = format_cpulist(&cpus);
+            proptest::prop_assert_eq!(parse_cpulist(&compact).unwrap(), cpus.clone());
+            if !cpus.is_empty() {
+                proptest::prop_assert_eq!(parse_cpulist(&shuffled).unwrap(), cpus);
+            }
         }
     }
 

@@ -35,6 +35,9 @@ impl<'env> Group<'env> {
     /// # Safety
     /// `raw` must be a valid group handle (or `MPI_GROUP_EMPTY`) that nothing else frees.
     pub(crate) unsafe fn adopt(raw: ffi::MPI_Group) -> Group<'env> {
+        if raw != ffi::MPI_GROUP_NULL && raw != ffi::MPI_GROUP_EMPTY {
+            crate::live::made(crate::live::Kind::Group);
+        }
         Group {
             raw,
             _env: PhantomData,
@@ -419,7 +422,9 @@ impl<'env> Group<'env> {
         }
         let _gate = enter("group_free")?;
         // SAFETY: we own the handle; MPI sets it to MPI_GROUP_NULL so it is never freed twice.
-        check(unsafe { ffi::MPI_Group_free(&mut self.raw) }, "group_free")
+        check(unsafe { ffi::MPI_Group_free(&mut self.raw) }, "group_free")?;
+        crate::live::freed(crate::live::Kind::Group);
+        Ok(())
     }
 }
 

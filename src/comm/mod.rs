@@ -295,6 +295,7 @@ impl<'env> Communicator<'env> {
         match set_up(&mut comm) {
             Ok(()) => {
                 comm.owned = true;
+                crate::live::made(crate::live::Kind::Communicator);
                 Ok(Some(comm))
             }
             Err(e) => {
@@ -641,7 +642,9 @@ impl<'env> Communicator<'env> {
         self.owned = false;
         let _gate = enter("free")?;
         // SAFETY: we own the handle and this is its only free; MPI sets it to MPI_COMM_NULL.
-        check(unsafe { ffi::MPI_Comm_free(&mut self.raw) }, "free")
+        check(unsafe { ffi::MPI_Comm_free(&mut self.raw) }, "free")?;
+        crate::live::freed(crate::live::Kind::Communicator);
+        Ok(())
     }
 }
 

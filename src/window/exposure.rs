@@ -4,6 +4,7 @@
 //! ([`Window::access`]) is in `epoch`.
 
 use super::Assert;
+use super::epoch::fence_still_open;
 use super::rma::{EXPOSED, FENCE_OPEN, Window};
 use crate::comm::group::Group;
 use crate::datatype::Equivalence;
@@ -31,17 +32,25 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::EpochMisuse`] if an exposure epoch is open already; [`Error::WrongThread`];
-    /// [`Error::Mpi`].
+    /// [`Error::EpochMisuse`] if an exposure epoch is open already, or a fence epoch (see
+    /// [`fence`](Window::fence)); [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn expose(&self, group: &Group<'_>, assert: Assert) -> Result<Exposure<'_, 'c, T>> {
         const OP: &str = "win_post";
-        if self.state.fetch_or(EXPOSED, Ordering::AcqRel) & EXPOSED != 0 {
-            return Err(Error::EpochMisuse {
-                operation: OP,
-                reason: "the window is exposed already".into(),
+        let exposed = self
+            .state
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
+                (state & (EXPOSED | FENCE_OPEN) == 0).then_some(state | EXPOSED)
             });
+        match exposed {
+            Ok(_) => {}
+            Err(state) if state & FENCE_OPEN != 0 => return Err(fence_still_open(OP)),
+            Err(_) => {
+                return Err(Error::EpochMisuse {
+                    operation: OP,
+                    reason: "the window is exposed already".into(),
+                });
+            }
         }
-        self.state.fetch_and(!FENCE_OPEN, Ordering::AcqRel);
         let posted = enter(OP).and_then(|_gate| {
             // SAFETY: a valid window and group.
             check(

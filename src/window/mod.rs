@@ -170,6 +170,7 @@ impl RawWindow<'_> {
             std::mem::forget(win);
             return Err(e);
         }
+        crate::live::window_made(raw);
         Ok(win)
     }
 
@@ -179,10 +180,13 @@ impl RawWindow<'_> {
             return Ok(());
         }
         let _gate = enter("win_free")?;
+        let raw = self.raw;
         // SAFETY: we own the handle; MPI sets it to MPI_WIN_NULL, so it is freed once.
         let rc = unsafe { ffi::MPI_Win_free(&mut self.raw) };
         self.raw = ffi::MPI_WIN_NULL;
-        check(rc, "win_free")
+        check(rc, "win_free")?;
+        crate::live::window_freed(raw);
+        Ok(())
     }
 
     /// The hints MPI actually uses (`MPI_Win_get_info`, MPI-4.0 §12.2.7).
@@ -199,11 +203,9 @@ impl RawWindow<'_> {
 
 impl Drop for RawWindow<'_> {
     fn drop(&mut self) {
-        if self.free().is_err() && self.raw != ffi::MPI_WIN_NULL {
-            // The thread gate refused (MPI was not called): MPI keeps the window until
-            // finalize, which warns about it.
-            crate::gate::count_leaked_window();
-        }
+        // Where the thread gate refused (MPI was not called), the window stays counted as
+        // alive: finalize warns about it and frees it (see `live`).
+        let _ = self.free();
     }
 }
 

@@ -99,9 +99,14 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
     ///
+    /// The ranks' lengths are exchanged (one allgather) before MPI is called, so a length one
+    /// rank's window cannot hold is the same error on every rank, not a rank waiting alone in
+    /// `MPI_Win_allocate`. `T` may be more aligned than MPI's memory: Rust never refers to it.
+    ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a zero-sized `T`; [`Error::CountOverflow`];
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`Error::InvalidArgument`] for a zero-sized `T`; [`Error::CountOverflow`] on every rank
+    /// if any rank's length does not fit an `MPI_Aint` in bytes; [`Error::WrongThread`];
+    /// [`Error::Mpi`].
     pub fn allocate(comm: &'c Communicator<'_>, len: usize) -> Result<Self> {
         Self::allocate_with_info(comm, len, None)
     }
@@ -125,19 +130,59 @@ impl<'c, T: Equivalence> Window<'c, T> {
         len: usize,
         info: Option<&Info<'_>>,
     ) -> Result<Self> {
-        Self::allocate_init(comm, len, info, None)
+        Self::allocate_init(comm, len, info)
     }
 
-    /// `MPI_Win_allocate` of `len` values, zeroed or copied from `init` (of that length).
+    /// `MPI_Win_allocate` of `len` values, zeroed.
     fn allocate_init(
         comm: &'c Communicator<'_>,
         len: usize,
+        info: Option<&Info<'_>>,
+    ) -> Result<Self> {
+        let lens = Self::agreed_lens(comm, len, "win_allocate")?;
+        Self::allocate_agreed(comm, lens, info, None)
+    }
+
+    /// Every process's length, learnt with one allgather before any window is made, and the
+    /// checks that depend on them, made alike on every process: a length that one process
+    /// alone refused would leave the others waiting in the collective call that makes the
+    /// window. Every process gets the same error for the first length that does not fit.
+    fn agreed_lens(
+        comm: &Communicator<'_>,
+        len: usize,
+        operation: &'static str,
+    ) -> Result<Box<[usize]>> {
+        let size = usize::try_from(comm.size()).unwrap_or(0);
+        let mut lens = vec![0u64; size];
+        comm.allgather(&[u64::try_from(len).unwrap_or(u64::MAX)], &mut lens)
+            .map_err(|e| rename(e, operation))?;
+        let lens: Box<[usize]> = lens
+            .into_iter()
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+            .collect();
+        for &n in &lens {
+            window_bytes::<T>(n, operation)?;
+        }
+        Ok(lens)
+    }
+
+    /// `MPI_Win_allocate` of this process's length in `lens` (agreed by [`agreed_lens`]),
+    /// zeroed or copied from `init` (of that length).
+    ///
+    /// [`agreed_lens`]: Window::agreed_lens
+    fn allocate_agreed(
+        comm: &'c Communicator<'_>,
+        lens: Box<[usize]>,
         info: Option<&Info<'_>>,
         init: Option<&[T]>,
     ) -> Result<Self> {
         const OP: &str = "win_allocate";
         let () = Self::VALID_FOR_ANY_BYTES;
         let unit = disp_unit::<T>(OP)?;
+        let len = usize::try_from(comm.rank())
+            .ok()
+            .and_then(|r| lens.get(r).copied())
+            .unwrap_or(0);
         let mut bytes = window_bytes::<T>(len, OP)?;
         if crate::env::mpich_before((5, 0)) {
             // MPICH 4.0.2 puts into the wrong process's memory when a window's size is not a
@@ -149,19 +194,27 @@ impl<'c, T: Equivalence> Window<'c, T> {
             RawWindow::allocate(ffi::MPI_Win_allocate, bytes, unit, info, comm, OP, |_| {
                 Ok(())
             })?;
-        let base = base.cast::<T>();
-        if len > 0 {
-            // SAFETY: MPI allocated `len` values here; nothing else can reach them yet
-            // (remote RMA needs an epoch, which needs this call to return); any byte pattern
-            // is a valid `T`, so zero is; `init` has `len` values.
+        // MPI promises no alignment for the memory it allocates, and `T` may ask for more
+        // than MPI gives (a `#[repr(align(128))]` type). Rust never refers to this memory as
+        // `T` (see the module docs): it is written here byte by byte, and read and written
+        // afterwards only by MPI, so any address serves, on every process alike.
+        let init_bytes = len * std::mem::size_of::<T>(); // `window_bytes` checked it
+        if init_bytes > 0 {
+            // SAFETY: MPI allocated at least `init_bytes` bytes at `base` (alignment 1);
+            // nothing else can reach them yet (remote RMA needs an epoch, which needs this
+            // call to return); `init` holds `len` values, `init_bytes` bytes, copied untyped.
             unsafe {
                 match init {
-                    Some(values) => std::ptr::copy_nonoverlapping(values.as_ptr(), base, len),
-                    None => std::ptr::write_bytes(base, 0, len),
+                    Some(values) => std::ptr::copy_nonoverlapping(
+                        values.as_ptr().cast::<u8>(),
+                        base,
+                        init_bytes,
+                    ),
+                    None => std::ptr::write_bytes(base, 0, init_bytes),
                 }
             }
         }
-        Self::finish(comm, win, len, Storage::Mpi, OP)
+        Ok(Self::finish(comm, win, lens, Storage::Mpi))
     }
 
     /// `MPI_Win_create` (MPI-4.0 §12.2.1) over a vector the window owns, handed back by
@@ -185,8 +238,8 @@ impl<'c, T: Equivalence> Window<'c, T> {
         // Rust while the window exists and frees the window before giving it back; a leaked
         // window leaks the vector.
         match unsafe { Self::create(comm, &mut data)? } {
-            Some(win) => Self::finish(comm, win, data.len(), Storage::Owned(data), "win_create"),
-            None => Self::allocate_init(comm, data.len(), None, Some(&data)),
+            (Some(win), lens) => Ok(Self::finish(comm, win, lens, Storage::Owned(data))),
+            (None, lens) => Self::allocate_agreed(comm, lens, None, Some(&data)),
         }
     }
 
@@ -216,12 +269,11 @@ impl<'c, T: Equivalence> Window<'c, T> {
         body: impl FnOnce(&Window<'_, T>) -> R,
     ) -> Result<R> {
         let () = Self::VALID_FOR_ANY_BYTES;
-        let len = buf.len();
         // SAFETY: `buf` stays exclusively borrowed until the window is freed below; if it
         // cannot be, the job is aborted before `buf` is given back.
         let window = match unsafe { Window::<T>::create(comm, buf)? } {
-            Some(win) => Window::finish(comm, win, len, Storage::Borrowed, "win_create")?,
-            None => Window::allocate_init(comm, len, None, Some(buf))?,
+            (Some(win), lens) => Window::finish(comm, win, lens, Storage::Borrowed),
+            (None, lens) => Window::allocate_agreed(comm, lens, None, Some(buf))?,
         };
         let abort_guard = super::AbortOnUnwind("a window over a borrowed buffer");
         let result = body(&window);
@@ -241,29 +293,35 @@ impl<'c, T: Equivalence> Window<'c, T> {
         Ok(result)
     }
 
-    /// `MPI_Win_create` over `buf`; `None` where Open MPI 4.1 cannot create windows over
+    /// `MPI_Win_create` over `buf`, with every process's length ([`agreed_lens`]); no window
+    /// where Open MPI 4.1 cannot create windows over
     /// user memory with its single-copy mechanism off (which ferrompi does, see
     /// [`env`](mod@crate::env)): its `osc/ucx` component fails with `MPI_ERR_WIN` on every
     /// rank alike; and on MPICH before 5.0 when any rank's buffer is not a multiple of 16
     /// bytes. The caller then allocates a window and copies instead.
     ///
+    /// [`agreed_lens`]: Window::agreed_lens
+    ///
     /// # Safety
     /// `buf` must not be read or written through Rust, nor freed, until the window is freed.
-    unsafe fn create(comm: &Communicator<'_>, buf: &mut [T]) -> Result<Option<RawWindow<'c>>> {
+    unsafe fn create(
+        comm: &Communicator<'_>,
+        buf: &mut [T],
+    ) -> Result<(Option<RawWindow<'c>>, Box<[usize]>)> {
         const OP: &str = "win_create";
         let unit = disp_unit::<T>(OP)?;
+        let lens = Self::agreed_lens(comm, buf.len(), OP)?;
         let bytes = window_bytes::<T>(buf.len(), OP)?;
-        if crate::env::mpich_before((5, 0)) {
-            // MPICH 4.0.2 misplaces puts into windows whose size is not a multiple of 16 bytes
-            // (see `allocate_init`), and a user's buffer cannot be padded: if any rank's is
-            // such, every rank takes the stand-in (a padded window and a copy), so that all
-            // make the same call.
-            let mut any_odd = [0u8];
-            comm.allreduce(&[u8::from(bytes % 16 != 0)], &mut any_odd, crate::op::Max)
-                .map_err(|e| rename(e, OP))?;
-            if any_odd[0] != 0 {
-                return Ok(None);
-            }
+        // MPICH 4.0.2 misplaces puts into windows whose size is not a multiple of 16 bytes (see
+        // `allocate_agreed`), and a user's buffer cannot be padded: if any rank's is such,
+        // every rank takes the stand-in (a padded window and a copy), so that all make the
+        // same call. (`agreed_lens` checked that every size fits.)
+        if crate::env::mpich_before((5, 0))
+            && lens
+                .iter()
+                .any(|&n| !(n * std::mem::size_of::<T>()).is_multiple_of(16))
+        {
+            return Ok((None, lens));
         }
         let _gate = enter(OP)?;
         let mut raw = ffi::MPI_WIN_NULL;
@@ -283,23 +341,24 @@ impl<'c, T: Equivalence> Window<'c, T> {
                 if e.class() == Some(crate::ErrorClass::Win)
                     && crate::env::running(crate::Implementation::OpenMpi) =>
             {
-                Ok(None)
+                Ok((None, lens))
             }
             Err(e) => Err(e),
             // SAFETY: MPI just made `raw` for us, under the gate we hold.
-            Ok(()) => unsafe { RawWindow::adopt(raw, OP) }.map(Some),
+            Ok(()) => unsafe { RawWindow::adopt(raw, OP) }.map(|win| (Some(win), lens)),
         }
     }
 
-    /// Learns every rank's length (one allgather), for the bounds checks.
+    /// The window over `win`, with every rank's length (from [`agreed_lens`]) for the bounds
+    /// checks.
+    ///
+    /// [`agreed_lens`]: Window::agreed_lens
     fn finish(
         comm: &Communicator<'_>,
         win: RawWindow<'c>,
-        len: usize,
+        lens: Box<[usize]>,
         storage: Storage<T>,
-        operation: &'static str,
-    ) -> Result<Self> {
-        // The window first, so that on an error below its `Drop` frees it before the vector.
+    ) -> Self {
         let mut window = Window {
             win,
             layout: Layout::new(1),
@@ -308,14 +367,8 @@ impl<'c, T: Equivalence> Window<'c, T> {
             state: AtomicU8::new(IDLE),
             _comm: PhantomData,
         };
-        let size = usize::try_from(comm.size()).unwrap_or(0);
-        let mut lens = vec![0u64; size];
-        comm.allgather(&[len as u64], &mut lens)
-            .map_err(|e| rename(e, operation))?;
+        window.layout.set_lens(lens, 0);
         window
-            .layout
-            .set_lens(lens.into_iter().map(|n| n as usize).collect(), 0);
-        Ok(window)
     }
 
     /// The number of values in `rank`'s window; `None` for a rank outside the communicator.
@@ -402,8 +455,8 @@ impl<'c, T: Equivalence> Window<'c, T> {
 
     /// Frees the window and gives back this process's values: the vector of
     /// [`from_vec`](Window::from_vec), or a copy of MPI's memory for
-    /// [`allocate`](Window::allocate) (read with a `get` under a lock on itself first).
-    /// Collective.
+    /// [`allocate`](Window::allocate) (read with a `get` under a lock on itself first, or in a
+    /// last fence epoch, asserting `NOSUCCEED`, if the fence sequence is open). Collective.
     ///
     /// ```
     /// # let mpi = ferrompi::Mpi::init()?;
@@ -428,9 +481,15 @@ impl<'c, T: Equivalence> Window<'c, T> {
             Storage::Owned(_) => self.release().map(Option::unwrap_or_default),
             Storage::Mpi => {
                 let mut out = vec![zeroed::<T>(); len];
-                self.lock(LockType::Shared, rank, Assert::empty(), |e| {
-                    e.get(&mut out, rank, 0)
-                })??;
+                if self.state.load(Ordering::Acquire) & FENCE_OPEN != 0 {
+                    // The fence sequence is open on every process alike (only fences change
+                    // it): close it, reading this process's values in its last epoch.
+                    self.fence(Assert::NOSUCCEED, |e| e.get(&mut out, rank, 0))??;
+                } else {
+                    self.lock(LockType::Shared, rank, Assert::empty(), |e| {
+                        e.get(&mut out, rank, 0)
+                    })??;
+                }
                 self.release()?;
                 Ok(out)
             }

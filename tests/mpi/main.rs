@@ -304,28 +304,58 @@ fn drive(filters: &[&str]) -> i32 {
         if let Some(only) = &only_ranks {
             runs.retain(|n| n.is_some_and(|n| only.contains(&n)));
         }
+        let small_shm = programs::IN_SMALL_SHM
+            .iter()
+            .find(|(name, _)| *name == program.name)
+            .map(|&(_, mib)| mib);
+        if small_shm.is_some()
+            && let Some(why) = small_shm_unavailable()
+        {
+            println!(
+                "SKIP  {}: needs a tmpfs of its own on /dev/shm: {why}",
+                program.name
+            );
+            continue;
+        }
         for ranks in runs {
-            let mut cmd = match ranks {
+            let mut argv: Vec<std::ffi::OsString> = Vec::new();
+            match ranks {
                 Some(n) => {
-                    let mut cmd = Command::new(launch.program);
-                    cmd.args(&launch.args).arg("-n").arg(n.to_string());
-                    cmd.args(&wrapper).arg(&exe);
-                    cmd.env("FERROMPI_EXPECT_LAUNCHER", "launcher");
+                    argv.push(launch.program.into());
+                    argv.extend(launch.args.iter().map(Into::into));
+                    argv.extend(["-n".into(), n.to_string().into()]);
+                    argv.extend(wrapper.iter().map(Into::into));
+                }
+                None => argv.extend(wrapper.iter().map(Into::into)),
+            }
+            argv.push(exe.clone().into());
+            let mut cmd = match small_shm {
+                // The launcher and every rank in a mount namespace of their own, whose
+                // /dev/shm is a tmpfs of `mib` MiB.
+                Some(mib) => {
+                    let mut cmd = Command::new("unshare");
+                    cmd.args(["--mount", "--propagation", "private", "--", "sh", "-c"])
+                        .arg(format!(
+                            "mount -t tmpfs -o size={mib}m ferrompi-small-shm /dev/shm && exec \"$@\""
+                        ))
+                        .arg("sh")
+                        .args(&argv);
                     cmd
                 }
                 None => {
-                    let mut cmd = match wrapper.split_first() {
-                        Some((tool, args)) => {
-                            let mut cmd = Command::new(tool);
-                            cmd.args(args).arg(&exe);
-                            cmd
-                        }
-                        None => Command::new(&exe),
-                    };
-                    cmd.env("FERROMPI_EXPECT_LAUNCHER", "singleton");
+                    let mut cmd = Command::new(&argv[0]);
+                    cmd.args(&argv[1..]);
                     cmd
                 }
             };
+            cmd.env(
+                "FERROMPI_EXPECT_LAUNCHER",
+                if ranks.is_some() {
+                    "launcher"
+                } else {
+                    "singleton"
+                },
+            );
             cmd.arg("--program").arg(program.name);
             cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
                 .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
@@ -366,6 +396,19 @@ fn drive(filters: &[&str]) -> i32 {
     }
     println!("\nmpi-harness: {passed} passed, {failed} failed");
     i32::from(failed > 0)
+}
+
+/// Why the programs of [`programs::IN_SMALL_SHM`] cannot run here, if they cannot: they need
+/// to mount a tmpfs in a mount namespace of their own (root, and util-linux's `unshare`).
+fn small_shm_unavailable() -> Option<&'static str> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        Some("not root")
+    } else if !which("unshare") {
+        Some("no unshare (util-linux) on PATH")
+    } else {
+        None
+    }
 }
 
 /// Every file under `programs/` must be registered, and every registration must name a file.

@@ -24,7 +24,7 @@ mod model;
 mod report;
 
 use ferrompi::{Communicator, Max, Mpi, Partition, SharedWindow, Sum};
-use model::{Instance, Rng, Shape, solve_stage};
+use model::{Instance, Rng, Shape, solve_stage, table_values};
 use report::{Iteration, Summary, WINDOW};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,6 +33,9 @@ use std::time::Instant;
 const USAGE: &str = "usage: sddp [--stages T] [--scenarios S] [--reservoirs 1-3] [--passes F] \
 [--iterations K] [--seed N] [--tol GAIN] [--storage-max V] [--thermal-max G] \
 [--scenario-file PATH] [--csv] [--json] [--plot PATH.svg] [--quiet]";
+
+/// The most forward passes per iteration.
+const MAX_PASSES: usize = 100_000;
 
 /// Command-line options.
 #[derive(Debug, Clone)]
@@ -101,6 +104,11 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     if o.passes < 1 || o.iterations < 1 {
         return Err("--passes and --iterations must be at least 1".into());
     }
+    // Every rank keeps each pass's trial states and bounds: bounded so they cannot exhaust
+    // memory (the cut pool's size is checked against all of these).
+    if o.passes > MAX_PASSES {
+        return Err(format!("--passes must be at most {MAX_PASSES}"));
+    }
     Ok(o)
 }
 
@@ -166,6 +174,22 @@ fn agree(comm: &Communicator<'_>, mine: Option<String>) -> Result<(), Fail> {
     )))
 }
 
+/// A table shared by the processes of the node. The window's own checks (sizes, the room of
+/// the node's shared memory) give every rank the same error, so those end the run like bad
+/// input; an MPI failure aborts.
+fn shared_table<'c>(
+    node: &'c Communicator<'_>,
+    len: usize,
+    what: &str,
+) -> Result<SharedWindow<'c, f64>, Fail> {
+    SharedWindow::allocate(node, len).map_err(|e| match e {
+        ferrompi::Error::NoMemory { .. }
+        | ferrompi::Error::CountOverflow { .. }
+        | ferrompi::Error::InvalidArgument { .. } => Fail::Everywhere(format!("{what}: {e}")),
+        e => Fail::Mpi(e),
+    })
+}
+
 fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
     let start = Instant::now();
     let world = mpi.world();
@@ -174,13 +198,28 @@ fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
     let opts = parse_args(args).map_err(Fail::Everywhere)?;
     let inst = Instance::build(&opts.shape).map_err(Fail::Everywhere)?;
     let (n, stages, passes) = (inst.n(), inst.stages, opts.passes);
+    // The cut pool: stage t holds up to iterations × passes cuts of n + 1 values.
+    let cut_len = n + 1;
+    let pool_len = table_values(
+        "the cut pool",
+        &[
+            ("stages", stages),
+            ("iterations", opts.iterations),
+            ("passes", passes),
+            ("values per cut", cut_len),
+        ],
+    )
+    .map_err(Fail::Everywhere)?;
     let hierarchy = world.hierarchy()?;
     let node = &hierarchy.node;
     let leader = node.rank() == 0;
 
     // The scenario table, once per node: the leader generates or loads it.
-    let mut scenario_window =
-        SharedWindow::<f64>::allocate(node, if leader { inst.table_len() } else { 0 })?;
+    let mut scenario_window = shared_table(
+        node,
+        if leader { inst.table_len() } else { 0 },
+        "the scenario table",
+    )?;
     let mut load_error = None;
     {
         let mut epoch = scenario_window.write()?;
@@ -203,11 +242,9 @@ fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
     let scenario_epoch = scenario_window.read()?;
     let table = scenario_epoch.segment(0).unwrap_or_default();
 
-    // The cut pool, once per node: stage t holds up to iterations × passes cuts of n + 1 values.
-    let cut_len = n + 1;
-    let per_stage = opts.iterations * passes * cut_len;
-    let mut pool =
-        SharedWindow::<f64>::allocate(node, if leader { stages * per_stage } else { 0 })?;
+    // The cut pool, once per node.
+    let per_stage = pool_len / stages;
+    let mut pool = shared_table(node, if leader { pool_len } else { 0 }, "the cut pool")?;
     let mut cut_counts = vec![0usize; stages];
 
     // The three persistent collectives, set up once.

@@ -56,6 +56,31 @@ pub struct Instance {
     pub inflow_cv: f64,
 }
 
+/// The most values one of the solver's tables shared per node (the scenario table, the cut
+/// pool) may hold: 2^28, 2 GiB of `f64`. Larger ones are refused with a message on every rank,
+/// before anything is allocated.
+pub const MAX_TABLE_VALUES: usize = 1 << 28;
+
+/// The most stages of an instance (a weekly horizon of 190 years): the per-stage vectors are
+/// allocated on every rank.
+pub const MAX_STAGES: usize = 10_000;
+
+/// `factors` multiplied, if the product fits `usize` and [`MAX_TABLE_VALUES`]; otherwise a
+/// message naming `what` and the factors.
+pub fn table_values(what: &str, factors: &[(&str, usize)]) -> Result<usize, String> {
+    factors
+        .iter()
+        .try_fold(1usize, |product, &(_, f)| product.checked_mul(f))
+        .filter(|&n| n <= MAX_TABLE_VALUES)
+        .ok_or_else(|| {
+            let named: Vec<String> = factors.iter().map(|(n, f)| format!("{f} {n}")).collect();
+            format!(
+                "{what} of {} is more than {MAX_TABLE_VALUES} values (2 GiB per node)",
+                named.join(" × ")
+            )
+        })
+}
+
 /// The command-line knobs that shape an instance.
 #[derive(Debug, Clone)]
 pub struct Shape {
@@ -85,7 +110,22 @@ impl Instance {
                 shape.reservoirs
             ));
         }
-        let (stages, scenarios) = (shape.stages as usize, shape.scenarios as usize);
+        let stages = usize::try_from(shape.stages).unwrap_or(usize::MAX);
+        let scenarios = usize::try_from(shape.scenarios).unwrap_or(usize::MAX);
+        if stages > MAX_STAGES {
+            return Err(format!(
+                "stages must be at most {MAX_STAGES}, got {}",
+                shape.stages
+            ));
+        }
+        table_values(
+            "the scenario table",
+            &[
+                ("stages", stages),
+                ("scenarios", scenarios),
+                ("reservoirs", shape.reservoirs as usize),
+            ],
+        )?;
         let reservoirs = (0..shape.reservoirs as usize)
             .map(|i| Reservoir {
                 storage_max: shape.storage_max * (1.0 - 0.25 * i as f64),
@@ -164,7 +204,8 @@ impl Instance {
         self.reservoirs.len()
     }
 
-    /// Values in the scenario table: `stages × scenarios × reservoirs`.
+    /// Values in the scenario table: `stages × scenarios × reservoirs` (at most
+    /// [`MAX_TABLE_VALUES`], which [`Instance::build`] checked).
     pub fn table_len(&self) -> usize {
         self.stages * self.scenarios * self.n()
     }

@@ -158,8 +158,21 @@ fn the_default_instance_converges() {
 fn bad_input_ends_every_rank_promptly() {
     let file = std::env::temp_dir().join(format!("sddp-bad-{}.csv", std::process::id()));
     std::fs::write(&file, "1,2\n3,4\n5,6\n").unwrap();
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 8] = [
         (&["--stages", "0"], "stages must be at least 1"),
+        (&["--stages", "1000000000"], "stages must be at most 10000"),
+        (
+            &["--scenarios", "4611686018427387904"],
+            "the scenario table of 12 stages × 4611686018427387904 scenarios",
+        ),
+        (
+            &["--passes", "1000000000"],
+            "--passes must be at most 100000",
+        ),
+        (
+            &["--passes", "100000", "--iterations", "1000000"],
+            "the cut pool of 12 stages × 1000000 iterations × 100000 passes",
+        ),
         (&["--storage-max", "-5"], "storage capacity is -5"),
         (&["--passes", "x"], "'x' is not a number"),
         (

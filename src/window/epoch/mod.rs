@@ -18,9 +18,13 @@ use std::sync::atomic::Ordering;
 mod calls;
 
 impl<'c, T: Equivalence> Window<'c, T> {
-    /// Opens an access epoch of `kind` after checking none is open on this process.
+    /// Opens an access epoch of `kind` after checking none is open on this process, and that
+    /// no fence epoch is either, unless `kind` is the next fence.
     fn begin(&self, kind: EpochKind, operation: &'static str) -> Result<()> {
         let state = self.state.load(Ordering::Acquire);
+        if state & FENCE_OPEN != 0 && kind != EpochKind::Fence {
+            return Err(fence_still_open(operation));
+        }
         let exposed = state & EXPOSED != 0;
         let busy = state & ACCESS != 0 || (exposed && kind == EpochKind::Fence);
         if busy
@@ -92,6 +96,15 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// closing an epoch opens the next, and the first one opens with `MPI_MODE_NOPRECEDE`.
     /// `assert` goes to the closing fence.
     ///
+    /// A fence that does not assert [`Assert::NOSUCCEED`] leaves the next fence epoch open
+    /// (MPI-4.0 §12.5.1), and the MPI calls of the next `fence` depend on it. So that they are
+    /// the same on every process whatever a process did in between, nothing else changes it:
+    /// until a fence asserts `NOSUCCEED`, [`lock`](Window::lock),
+    /// [`lock_all`](Window::lock_all), [`access`](Window::access) and
+    /// [`expose`](Window::expose) are refused with [`Error::EpochMisuse`] (MPI forbids them
+    /// inside a fence epoch), and a fence refused before reaching MPI (another epoch open on
+    /// this process, a thread the thread level refuses) leaves the sequence as it was.
+    ///
     /// ```
     /// # let mpi = ferrompi::Mpi::init()?;
     /// # let world = mpi.world();
@@ -108,10 +121,10 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::EpochMisuse`] if another epoch is open on this process; [`Error::WrongThread`];
-    /// [`Error::Mpi`] from opening the epoch. The calls inside return their own errors to
-    /// `body`. If MPI fails to *close* the epoch the job is aborted with the error's message,
-    /// since MPI may still be using the buffers.
+    /// [`Error::EpochMisuse`] if another epoch is open on this process (or, for the other
+    /// epochs, a fence epoch); [`Error::WrongThread`]; [`Error::Mpi`] from opening the epoch.
+    /// The calls inside return their own errors to `body`. If MPI fails to *close* the epoch
+    /// the job is aborted with the error's message, since MPI may still be using the buffers.
     pub fn fence<'buf, R>(
         &self,
         assert: Assert,
@@ -134,10 +147,14 @@ impl<'c, T: Equivalence> Window<'c, T> {
             ("win_fence", "win_fence"),
             body,
         );
-        if result.is_ok() && !assert.contains(Assert::NOSUCCEED) {
-            self.state.fetch_or(FENCE_OPEN, Ordering::AcqRel);
-        } else {
-            self.state.fetch_and(!FENCE_OPEN, Ordering::AcqRel);
+        // Only a fence that was made changes the sequence (a refused one made no MPI call;
+        // one whose closing call failed has aborted the job).
+        if result.is_ok() {
+            if assert.contains(Assert::NOSUCCEED) {
+                self.state.fetch_and(!FENCE_OPEN, Ordering::AcqRel);
+            } else {
+                self.state.fetch_or(FENCE_OPEN, Ordering::AcqRel);
+            }
         }
         result
     }
@@ -167,7 +184,6 @@ impl<'c, T: Equivalence> Window<'c, T> {
         body: impl for<'e> FnOnce(&'e WindowEpoch<'e, 'buf, T>) -> R,
     ) -> Result<R> {
         let win = self.win.raw;
-        self.state.fetch_and(!FENCE_OPEN, Ordering::AcqRel);
         self.epoch(
             EpochKind::Access,
             // SAFETY: a valid window and group.
@@ -212,7 +228,6 @@ impl<'c, T: Equivalence> Window<'c, T> {
             });
         }
         let win = self.win.raw;
-        self.state.fetch_and(!FENCE_OPEN, Ordering::AcqRel);
         self.epoch(
             EpochKind::Lock(target),
             // SAFETY: a valid window and rank.
@@ -248,7 +263,6 @@ impl<'c, T: Equivalence> Window<'c, T> {
         body: impl for<'e> FnOnce(&'e WindowEpoch<'e, 'buf, T>) -> R,
     ) -> Result<R> {
         let win = self.win.raw;
-        self.state.fetch_and(!FENCE_OPEN, Ordering::AcqRel);
         self.epoch(
             EpochKind::LockAll,
             // SAFETY: a valid window.
@@ -269,6 +283,19 @@ pub(super) fn misuse(operation: &'static str, reason: std::fmt::Arguments<'_>) -
         operation,
         reason: reason.to_string(),
     }
+}
+
+/// The misuse of an epoch other than a fence while a fence epoch is open.
+#[cold]
+#[inline(never)]
+pub(super) fn fence_still_open(operation: &'static str) -> Error {
+    misuse(
+        operation,
+        format_args!(
+            "a fence epoch is open: the last fence did not assert NOSUCCEED, so MPI allows no \
+             other epoch until a fence does (MPI-4.0 §12.5.1)"
+        ),
+    )
 }
 
 /// The misuse of a call only passive-target epochs allow.

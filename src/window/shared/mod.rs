@@ -86,6 +86,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 mod epochs;
+mod memory;
 pub use epochs::{AtomicEpoch, ReadEpoch, WriteEpoch};
 
 /// Epoch kinds in the announcement words (the low two bits).
@@ -177,10 +178,16 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
     ///
+    /// Every check is made alike on every process, so that all return the same error rather
+    /// than some wait in the collective allocation: the lengths and the room of the memory
+    /// file system are learnt in one allgather before MPI is called, and whether the kernel
+    /// could back each segment with memory (so that no store can raise `SIGBUS`) in one after.
+    ///
     /// # Errors
-    /// [`Error::NotSharedMemory`] on every process if `comm`'s processes span nodes;
-    /// [`Error::InvalidArgument`] for a zero-sized `T`; [`Error::CountOverflow`];
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// On every process alike: [`Error::NotSharedMemory`] if `comm`'s processes span nodes;
+    /// [`Error::InvalidArgument`] for a zero-sized `T` or a window larger than an `MPI_Aint`;
+    /// [`Error::CountOverflow`]; [`Error::NoMemory`] if the node's memory cannot hold the
+    /// window; [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn allocate(comm: &'c Communicator<'_>, len: usize) -> Result<Self> {
         Self::allocate_with_info(comm, len, None)
     }
@@ -222,17 +229,15 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
         let size = usize::try_from(comm.size()).unwrap_or(0);
         let rank = usize::try_from(comm.rank()).unwrap_or(0);
         let control = control_bytes::<T>(size);
-        let data_bytes = super::window_bytes::<T>(len, OP)?;
-        let own_bytes = if rank == 0 {
-            data_bytes
-                .checked_add(control as ffi::MPI_Aint)
-                .ok_or_else(|| Error::InvalidArgument {
-                    operation: OP,
-                    reason: "the window size does not fit an MPI_Aint".into(),
-                })?
-        } else {
-            data_bytes
-        };
+        // Every process's length, and the free room rank 0 sees, before MPI is called.
+        let room = if rank == 0 { memory::free_room() } else { 0 };
+        let mut agreed = vec![[0u64; 2]; size];
+        comm.allgather(
+            &[[u64::try_from(len).unwrap_or(u64::MAX), room]],
+            &mut agreed,
+        )?;
+        let lens: Vec<u64> = agreed.iter().map(|entry| entry[0]).collect();
+        let own_bytes = plan::<T>(&lens, control, agreed[0][1], OP)?[rank];
         let (win, _base) = RawWindow::allocate(
             ffi::MPI_Win_allocate_shared,
             own_bytes,
@@ -244,10 +249,10 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
                 // One passive epoch for the window's whole life: what MPI_Win_sync and the
                 // atomics need (MPI-4.0 §12.5.4, §12.7).
                 // SAFETY: a valid window; NOCHECK is true, no process locks it exclusively.
-                check(
-                    unsafe { ffi::MPI_Win_lock_all(Assert::NOCHECK.bits(), win) },
-                    OP,
-                )
+                let rc = unsafe { ffi::MPI_Win_lock_all(Assert::NOCHECK.bits(), win) };
+                check(rc, OP)?;
+                crate::live::window_locked_all(win, true);
+                Ok(())
             },
         )?;
         let mut window = SharedWindow {
@@ -263,12 +268,34 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
             _comm: PhantomData,
         };
         // MPI may round segment sizes up (Open MPI does, to pages, without the contiguity
-        // hint), so the lengths come from the processes themselves.
-        let mut lens = vec![0u64; size];
-        comm.allgather(&[len as u64], &mut lens)?;
-        window.map_segments(&lens, control)?;
+        // hint), so the lengths come from the processes themselves. Whether each process
+        // could map and back its segment is agreed before any byte is stored: on failure
+        // every process drops (frees) the window and returns the same error.
+        let mapped = window.map_segments(&lens, control);
+        let backed = match &mapped {
+            Ok(()) => window.populate_own(control),
+            Err(_) => Ok(()),
+        };
+        let mine = u8::from(mapped.is_err()) | u8::from(backed.is_err()) << 1;
+        let mut outcomes = vec![0u8; size];
+        comm.allgather(&[mine], &mut outcomes)?;
+        if outcomes.iter().any(|&o| o != 0) {
+            return Err(agreed_failure(&outcomes, mapped, OP));
+        }
         window.zero_own();
         Ok(window)
+    }
+
+    /// Asks the kernel to back this process's segment (and rank 0's control block) with
+    /// memory, so that storing into it cannot raise `SIGBUS` (`memory::populate`).
+    fn populate_own(&self, control: usize) -> std::result::Result<(), String> {
+        let own = self.segments[self.rank];
+        let bytes = own.len * std::mem::size_of::<T>();
+        if self.rank == 0 {
+            memory::populate(self.control.as_ptr().cast(), control + bytes)
+        } else {
+            memory::populate(own.ptr.as_ptr().cast(), bytes)
+        }
     }
 
     /// Finds every process's segment (`MPI_Win_shared_query`) and the control block, and
@@ -366,6 +393,9 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
                 reason: "an earlier epoch went out of step, so the window refuses new ones".into(),
             });
         }
+        // A thread the thread level refuses changes nothing: the epoch number stays, and the
+        // window stays usable from the right thread.
+        drop(enter(operation)?);
         self.seq += 1;
         let word = self.seq << 2 | kind;
         let parity = (self.seq & 1) as usize;
@@ -617,7 +647,9 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
         }
         let _gate = enter(OP)?;
         // SAFETY: a valid window inside the lock_all taken at allocation.
-        check(unsafe { ffi::MPI_Win_unlock_all(self.win.raw) }, OP)
+        check(unsafe { ffi::MPI_Win_unlock_all(self.win.raw) }, OP)?;
+        crate::live::window_locked_all(self.win.raw, false);
+        Ok(())
     }
 }
 
@@ -651,6 +683,77 @@ fn contiguous<T>(segments: &[Segment<T>]) -> Option<Segment<T>> {
         ptr: NonNull::dangling(),
         len: 0,
     }))
+}
+
+/// The bytes each process asks MPI for (rank 0's with the control block before its values),
+/// from every process's length: made alike on every process, so that all refuse alike a
+/// window that does not fit an `MPI_Aint` or the free `room` of the memory file system.
+fn plan<T>(
+    lens: &[u64],
+    control: usize,
+    room: u64,
+    operation: &'static str,
+) -> Result<Vec<ffi::MPI_Aint>> {
+    let mut total: ffi::MPI_Aint = 0;
+    let mut own = Vec::with_capacity(lens.len());
+    for (r, &len) in lens.iter().enumerate() {
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        let data = super::window_bytes::<T>(len, operation)?;
+        let bytes = if r == 0 {
+            ffi::MPI_Aint::try_from(control)
+                .ok()
+                .and_then(|control| data.checked_add(control))
+        } else {
+            Some(data)
+        };
+        total = match bytes.and_then(|bytes| total.checked_add(bytes)) {
+            Some(total) => total,
+            None => {
+                return Err(Error::InvalidArgument {
+                    operation,
+                    reason: "the whole window does not fit an MPI_Aint".into(),
+                });
+            }
+        };
+        own.push(bytes.unwrap_or(0));
+    }
+    memory::check_room(
+        u64::try_from(total).unwrap_or(u64::MAX),
+        lens.len(),
+        room,
+        operation,
+    )?;
+    Ok(own)
+}
+
+/// The error every process returns when some could not map or back their segment
+/// (`outcomes`: bit 0 mapping, bit 1 backing, per rank): a process that failed returns its own
+/// mapping error; a failure to back a segment is the same [`Error::NoMemory`] everywhere.
+#[cold]
+fn agreed_failure(outcomes: &[u8], mapped: Result<()>, operation: &'static str) -> Error {
+    let ranks = |bit: u8| {
+        let failed: Vec<String> = (outcomes.iter().enumerate())
+            .filter(|(_, o)| *o & bit != 0)
+            .map(|(r, _)| r.to_string())
+            .collect();
+        failed.join(", ")
+    };
+    let unbacked = ranks(2);
+    if !unbacked.is_empty() {
+        return Error::NoMemory {
+            operation,
+            reason: format!(
+                "the node's memory could not back the shared segment of rank(s) {unbacked} \
+                 (madvise MADV_POPULATE_WRITE); storing into it would have raised SIGBUS"
+            ),
+        };
+    }
+    mapped.err().unwrap_or_else(|| {
+        bad_segment(
+            operation,
+            &format!("rank(s) {} could not map the window", ranks(1)),
+        )
+    })
 }
 
 #[cold]

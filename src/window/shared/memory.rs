@@ -1,0 +1,160 @@
+//! Whether the node's memory can back a shared window, decided alike on every process before
+//! any of it is touched.
+//!
+//! MPIs back shared windows with a file in a memory file system (`/dev/shm` on Linux, for
+//! Open MPI's `osc/sm` and for MPICH), created sparse: the pages exist only once touched. When
+//! the file system is smaller than the window (a container's default `/dev/shm` is 64 MiB),
+//! MPICH returns a window whose first store raises `SIGBUS`, and Open MPI fails on the node's
+//! first process alone while the others wait in the allocation forever. So:
+//!
+//! 1. Before MPI is called, the node's rank 0 reads the free room of that file system
+//!    ([`free_room`]) and every process learns it in the same allgather as the lengths; every
+//!    process then compares the whole window with it ([`check_room`]) and refuses alike.
+//! 2. After MPI returns, each process asks the kernel to back its own segment with memory
+//!    (`madvise(MADV_POPULATE_WRITE)`, Linux 5.14; it fails instead of raising `SIGBUS`), and
+//!    the processes agree on the outcome before any of them stores a byte.
+
+use crate::error::{Error, Result};
+use std::ffi::CString;
+
+/// The directory the running MPI backs shared windows in: Open MPI's
+/// `osc_sm_backing_directory` where set, else `/dev/shm`.
+fn backing_directory() -> String {
+    std::env::var("OMPI_MCA_osc_sm_backing_directory").unwrap_or_else(|_| "/dev/shm".into())
+}
+
+/// Free bytes in the file system that backs shared windows; `u64::MAX` where it cannot be
+/// read (no such directory: the check is then left to [`populate`]).
+pub(super) fn free_room() -> u64 {
+    let Ok(path) = CString::new(backing_directory()) else {
+        return u64::MAX;
+    };
+    // SAFETY: all-zero is a valid `statvfs` (plain integers).
+    let mut stats: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a `statvfs` to write.
+    if unsafe { libc::statvfs(path.as_ptr(), &mut stats) } != 0 {
+        return u64::MAX;
+    }
+    // `fsblkcnt_t` and `c_ulong` are `u64` here, 32 bits on 32-bit targets.
+    #[allow(clippy::useless_conversion)]
+    let (blocks, block) = (u64::from(stats.f_bavail), u64::from(stats.f_frsize));
+    blocks.saturating_mul(block)
+}
+
+/// The bytes of a page, for the MPIs' rounding of each segment.
+fn page_bytes() -> u64 {
+    // SAFETY: sysconf reads a constant of the system.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(page).unwrap_or(4096).max(1)
+}
+
+/// Compares a window of `bytes` in all, over `processes` segments, with the free `room`
+/// ([`free_room`] on the node's rank 0): every process passes the same numbers, so every one
+/// gets the same answer.
+pub(super) fn check_room(
+    bytes: u64,
+    processes: usize,
+    room: u64,
+    operation: &'static str,
+) -> Result<()> {
+    // Each segment may be rounded up to a page.
+    let slack = page_bytes().saturating_mul(processes as u64);
+    if bytes.saturating_add(slack) <= room {
+        return Ok(());
+    }
+    Err(Error::NoMemory {
+        operation,
+        reason: format!(
+            "the shared window needs {bytes} bytes, and {} has {room} bytes free; a larger \
+             /dev/shm (docker --shm-size, or the node's tmpfs size) or a smaller window is needed",
+            backing_directory()
+        ),
+    })
+}
+
+/// Backs `bytes` bytes at `start` with memory (`MADV_POPULATE_WRITE`), without changing them.
+/// `Ok` also where the kernel cannot tell (before Linux 5.14, or memory it does not populate).
+pub(super) fn populate(start: *mut u8, bytes: usize) -> std::result::Result<(), String> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    let page = usize::try_from(page_bytes()).unwrap_or(4096);
+    let first = (start as usize) & !(page - 1);
+    let end = (start as usize)
+        .saturating_add(bytes)
+        .next_multiple_of(page);
+    // SAFETY: the pages holding `bytes` bytes MPI mapped for this process (a range inside
+    // mapped pages); MADV_POPULATE_WRITE prefaults them as a write would, and changes no byte.
+    let rc = unsafe {
+        libc::madvise(
+            first as *mut libc::c_void,
+            end - first,
+            libc::MADV_POPULATE_WRITE,
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    let error = std::io::Error::last_os_error();
+    match error.raw_os_error() {
+        Some(libc::EINVAL | libc::EPERM) => Ok(()),
+        _ => Err(error.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    /// A shared mapping two pages long over a file one page long: a store into its second page
+    /// raises `SIGBUS`, so populating it must be an error, and populating the first page not.
+    #[test]
+    fn populating_reports_memory_a_store_would_die_on() {
+        let page = usize::try_from(page_bytes()).unwrap();
+        let path = std::env::temp_dir().join(format!("ferrompi-populate-{}", std::process::id()));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
+        file.set_len(page as u64).unwrap();
+        // SAFETY: a new shared mapping of a file we opened read-write; unmapped below.
+        let map = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                2 * page,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        assert_ne!(map, libc::MAP_FAILED);
+        // SAFETY: the first page of the mapping, inside the file.
+        let supported = unsafe { libc::madvise(map, page, libc::MADV_POPULATE_WRITE) } == 0;
+        if supported {
+            assert_eq!(populate(map.cast(), page), Ok(()));
+            assert!(populate(map.cast(), 2 * page).is_err());
+            // SAFETY: one byte past the file's end would be SIGBUS; inside it, a store.
+            unsafe { map.cast::<u8>().write(7) };
+        } else {
+            eprintln!("MADV_POPULATE_WRITE is not supported by this kernel (Linux < 5.14)");
+        }
+        // SAFETY: the mapping made above, unmapped once.
+        assert_eq!(unsafe { libc::munmap(map, 2 * page) }, 0);
+        let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn room_is_compared_with_the_whole_window() {
+        let page = page_bytes();
+        assert!(check_room(1 << 20, 2, (1 << 20) + 2 * page, "t").is_ok());
+        let err = check_room(128 << 20, 2, 64 << 20, "t").unwrap_err();
+        assert!(matches!(err, Error::NoMemory { .. }), "{err}");
+        assert!(check_room(u64::MAX - 1, 4, u64::MAX - 2, "t").is_err());
+        assert!(check_room(1, 1, u64::MAX, "t").is_ok());
+    }
+}

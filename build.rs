@@ -623,7 +623,7 @@ fn emit_link(flags: &MpiFlags) {
         println!("cargo:rustc-link-arg={arg}");
     }
     if let Some(dir) = flags.include_dirs.first() {
-        // Exposed to dependents' build scripts as DEP_MPI_INCLUDE.
+        // Exposed to dependents' build scripts as DEP_FERROMPI_MPI_INCLUDE (`links`).
         println!("cargo:include={}", dir.display());
     }
 }

@@ -1,4 +1,4 @@
-//! The flagship example: every rank says hello, rank 0 broadcasts a parameter vector, and the
+//! A first program: every rank says hello, rank 0 broadcasts a parameter vector, and the
 //! ranks pass a token around a ring.
 //!
 //! ```sh
@@ -14,7 +14,7 @@ fn main() -> Result<()> {
     let (rank, size) = (world.rank(), world.size());
 
     println!(
-        "hello from rank {rank} of {size} on {} ({:?}, {:?}, {})",
+        "hello from rank {rank} of {size} on {} (started by {}, {}, {})",
         mpi.processor_name()?,
         mpi.launcher(),
         mpi.thread_level(),

@@ -14,8 +14,7 @@ fn main() -> Result<()> {
         return Ok(());
     }
     let rank = world.rank();
-    let mut size = 8usize;
-    while size <= 1 << 20 {
+    for size in [8usize, 64, 512, 4096, 32768, 262_144, 1 << 20] {
         let mut buf = vec![rank as u8; size];
         let iterations = if size < 65536 { 1000 } else { 100 };
         world.barrier()?;
@@ -37,7 +36,6 @@ fn main() -> Result<()> {
                 size as f64 / one_way / 1e6
             );
         }
-        size *= 8;
     }
     Ok(())
 }

@@ -77,6 +77,22 @@ impl ThreadLevel {
     }
 }
 
+/// The level as MPI names it: `MPI_THREAD_FUNNELED`.
+///
+/// ```
+/// assert_eq!(ferrompi::ThreadLevel::Funneled.to_string(), "MPI_THREAD_FUNNELED");
+/// ```
+impl std::fmt::Display for ThreadLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ThreadLevel::Single => "MPI_THREAD_SINGLE",
+            ThreadLevel::Funneled => "MPI_THREAD_FUNNELED",
+            ThreadLevel::Serialized => "MPI_THREAD_SERIALIZED",
+            ThreadLevel::Multiple => "MPI_THREAD_MULTIPLE",
+        })
+    }
+}
+
 const STATE_UNINIT: u8 = 0;
 const STATE_BUSY: u8 = 1;
 const STATE_ACTIVE: u8 = 2;

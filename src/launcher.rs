@@ -39,6 +39,37 @@ pub enum Pmi {
     None,
 }
 
+/// The launcher as its users call it, e.g. `Slurm srun (PMIx)`.
+///
+/// ```
+/// use ferrompi::{Launcher, Pmi};
+/// assert_eq!(Launcher::Srun(Pmi::Pmix).to_string(), "Slurm srun (PMIx)");
+/// assert_eq!(Launcher::Singleton.to_string(), "no launcher (a singleton)");
+/// ```
+impl std::fmt::Display for Launcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Launcher::OpenMpiMpirun => f.write_str("Open MPI mpirun"),
+            Launcher::Prterun => f.write_str("PRRTE prterun (Open MPI 5 mpirun)"),
+            Launcher::Hydra => f.write_str("MPICH Hydra mpiexec"),
+            Launcher::Srun(pmi) => write!(f, "Slurm srun ({pmi})"),
+            Launcher::OtherPmi => f.write_str("a PMI launcher"),
+            Launcher::Singleton => f.write_str("no launcher (a singleton)"),
+        }
+    }
+}
+
+/// The interface's usual name: `PMIx`, `PMI-2`, `no PMI`.
+impl std::fmt::Display for Pmi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Pmi::Pmix => "PMIx",
+            Pmi::Pmi2 => "PMI-2",
+            Pmi::None => "no PMI",
+        })
+    }
+}
+
 impl Launcher {
     /// Detects the launcher from the variables of this process's environment.
     ///

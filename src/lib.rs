@@ -278,6 +278,22 @@ pub enum Implementation {
     Other,
 }
 
+/// The family's usual name: `Open MPI`, `MPICH`, `the MPI-5 ABI`, `MPI`.
+///
+/// ```
+/// assert_eq!(ferrompi::Implementation::OpenMpi.to_string(), "Open MPI");
+/// ```
+impl std::fmt::Display for Implementation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Implementation::OpenMpi => "Open MPI",
+            Implementation::Mpich => "MPICH",
+            Implementation::StandardAbi => "the MPI-5 ABI",
+            Implementation::Other => "MPI",
+        })
+    }
+}
+
 /// The MPI family this crate was built against (from `mpi.h`).
 #[cfg(ferrompi_family = "openmpi")]
 pub const IMPLEMENTATION: Implementation = Implementation::OpenMpi;

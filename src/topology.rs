@@ -200,7 +200,7 @@ impl Placement {
                 let cpus = read_file(&path).and_then(|text| {
                     parse_cpulist(&text).map_err(|e| environment(&path, &text, e.to_string()))
                 })?;
-                let memory_bytes = std::fs::read_to_string(entry.path().join("meminfo"))
+                let memory_bytes = read_file(&entry.path().join("meminfo"))
                     .ok()
                     .and_then(|text| mem_total(&text));
                 numa_nodes.push(NumaNode {
@@ -315,8 +315,26 @@ fn environment(path: &Path, value: &str, reason: String) -> Error {
     }
 }
 
+/// The most bytes read from one file of the system's description: sysfs files are a page at
+/// most, and a replacement directory (`FERROMPI_NUMA_SYSFS`) might hold anything, even a
+/// link to `/dev/zero`.
+const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// A file of the system's description, at most [`MAX_FILE_BYTES`] of it.
 fn read_file(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| environment(path, "", e.to_string()))
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_FILE_BYTES + 1).read_to_string(&mut text))
+        .map_err(|e| environment(path, "", e.to_string()))?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(environment(
+            path,
+            "",
+            format!("longer than {MAX_FILE_BYTES} bytes"),
+        ));
+    }
+    Ok(text)
 }
 
 /// `Node 0 MemTotal:       6123456 kB` → bytes.
@@ -853,7 +871,14 @@ mod tests {
         let bad = fake_sysfs(&["0-x"]);
         let e = Placement::from_sysfs(&bad, vec![0]).unwrap_err();
         assert!(e.to_string().contains("node0/cpulist"), "{e}");
-        for d in [dir, one, bad] {
+        // A file without end (a link to /dev/zero) is an error after a mebibyte.
+        let endless = fake_sysfs(&["0"]);
+        let cpulist = endless.join("node0/cpulist");
+        std::fs::remove_file(&cpulist).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &cpulist).unwrap();
+        let e = Placement::from_sysfs(&endless, vec![0]).unwrap_err();
+        assert!(e.to_string().contains("longer than"), "{e}");
+        for d in [dir, one, bad, endless] {
             let _ = std::fs::remove_dir_all(d);
         }
         // The real machine.

@@ -8,7 +8,9 @@
 #     nightly toolchain is installed, with docs.rs's --cfg docsrs);
 #  3. a second `cargo build` with nothing changed compiles nothing, and a build without the
 #     `bindgen` feature compiles no bindgen and uses the kept bindings;
-#  4. tools/module-cycles.py finds an import cycle (and src has none).
+#  4. tools/module-cycles.py finds an import cycle (and src has none);
+#  5. the README's dependency section builds a new crate that runs, and a crate can depend on
+#     ferrompi and rsmpi's mpi-sys together (distinct `links` values).
 # The kept bindings themselves are checked by tools/test.sh: Debian's MPIs run their whole
 # suite with libclang hidden, and tools/regen-bindings.sh --check compares every kept set with
 # what bindgen makes.
@@ -131,3 +133,16 @@ awk '/^\/\/! ```no_run/ && !n {f=1; n=1; next} f && /^\/\/! ```$/ {f=0} f' src/l
 # shellcheck disable=SC2086 # MPIEXEC holds the launcher and its options
 timeout 120 $MPIEXEC -n 2 "$CARGO_TARGET_DIR/debug/user-crate"
 echo "   ok: built from the README's instructions and ran at 2 ranks"
+
+echo "== a crate can depend on ferrompi and rsmpi's mpi-sys at once (distinct \`links\`)"
+both="$tmp/both-crate"
+cargo new -q --lib --vcs none "$both"
+# Pinned: mpi-sys 0.2.4 declares `links = "mpi"`; with a range, a conflict would only make the
+# resolver fall back to 0.2.1, which declares none.
+printf 'ferrompi = { path = "%s" }\nmpi-sys = "=0.2.4"\n' "$ROOT" >> "$both/Cargo.toml"
+(cd "$both" && cargo generate-lockfile --quiet) || {
+  echo "build-tests: a graph with ferrompi and mpi-sys does not resolve" >&2
+  exit 1
+}
+grep -q '^name = "mpi-sys"' "$both/Cargo.lock" || { echo "build-tests: mpi-sys not in the lock file" >&2; exit 1; }
+echo "   ok: one lock file holds both"

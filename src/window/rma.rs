@@ -214,7 +214,12 @@ impl<'c, T: Equivalence> Window<'c, T> {
                 }
             }
         }
-        Ok(Self::finish(comm, win, lens, Storage::Mpi))
+        let window = Self::finish(comm, win, lens, Storage::Mpi);
+        // No process may reach this memory before its owner has initialised it: a passive
+        // epoch of another process could otherwise be overwritten by the zeroing (MPI's
+        // allocation is collective, but does not wait for what follows it).
+        comm.barrier().map_err(|e| rename(e, OP))?;
+        Ok(window)
     }
 
     /// `MPI_Win_create` (MPI-4.0 §12.2.1) over a vector the window owns, handed back by

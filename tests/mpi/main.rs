@@ -363,7 +363,9 @@ fn drive(filters: &[&str]) -> i32 {
                 Some(n) => format!("{} n={n} {}", launch.label, program.name),
                 None => format!("{} singleton {}", launch.label, program.name),
             };
-            let limit = if program.slow { 4 * timeout } else { timeout };
+            // More ranks than CPUs share them: the limit grows with the ranks per CPU.
+            let limit = if program.slow { 4 * timeout } else { timeout }
+                * ranks.unwrap_or(1).div_ceil(cpus()).max(1);
             let segments = shm::segments();
             let outcome = run_one(cmd, program, ranks.unwrap_or(1), limit);
             swept += shm::remove_new(&segments);
@@ -396,6 +398,28 @@ fn drive(filters: &[&str]) -> i32 {
     }
     println!("\nmpi-harness: {passed} passed, {failed} failed");
     i32::from(failed > 0)
+}
+
+/// The CPUs this process may run on.
+fn cpus() -> u32 {
+    std::thread::available_parallelism()
+        .ok()
+        .and_then(|n| u32::try_from(n.get()).ok())
+        .unwrap_or(1)
+}
+
+/// The machine's load, for a timeout's message: a run that timed out on a loaded machine says
+/// so, rather than look like a hang.
+fn load() -> String {
+    let average = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(String::from))
+        .unwrap_or_else(|| "unknown".into());
+    let state = match average.parse::<f64>() {
+        Ok(l) if l > f64::from(cpus()) => "the machine was loaded: ",
+        _ => "",
+    };
+    format!("{state}load average {average} on {} CPU(s)", cpus())
 }
 
 /// Why the programs of [`programs::IN_SMALL_SHM`] cannot run here, if they cannot: they need
@@ -480,11 +504,13 @@ fn run_one(mut cmd: Command, program: &Program, ranks: u32, timeout: Duration) -
         s
     });
     let mut timed_out = false;
+    let mut load_at_timeout = String::new();
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
             Ok(None) if start.elapsed() > timeout => {
                 timed_out = true;
+                load_at_timeout = load();
                 let pgid = i32::try_from(child.id()).expect("pid fits i32");
                 // SAFETY: plain kill(2) of the process group we created; no memory involved.
                 unsafe {
@@ -508,7 +534,10 @@ fn run_one(mut cmd: Command, program: &Program, ranks: u32, timeout: Duration) -
     if timed_out {
         return Outcome {
             ok: false,
-            summary: format!("timed out after {timeout:?}"),
+            summary: format!(
+                "timed out after {timeout:?} ({load_at_timeout}; FERROMPI_TEST_TIMEOUT sets the \
+                 limit in seconds)"
+            ),
             detail,
         };
     }

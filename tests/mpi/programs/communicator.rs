@@ -60,6 +60,21 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         |e| matches!(e, Error::InvalidArgument { .. }),
         "negative color",
     );
+    // Rank 0 alone passes a negative color: it gets the error, and the others their part
+    // (rank 0 left out of it), none left waiting in the split.
+    let split = world.split(Some(if rank == 0 { -1 } else { 5 }), rank);
+    if rank == 0 {
+        t.err(
+            split,
+            |e| matches!(e, Error::InvalidArgument { .. }),
+            "one rank's negative color",
+        );
+    } else {
+        let part = t
+            .okay(split, "split beside a negative color")
+            .expect("a part");
+        t.eq(part.size(), size - 1, "the part without rank 0");
+    }
 
     // Shared-memory split: every rank of this test is on one node.
     let node = t.okay(world.split_shared(rank), "split_shared");

@@ -712,7 +712,7 @@ fn compile_bench_reference(
         // Calls into libmpi the way rustc makes them: through the GOT (`call *MPI_Put@GOTPCREL`),
         // not through a PLT stub, so that a ratio compares the binding with C and not two call
         // forms. On this AMD EPYC a PLT call is ~0.4 ns cheaper, 3 % of an 8-byte put + flush on
-        // Open MPI; tools/call-form.sh measures it (README, "Calls into libmpi: PLT or GOT").
+        // Open MPI; tools/call-form.sh measures it (docs/performance.md, "Calls into libmpi: PLT or GOT").
         .flag_if_supported("-fno-plt")
         .opt_level(2)
         .cargo_metadata(false);

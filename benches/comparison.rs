@@ -730,7 +730,7 @@ fn main() {
     };
     let quick = std::env::args().any(|a| a == "--test");
     let rounds = if quick { 2 } else { 150 };
-    // "OpenMpi 4.1.4", "Mpich 5.0.2": the version keeps apart tables of one family's versions
+    // "Open MPI 4.1.4", "MPICH 5.0.2": the version keeps apart tables of one family's versions
     // run side by side (tools/bench-run.sh), which the report keys by this name.
     let version = mpi.library_version().unwrap_or_default();
     let version = version
@@ -738,7 +738,7 @@ fn main() {
         .map(|word| word.trim_start_matches('v'))
         .find(|word| word.starts_with(|c: char| c.is_ascii_digit()) && word.contains('.'))
         .unwrap_or("");
-    let implementation = format!("{:?} {version}", ferrompi::IMPLEMENTATION);
+    let implementation = format!("{} {version}", ferrompi::IMPLEMENTATION);
     let implementation = implementation.trim_end();
     // How the launcher placed the ranks (tools/bench.sh: "dedicated" when they fit the cores,
     // "oversubscribed" when they do not), said beside every table.

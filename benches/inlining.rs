@@ -7,8 +7,8 @@
 //!
 //! Why two copies: LLVM inlines a generic function called from one place whatever its size (the
 //! "last call" bonus), so a program that calls an operation once cannot tell whether a program
-//! that calls it from several places gets it inlined. Session 38 found `recv` out of line in
-//! the comparison benchmark (four call sites), costing MPICH 5 about 30 ns per round trip, while
+//! that calls it from several places gets it inlined. `recv` was once out of line in the
+//! comparison benchmark (four call sites), costing MPICH 5 about 30 ns per round trip, while
 //! the instruction-count program (one call site) counted it inlined.
 //!
 //! Nothing here runs: `main` guards both copies with `black_box(false)`, which the compiler cannot

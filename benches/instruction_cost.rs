@@ -183,9 +183,9 @@ fn run(mpi: &Mpi, path: &str, iterations: usize) {
 /// a site that never runs (`main` guards it with `black_box(false)`, which the compiler cannot
 /// see through). A program calls an operation from many places; without a second call site,
 /// LLVM inlines a generic function called from one place whatever its size (the "last call"
-/// bonus), and the counts would show a cost no real program gets. Session 38 found `recv`
-/// out of line in the comparison benchmark, which calls it from four places, while this
-/// program, which called it from one, counted it inlined.
+/// bonus), and the counts would show a cost no real program gets. `recv` was once out of line
+/// in the comparison benchmark, which calls it from four places, while this program, which
+/// called it from one, counted it inlined.
 #[inline(never)]
 fn second_call_sites(world: &ferrompi::Communicator<'_>) {
     let me = world.rank();

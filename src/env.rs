@@ -81,7 +81,7 @@
 //! for 4.x, `OMPI_MCA_smsc=^cma,knem,xpmem` for 5.x), unless one of these variables is already
 //! set (`mpirun --mca …` sets them too). Truncated receives then return [`ErrorClass::Truncate`](crate::ErrorClass::Truncate)
 //! and write nothing past the buffer. Large messages between ranks of a node then go through
-//! the shared-memory FIFO in two copies (README, "Soundness", has what that costs here);
+//! the shared-memory FIFO in two copies (the guide's errors chapter has what that costs);
 //! [`InitOptions::allow_open_mpi_single_copy`] (`unsafe`) keeps the single copy for programs
 //! that never receive into a buffer shorter than the message.
 

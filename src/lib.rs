@@ -17,6 +17,10 @@
 //! # Ok::<(), ferrompi::Error>(())
 //! ```
 //!
+//! The [`guide`] walks through the crate chapter by chapter (getting started, threads,
+//! nonblocking and persistent operations, collectives, windows, deployment on clusters, errors,
+//! building against your MPI, migrating from rsmpi).
+//!
 //! ## What is here
 //!
 //! | module | MPI-4.0 | what |
@@ -72,6 +76,7 @@
 //!  error (Error, check)                                           return codes to errors
 //!     |
 //!  gate (thread gate, ThreadLevel, process state)                 may MPI be called now?
+//!  live (the MPI objects alive, for finalize)                     what did a program leak?
 //!  launcher (Launcher, Pmi: from environment variables)           who started this process?
 //!     |
 //!  ffi (bindgen bindings, constants shim)                         the raw layer
@@ -194,6 +199,8 @@ pub mod env;
 pub mod error;
 pub mod ffi;
 mod gate;
+#[cfg(any(doc, doctest))]
+pub mod guide;
 pub mod info;
 mod launcher;
 mod live;
@@ -278,7 +285,7 @@ pub enum Implementation {
     Other,
 }
 
-/// The family's usual name: `Open MPI`, `MPICH`, `the MPI-5 ABI`, `MPI`.
+/// The family's usual name: `Open MPI`, `MPICH`, `MPI-5 ABI`, `MPI`.
 ///
 /// ```
 /// assert_eq!(ferrompi::Implementation::OpenMpi.to_string(), "Open MPI");
@@ -288,7 +295,7 @@ impl std::fmt::Display for Implementation {
         f.write_str(match self {
             Implementation::OpenMpi => "Open MPI",
             Implementation::Mpich => "MPICH",
-            Implementation::StandardAbi => "the MPI-5 ABI",
+            Implementation::StandardAbi => "MPI-5 ABI",
             Implementation::Other => "MPI",
         })
     }
@@ -317,8 +324,8 @@ pub const LARGE_COUNT_CALLS: bool = cfg!(ferrompi_large_count);
 
 /// How `build.rs` found MPI, e.g. `` `mpicc.mpich -show` ``, and where the bindings came from:
 /// nothing more when bindgen read the installed `mpi.h`, `(bindings kept in
-/// build/bindings/<set>.rs, checked against mpi.h)` when libclang was missing (see the README,
-/// "Building without libclang").
+/// build/bindings/<set>.rs, checked against mpi.h)` when libclang was missing (see the
+/// guide's [building chapter](crate::guide::building)).
 pub const BUILD_PROBE: &str = env!("FERROMPI_BUILD_PROBE");
 
 /// Compile-time assertion of the thread-safety traits of every public type, both what each is
@@ -478,8 +485,3 @@ mod tests {
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
-
-/// The performance log's examples, compiled as doctests too.
-#[cfg(doctest)]
-#[doc = include_str!("../docs/performance-log.md")]
-pub struct PerformanceLogDoctests;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs the comparison with C for a machine that has cores but no Rust (a cluster's compute
-# node, a lent 16-core machine): the benchmark built here for each implementation, and the
+# node, a 16-core machine): the benchmark built here for each implementation, and the
 # PyPI-wheel MPIs it needs (relocatable), into one folder. There tools/bench-run.sh (in the
 # pack) runs it with nothing but bash; the report is made back here:
 #

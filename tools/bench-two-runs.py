@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares two full comparison runs (two target/bench folders, or copies of them): per MPI
 and rank count, how many rows are over target in each run and in both, then every row over
-target in either run, as Markdown (docs/bench/two-runs-*/README.md are made with it).
+target in either run, as Markdown (tools/docs-regen.sh puts it in docs/bench/*/README.md).
 
     tools/bench-two-runs.py RUN1 RUN2
 
@@ -10,7 +10,7 @@ A row is over target when its ratio (ferrompi / C) exceeds its target; window cr
 Each cell gives the ratio, and over target the paired difference per operation.
 
 Last, on the rows that carry the Rust `ffi` control (a second C-speed implementation that adds
-nothing, see README "The `ffi` control on every small row"): how many rows are over target for
+nothing, see docs/performance.md, "Method"): how many rows are over target for
 ferrompi and for that control, in each run, against the same C side and target. The control's
 count is the floor this machine's noise sets for a binding that costs nothing.
 """
@@ -23,11 +23,17 @@ import sys
 NEVER_OVER = {"shared_alloc"}
 
 
+def users_name(implementation):
+    """The family as users write it, without the version (older tables say OpenMpi, Mpich)."""
+    family = implementation.rsplit(" ", 1)[0] if any(c.isdigit() for c in implementation) else implementation
+    return {"OpenMpi": "Open MPI", "Mpich": "MPICH", "StandardAbi": "MPI-5 ABI"}.get(family, family)
+
+
 def load(folder):
     rows = {}
     for path in sorted(glob.glob(os.path.join(folder, "*-n*.csv"))):
         for row in csv.DictReader(open(path)):
-            key = (row["implementation"].split()[0], int(row["ranks"]), row["operation"], int(row["bytes"]))
+            key = (users_name(row["implementation"]), int(row["ranks"]), row["operation"], int(row["bytes"]))
             rows[key] = row
     if not rows:
         sys.exit(f"no *-n*.csv rows in {folder}")

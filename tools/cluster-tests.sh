@@ -84,7 +84,7 @@ else
   # ranks of one host spin in UCX progress, closing their endpoints, while the others wait in the
   # PMI barrier that follows, where they no longer progress the closes (pmodels/mpich#6596 removed
   # that barrier in MPICH 4.2; ../shared/envlab saw 0-70 % of runs). How often depends on the
-  # layout: measured here on an idle machine (session 39, `topology` at 4 ranks, a 10 s timeout),
+  # layout: measured on an idle 2-core machine (`topology` at 4 ranks, a 10 s timeout),
   # 11 hangs in 20 runs on node1:2,node2:1,node3:1, 14 in 15 on three hosts of one rank, 8 in 20
   # on node1:1,node2:3, 2 in 20 on node1:3,node2:1, but 1 in 45 on node1:2,node2:2. No UCX
   # setting cured it (UCX_ASYNC_MODE=signal 4 in 20, UCX_TLS=tcp,self 7 in 20,
@@ -111,7 +111,7 @@ case $impl in
   openmpi) pmi=pmix ;;
   mpich) pmi=pmi2 ;;
 esac
-# Session 33's CI saw Open MPI's 4-rank multinode step fail once at start-up, before any check
+# Open MPI's 4-rank multinode step has been seen to fail once at start-up, before any check
 # ran. On node2, opening a peer's shared-memory segment gave ENOENT, then a TCP connect gave
 # EINPROGRESS, then a rank crashed. The previous CI run and the next passed. Up to three
 # attempts, each printed; a program whose checks fail fails every attempt.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The binding's own instructions per operation, counted by callgrind: a measure that is the
-# same on every run, unlike the timings on this VM. For each path of benches/instruction_cost.rs
+# same on every run, unlike timings on a shared machine. For each path of benches/instruction_cost.rs
 # (a ferrompi path and its ffi twin) it runs the program as a singleton under
 # `valgrind --tool=callgrind` at two iteration counts and sums the instructions executed in the
 # program's own code (ferrompi is inlined into it; MPI's libraries are not counted). The

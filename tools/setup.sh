@@ -49,7 +49,7 @@ ferrompi setup: missing: ${missing[*]}
   macOS:         brew install open-mpi llvm pkg-config   (the crate targets Linux; untested)
   A cluster:     module load openmpi (or the site's MPI) and llvm, or spack load openmpi llvm.
                  Building the crate needs only an MPI (mpicc or pkg-config), and without
-                 libclang it uses its kept bindings (see the README); the test suite's tools
+                 libclang it uses its kept bindings (docs/guide/building.md); the test suite's tools
                  expect Debian's two MPIs (mpicc.openmpi, mpicc.mpich).
 HELP
     exit 1

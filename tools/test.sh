@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The full test suite: installs what is missing, then for Debian's Open MPI 4.1 and MPICH 4.0 in
+# The full test suite: installs what is missing (with --install; see setup.sh), checks the
+# product files for process talk (tools/product-words.sh) and that docs/bench regenerates from
+# its raw results (tools/docs-regen.sh --check), then for Debian's Open MPI 4.1 and MPICH 4.0 in
 # turn builds the crate, runs clippy, the unit and doc tests, the multi-rank harness (1, 2, 3
 # and 4 ranks, plus singleton runs), every example under the launcher, each benchmark once under
 # the launcher, tools/inlining.sh (every operation inlined where a program calls it from two
@@ -44,9 +46,12 @@ export CARGO_PROFILE_DEV_DEBUG=line-tables-only
 impls=("$@")
 ((${#impls[@]})) || impls=(openmpi mpich openmpi5 mpich5 mpich5-abi)
 
-say "rustfmt; no import cycles between modules"
+say "rustfmt; no import cycles between modules; no process talk in product files; the docs"
+echo "   regenerate from their raw results"
 cargo fmt --all -- --check
 python3 tools/module-cycles.py src
+bash tools/product-words.sh
+bash tools/docs-regen.sh --check
 
 # The newer MPIs: build, lint, unit tests and the harness (see the header for the subsets).
 newer() {

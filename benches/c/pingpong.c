@@ -1,6 +1,6 @@
 /* Plain C ping-pong between ranks 0 and 1 at 4 KiB, 64 KiB, 1 MiB and 4 MiB: one-way latency
  * and bandwidth. tools/single-copy-cost.sh runs it with and without Open MPI's shared-memory
- * single-copy path, which ferrompi turns off (README, "Soundness"). */
+ * single-copy path, which ferrompi turns off (the guide's errors chapter). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -20,7 +20,7 @@ impl<'e, 'buf, T: Equivalence> WindowEpoch<'e, 'buf, T> {
     /// through it is a fraction of what it adds through [`WindowEpoch::put_now`] (4 against
     /// 18 instructions on Open MPI in a loop over one slot, whose bounds test the compiler
     /// moves out of the loop, as it can the handle's own copy: what is left is the two return
-    /// codes' tests; README, "Performance"). It borrows the epoch, so it cannot outlive it,
+    /// codes' tests; docs/performance.md). It borrows the epoch, so it cannot outlive it,
     /// and is neither `Send` nor `Sync`.
     ///
     /// ```

@@ -17,6 +17,10 @@
 //! `FERROMPI_WRAPPER` runs every rank under a tool (e.g. `valgrind -q --error-exitcode=99`),
 //! `FERROMPI_SKIP` (e.g. `large_count,reductions`) leaves out the programs whose names contain
 //! one of its words. Positional arguments filter programs by name.
+//!
+//! It also answers libtest's listing and selection (`--list --format terse`, `--exact`,
+//! `--skip`), each run a test named `PROGRAM::nN` or `PROGRAM::singleton`, so that
+//! `cargo nextest run --test mpi` lists, runs and retries single runs.
 
 mod checks;
 mod programs;
@@ -139,12 +143,69 @@ fn main() {
         let name = args.get(i + 1).expect("--program needs a name");
         run_rank(name);
     } else {
-        let filters: Vec<&str> = args
-            .iter()
-            .filter(|a| !a.starts_with('-'))
-            .map(String::as_str)
-            .collect();
-        std::process::exit(drive(&filters));
+        std::process::exit(drive(&Selection::parse(&args)));
+    }
+}
+
+/// Which runs the driver makes, from its arguments, read as libtest reads its own so that test
+/// runners that drive libtest binaries (`cargo nextest`) can list and run single runs. Each run
+/// is a test named `PROGRAM::nN` (N ranks) or `PROGRAM::singleton`.
+#[derive(Debug, Default)]
+struct Selection {
+    /// Names (substrings of a program's or a run's name; whole names with `--exact`).
+    filters: Vec<String>,
+    exact: bool,
+    /// `--skip`: runs whose name contains one of these are left out.
+    skip: Vec<String>,
+    /// `--list`: print the selected runs as `NAME: test`, run nothing.
+    list: bool,
+    /// `--ignored`: only ignored tests, of which the harness has none.
+    ignored: bool,
+}
+
+impl Selection {
+    fn parse(args: &[String]) -> Selection {
+        let mut selection = Selection::default();
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--list" => selection.list = true,
+                "--exact" => selection.exact = true,
+                "--ignored" => selection.ignored = true,
+                "--skip" => selection.skip.extend(args.next().cloned()),
+                // libtest's options that take a value, which the harness has no use for.
+                "--format" | "--test-threads" | "--color" | "--logfile" | "-Z" => {
+                    args.next();
+                }
+                // --nocapture, --quiet, --include-ignored, --format=terse, ...
+                other if other.starts_with('-') => {}
+                name => selection.filters.push(name.to_string()),
+            }
+        }
+        selection
+    }
+
+    /// Whether the run `name` of `program` is selected.
+    fn selects(&self, program: &str, name: &str) -> bool {
+        if self.ignored || self.skip.iter().any(|w| name.contains(w.as_str())) {
+            return false;
+        }
+        self.filters.is_empty()
+            || self.filters.iter().any(|f| {
+                if self.exact {
+                    name == f
+                } else {
+                    program.contains(f.as_str()) || name.contains(f.as_str())
+                }
+            })
+    }
+}
+
+/// The test name of a run of `program`: `PROGRAM::nN`, or `PROGRAM::singleton`.
+fn run_name(program: &str, ranks: Option<u32>) -> String {
+    match ranks {
+        Some(n) => format!("{program}::n{n}"),
+        None => format!("{program}::singleton"),
     }
 }
 
@@ -240,7 +301,7 @@ struct Outcome {
     detail: String,
 }
 
-fn drive(filters: &[&str]) -> i32 {
+fn drive(selection: &Selection) -> i32 {
     let launch = launcher();
     let exe = std::env::current_exe().expect("current_exe");
     let timeout = std::env::var("FERROMPI_TEST_TIMEOUT")
@@ -264,19 +325,21 @@ fn drive(filters: &[&str]) -> i32 {
         .map(|w| w.split_whitespace().map(String::from).collect())
         .unwrap_or_default();
 
-    for problem in registration_problems() {
-        failed += 1;
-        println!("FAIL  registry: {problem}");
-        failures.push(problem);
+    if !selection.list {
+        for problem in registration_problems() {
+            failed += 1;
+            println!("FAIL  registry: {problem}");
+            failures.push(problem);
+        }
+        println!(
+            "ferrompi multi-rank harness: {} ({} {}), launcher `{} {}`",
+            launch.label,
+            ferrompi::BUILD_PROBE,
+            ferrompi::MPI_VERSION,
+            launch.program,
+            launch.args.join(" ")
+        );
     }
-    println!(
-        "ferrompi multi-rank harness: {} ({} {}), launcher `{} {}`",
-        launch.label,
-        ferrompi::BUILD_PROBE,
-        ferrompi::MPI_VERSION,
-        launch.program,
-        launch.args.join(" ")
-    );
     let skip = std::env::var("FERROMPI_SKIP").unwrap_or_default();
     let skip: Vec<&str> = skip
         .split(',')
@@ -284,17 +347,7 @@ fn drive(filters: &[&str]) -> i32 {
         .filter(|w| !w.is_empty())
         .collect();
     for program in programs::ALL {
-        if !filters.is_empty() && !filters.iter().any(|f| program.name.contains(f)) {
-            continue;
-        }
         if skip.iter().any(|w| program.name.contains(w)) {
-            continue;
-        }
-        if matches!(program.expect, Expect::CaughtByAsan(_)) && !asan_active() {
-            println!(
-                "SKIP  {}: runs only in an AddressSanitizer build (tools/asan.sh)",
-                program.name
-            );
             continue;
         }
         let mut runs: Vec<Option<u32>> = program.ranks.iter().map(|&n| Some(n)).collect();
@@ -303,6 +356,25 @@ fn drive(filters: &[&str]) -> i32 {
         }
         if let Some(only) = &only_ranks {
             runs.retain(|n| n.is_some_and(|n| only.contains(&n)));
+        }
+        runs.retain(|&n| selection.selects(program.name, &run_name(program.name, n)));
+        if runs.is_empty() {
+            continue;
+        }
+        if matches!(program.expect, Expect::CaughtByAsan(_)) && !asan_active() {
+            if !selection.list {
+                println!(
+                    "SKIP  {}: runs only in an AddressSanitizer build (tools/asan.sh)",
+                    program.name
+                );
+            }
+            continue;
+        }
+        if selection.list {
+            for ranks in runs {
+                println!("{}: test", run_name(program.name, ranks));
+            }
+            continue;
         }
         let small_shm = programs::IN_SMALL_SHM
             .iter()
@@ -383,8 +455,14 @@ fn drive(filters: &[&str]) -> i32 {
             }
         }
     }
+    if selection.list {
+        return 0;
+    }
     if passed + failed == 0 {
-        println!("FAIL  no program ran (filter {filters:?} matched nothing)");
+        println!(
+            "FAIL  no program ran (filters {:?} matched nothing)",
+            selection.filters
+        );
         failed += 1;
     }
     if !failures.is_empty() {

@@ -10,7 +10,8 @@
 //!
 //! The PNG text needs a TrueType font: `$FERROMPI_PLOT_FONT`, else DejaVu Sans where Debian,
 //! Fedora or Arch put it (`tools/setup.sh` installs `fonts-dejavu-core`). Without one the PNGs
-//! are left out with a note; the SVGs never need one.
+//! are left out with a note; the SVGs never need one. `FERROMPI_PLOT_PNG=0` leaves them out too
+//! (the documentation embeds the SVGs: `tools/docs-regen.sh`).
 
 use plotters::prelude::*;
 use std::collections::BTreeMap;
@@ -39,13 +40,28 @@ struct Row {
     control: Option<(f64, f64, f64)>,
 }
 
+/// An implementation as its users write it: tables written before the benchmark used the
+/// names users know say `OpenMpi 4.1.4` and `Mpich 4.0.2`.
+fn users_name(implementation: &str) -> String {
+    let (family, version) = implementation
+        .split_once(' ')
+        .unwrap_or((implementation, ""));
+    let family = match family {
+        "OpenMpi" => "Open MPI",
+        "Mpich" => "MPICH",
+        "StandardAbi" => "MPI-5 ABI",
+        other => other,
+    };
+    format!("{family} {version}").trim_end().to_string()
+}
+
 fn parse(line: &str) -> Option<Row> {
     let f: Vec<&str> = line.split(',').collect();
     if !(10..=15).contains(&f.len()) {
         return None;
     }
     Some(Row {
-        implementation: f[0].into(),
+        implementation: users_name(f[0]),
         ranks: f[1].parse().ok()?,
         group: f[2].into(),
         operation: f[3].into(),
@@ -366,8 +382,10 @@ fn controls(rows: &[Row]) -> String {
 }
 
 fn main() {
-    let png = register_font();
-    if !png {
+    let svg_only = std::env::var("FERROMPI_PLOT_PNG").is_ok_and(|v| v == "0");
+    let font = register_font();
+    let png = font && !svg_only;
+    if !font {
         println!("note: no TrueType font found (set FERROMPI_PLOT_FONT); writing SVG plots only");
     }
     let dir = PathBuf::from(std::env::var("FERROMPI_BENCH_DIR").unwrap_or("target/bench".into()));
@@ -538,7 +556,25 @@ fn main() {
     md += &scaling(&dir, &rows, png);
     md += "\n## Each run\n\n";
     for p in files(&dir, "md") {
-        md += &std::fs::read_to_string(&p).unwrap_or_default();
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        // Each table's heading names its implementation as users write it.
+        for line in text.lines() {
+            match line.strip_prefix("### ") {
+                Some(heading) => {
+                    let (name, rest) = heading.split_once(',').unwrap_or((heading, ""));
+                    let _ = writeln!(
+                        md,
+                        "### {}{}{rest}",
+                        users_name(name),
+                        if rest.is_empty() { "" } else { "," }
+                    );
+                }
+                None => {
+                    md += line;
+                    md += "\n";
+                }
+            }
+        }
         md += "\n";
     }
     let out = dir.join("report.md");

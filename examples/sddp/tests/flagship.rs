@@ -34,8 +34,13 @@ fn launcher() -> Vec<String> {
     }
 }
 
+/// One MPI job at a time: libtest runs the tests on several threads, and jobs side by side
+/// on a small machine would oversubscribe it and stretch the time limits.
+static ONE_JOB: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Runs the solver on `ranks` ranks with a time limit.
 fn sddp(ranks: u32, args: &[&str], limit: Duration) -> (Output, Duration) {
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
     let launch = launcher();
     let start = Instant::now();
     let out = Command::new("timeout")

@@ -1,6 +1,6 @@
 //! Request futures in a process at its thread limit (a cgroup's `pids.max`, `ulimit -u`): the
 //! progress ticker cannot start, and a pending future falls back to waking its task at once,
-//! as at `Single`, instead of panicking in `poll` (which ended the job before session 40).
+//! as at `Single`, instead of panicking in `poll` (which would end the job).
 //!
 //! The limit is a cgroup of this rank alone under the v1 `pids` controller, with `pids.max`
 //! at the threads the process has, entered before any future is pending (the ticker starts

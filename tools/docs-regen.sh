@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Regenerates what the performance page shows from the raw results kept in docs/bench: each
+# run's report and plots (benches/report) and each pair's table of rows over target
+# (tools/bench-two-runs.py, below the marker line in the pair's README.md).
+#
+#   tools/docs-regen.sh           # rewrite them
+#   tools/docs-regen.sh --check   # and fail if that changed a tracked file
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+marker='<!-- Below: tools/bench-two-runs.py run1 run2 (tools/docs-regen.sh). -->'
+for pair in docs/bench/2-cores docs/bench/16-cores; do
+  FERROMPI_PLOT_PNG=0 FERROMPI_BENCH_DIR="$pair/run1" cargo run -q --release --locked -p ferrompi-bench-report > /dev/null
+  grep -qxF "$marker" "$pair/README.md" || { echo "docs-regen: $pair/README.md has no marker line" >&2; exit 1; }
+  {
+    sed "/^$(printf '%s' "$marker" | sed 's/[][\/.*^$]/\\&/g')\$/q" "$pair/README.md"
+    echo
+    python3 tools/bench-two-runs.py "$pair/run1" "$pair/run2"
+  } > "$pair/README.md.new"
+  mv "$pair/README.md.new" "$pair/README.md"
+done
+if [[ ${1:-} == --check ]]; then
+  if ! git diff --quiet -- docs/bench || [[ -n $(git ls-files --others --exclude-standard docs/bench) ]]; then
+    echo "docs-regen: regenerating from the raw results changed these files:" >&2
+    git status --short -- docs/bench >&2
+    exit 1
+  fi
+  echo "   docs/bench regenerates unchanged from its raw results"
+fi

@@ -13,6 +13,7 @@
 //! are left out with a note; the SVGs never need one. `FERROMPI_PLOT_PNG=0` leaves them out too
 //! (the documentation embeds the SVGs: `tools/docs-regen.sh`).
 
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -139,26 +140,14 @@ const SIZE: (u32, u32) = (760, 440);
 fn plot(
     dir: &Path,
     stem: &str,
-    title: &str,
-    x: Axis,
-    series: &[(String, Vec<(f64, f64)>)],
+    chart: &Chart,
     png: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let svg = dir.join(format!("{stem}.svg"));
-    draw(
-        SVGBackend::new(&svg, SIZE).into_drawing_area(),
-        title,
-        x,
-        series,
-    )?;
+    draw(SVGBackend::new(&svg, SIZE).into_drawing_area(), chart)?;
     if png {
         let png = dir.join(format!("{stem}.png"));
-        draw(
-            BitMapBackend::new(&png, SIZE).into_drawing_area(),
-            title,
-            x,
-            series,
-        )?;
+        draw(BitMapBackend::new(&png, SIZE).into_drawing_area(), chart)?;
     }
     Ok(())
 }
@@ -168,6 +157,42 @@ fn plot(
 enum Axis {
     Bytes,
     Ranks,
+}
+
+/// What a plot's y axis shows.
+#[derive(Clone, Copy)]
+enum Values {
+    /// Microseconds per operation, on a log scale.
+    Time,
+    /// ferrompi / C, on a linear scale, with the band from 1 to the row's target shaded.
+    Ratio { target: f64 },
+}
+
+/// One line of a plot.
+struct Line {
+    name: String,
+    points: Vec<(f64, f64)>,
+    /// Drawn dashed (the C side), solid otherwise.
+    dashed: bool,
+    /// The line's colour, one per implementation.
+    colour: usize,
+}
+
+/// A plot: its title, axes and lines.
+struct Chart {
+    title: String,
+    x: Axis,
+    values: Values,
+    lines: Vec<Line>,
+}
+
+/// A message size as people write it: `8 B`, `32 KiB`, `4 MiB`.
+fn size_label(bytes: f64) -> String {
+    match bytes {
+        b if b >= 1048576.0 => format!("{} MiB", b / 1048576.0),
+        b if b >= 1024.0 => format!("{} KiB", b / 1024.0),
+        b => format!("{b} B"),
+    }
 }
 
 /// Registers a TrueType font as plotters' `sans-serif` for the bitmap backend; false when none
@@ -196,83 +221,143 @@ fn register_font() -> bool {
     false
 }
 
-/// A log-log plot of time per operation against message size or rank count, one line per
-/// series (ferrompi solid, C dashed, one colour per implementation).
+/// Draws `chart`: a tick and a label at every x the data has (message sizes or rank counts),
+/// the axes fitted to the data, ferrompi solid and C dashed in one colour per implementation,
+/// with legend samples drawn as the lines are.
 fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
-    title: &str,
-    x: Axis,
-    series: &[(String, Vec<(f64, f64)>)],
+    chart: &Chart,
 ) -> Result<(), Box<dyn std::error::Error>>
 where
     DB::ErrorType: 'static,
 {
-    let points = || series.iter().flat_map(|s| s.1.iter().copied());
-    let (x0, x1) = points().fold((f64::MAX, f64::MIN), |(a, b), (x, _)| (a.min(x), b.max(x)));
+    let points = || chart.lines.iter().flat_map(|l| l.points.iter().copied());
     let (y0, y1) = points().fold((f64::MAX, f64::MIN), |(a, b), (_, y)| (a.min(y), b.max(y)));
+    let mut ticks: Vec<f64> = points().map(|(x, _)| x).collect();
+    ticks.sort_by(f64::total_cmp);
+    ticks.dedup();
+    let (x0, x1) = (ticks[0], ticks[ticks.len() - 1]);
+    // A little room either side of the first and last tick, in the log scale's terms.
+    let x_range = (x0 / 1.25..x1 * 1.25).log_scale().with_key_points(ticks);
     root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 18))
+    let mut builder = ChartBuilder::on(&root);
+    builder
+        .caption(&chart.title, ("sans-serif", 17))
         .margin(12)
         .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(
-            // Rank counts span too little of a decade for log-scale labels: show 1 to 32.
-            match x {
-                Axis::Bytes => (x0..x1 * 1.2).log_scale(),
-                Axis::Ranks => (1.0..32.0).log_scale(),
-            },
-            (y0 * 0.8..y1 * 1.25).log_scale(),
-        )?;
-    chart
-        .configure_mesh()
-        .x_desc(match x {
-            Axis::Bytes => "message size (bytes)",
-            Axis::Ranks => "ranks",
-        })
-        .y_desc("µs per operation")
-        .x_label_formatter(&|x| match *x {
-            b if b >= 1e6 => format!("{}M", b / 1e6),
-            b if b >= 1e3 => format!("{}k", b / 1e3),
-            b => format!("{b}"),
-        })
-        .y_label_formatter(&|y| format!("{y}"))
-        .draw()?;
-    let colours = [BLUE, RED, GREEN, MAGENTA];
-    for (i, (name, pts)) in series.iter().enumerate() {
-        let style = colours[(i / 2) % colours.len()].stroke_width(2);
-        let legend = move |(x, y): (i32, i32)| PathElement::new(vec![(x, y), (x + 20, y)], style);
-        if name.ends_with(" C") {
-            chart
-                .draw_series(DashedLineSeries::new(pts.iter().copied(), 6, 4, style))?
-                .label(format!("{name} (dashed)"))
-                .legend(legend);
-        } else {
-            chart
-                .draw_series(LineSeries::new(pts.iter().copied(), style))?
-                .label(name)
-                .legend(legend);
+        .y_label_area_size(60);
+    let x_desc = match chart.x {
+        Axis::Bytes => "message size",
+        Axis::Ranks => "ranks",
+    };
+    let x_label = |x: &f64| match chart.x {
+        Axis::Bytes => size_label(*x),
+        Axis::Ranks => format!("{x}"),
+    };
+    let colours = [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK];
+    macro_rules! lines {
+        ($plot:expr) => {
+            for line in &chart.lines {
+                let style = colours[line.colour % colours.len()].stroke_width(2);
+                let pts = line.points.iter().copied();
+                if line.dashed {
+                    $plot
+                        .draw_series(DashedLineSeries::new(pts, 6, 4, style))?
+                        .label(line.name.as_str())
+                        .legend(move |(x, y)| {
+                            DashedPathElement::new(vec![(x, y), (x + 24, y)], 6, 4, style)
+                        });
+                } else {
+                    $plot
+                        .draw_series(LineSeries::new(pts, style).point_size(2))?
+                        .label(line.name.as_str())
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], style));
+                }
+            }
+            $plot
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperLeft)
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .draw()?;
+        };
+    }
+    match chart.values {
+        // Times spanning a decade or more on a log scale; less, on a linear one, whose labels
+        // then say something.
+        Values::Time if y1 >= 10.0 * y0 => {
+            let mut plot =
+                builder.build_cartesian_2d(x_range, (y0 / 1.25..y1 * 1.6).log_scale())?;
+            plot.configure_mesh()
+                .x_desc(x_desc)
+                .y_desc("µs per operation")
+                .x_label_formatter(&x_label)
+                .y_label_formatter(&|y| format!("{y}"))
+                .draw()?;
+            lines!(plot);
+        }
+        Values::Time => {
+            let mut plot = builder.build_cartesian_2d(x_range, 0.0..y1 * 1.45)?;
+            plot.configure_mesh()
+                .x_desc(x_desc)
+                .y_desc("µs per operation")
+                .x_label_formatter(&x_label)
+                .y_label_formatter(&|y| format!("{y:.2}"))
+                .draw()?;
+            lines!(plot);
+        }
+        Values::Ratio { target } => {
+            let low = y0.min(1.0) - 0.01;
+            let high = y1.max(target) + (y1.max(target) - low) * 0.35;
+            let mut plot = builder.build_cartesian_2d(x_range, low..high)?;
+            plot.configure_mesh()
+                .x_desc(x_desc)
+                .y_desc("ferrompi / C")
+                .x_label_formatter(&x_label)
+                .y_labels(8)
+                .y_label_formatter(&|y| format!("{y:.3}"))
+                .draw()?;
+            // The band a row must stay in, and parity.
+            plot.draw_series(std::iter::once(Rectangle::new(
+                [(x0 / 1.25, 1.0), (x1 * 1.25, target)],
+                GREEN.mix(0.15).filled(),
+            )))?
+            .label(format!("within target (1 to {target})"))
+            .legend(|(x, y)| {
+                Rectangle::new([(x, y - 4), (x + 24, y + 4)], GREEN.mix(0.3).filled())
+            });
+            plot.draw_series(DashedLineSeries::new(
+                [(x0 / 1.25, 1.0), (x1 * 1.25, 1.0)],
+                3,
+                3,
+                BLACK.stroke_width(1),
+            ))?;
+            lines!(plot);
         }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
     root.present()?;
     Ok(())
 }
 
-/// One plot per (operation, size of 0, 8 or 65536 bytes) measured at more than one rank count:
-/// time against ranks,
-/// ferrompi and C side by side per implementation (`<group>-<bytes>-ranks.svg`). Returns the
-/// markdown that shows them.
+/// The implementations of `rows`, sorted, each with its colour (its index).
+fn implementations(rows: &[Row]) -> Vec<&str> {
+    let mut names: Vec<&str> = rows.iter().map(|r| r.implementation.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// One plot per (operation, size of 0, 8 or 65536 bytes) measured at more than one rank count
+/// with every rank on a core of its own: time against ranks, ferrompi and C side by side per
+/// implementation (`<group>-<bytes>B-by-ranks.svg`). Oversubscribed runs are left out: ranks
+/// sharing cores measure the scheduler, not the collective. Returns the markdown that shows
+/// them.
 fn scaling(dir: &Path, rows: &[Row], png: bool) -> String {
+    let dedicated: Vec<&Row> = rows.iter().filter(|r| r.mode != "oversubscribed").collect();
     let mut md = String::new();
     let mut keys: Vec<(String, u64, String)> = Vec::new();
-    for r in rows {
-        let mut counts: Vec<u32> = rows
+    for r in &dedicated {
+        let mut counts: Vec<u32> = dedicated
             .iter()
             .filter(|o| {
                 o.group == r.group && o.bytes == r.bytes && o.implementation == r.implementation
@@ -289,17 +374,26 @@ fn scaling(dir: &Path, rows: &[Row], png: bool) -> String {
         }
     }
     if keys.is_empty() {
+        let over = rows.iter().any(|r| r.mode == "oversubscribed");
+        if over {
+            md += "
+## Scaling with ranks
+
+No plot: at most one rank count ran with a core \
+                   per rank (oversubscribed runs are left out).
+";
+        }
         return md;
     }
-    md += "\n## Scaling with ranks\n";
-    let mut implementations: Vec<&str> = rows.iter().map(|r| r.implementation.as_str()).collect();
-    implementations.sort_unstable();
-    implementations.dedup();
+    md += "
+## Scaling with ranks (dedicated cores)
+";
+    let all = implementations(rows);
     for (group, bytes, operation) in &keys {
-        let mut series = Vec::new();
-        for implementation in &implementations {
+        let mut lines = Vec::new();
+        for (colour, implementation) in all.iter().enumerate() {
             let pick = |c: bool| -> Vec<(f64, f64)> {
-                let mut points: Vec<(f64, f64)> = rows
+                let mut points: Vec<(f64, f64)> = dedicated
                     .iter()
                     .filter(|r| {
                         &r.group == group
@@ -311,13 +405,116 @@ fn scaling(dir: &Path, rows: &[Row], png: bool) -> String {
                 points.sort_by(|a, b| a.0.total_cmp(&b.0));
                 points
             };
-            series.push((format!("{implementation} ferrompi"), pick(false)));
-            series.push((format!("{implementation} C"), pick(true)));
+            for (side, c) in [("ferrompi", false), ("C", true)] {
+                let points = pick(c);
+                if !points.is_empty() {
+                    lines.push(Line {
+                        name: format!("{implementation} {side}"),
+                        points,
+                        dashed: c,
+                        colour,
+                    });
+                }
+            }
         }
-        let stem = format!("{group}-{bytes}-ranks");
-        let title = format!("{operation}, {bytes} B, by ranks");
-        plot(dir, &stem, &title, Axis::Ranks, &series, png).expect("writing a plot");
+        let stem = format!("{group}-{bytes}B-by-ranks");
+        let title = format!("{operation}, {}, by ranks", size_label(*bytes as f64));
+        let chart = Chart {
+            title: title.clone(),
+            x: Axis::Ranks,
+            values: Values::Time,
+            lines,
+        };
+        plot(dir, &stem, &chart, png).expect("writing a plot");
         let _ = write!(md, "\n![{title}]({stem}.svg)\n");
+    }
+    md
+}
+
+/// Per operation measured at several sizes with 2 ranks: time against size, ferrompi and C
+/// per implementation (`<group>-by-size.svg`), and ferrompi / C with the target band
+/// (`<group>-ratio-by-size.svg`). Returns the markdown that shows them.
+fn by_size(dir: &Path, rows: &[Row], png: bool) -> String {
+    let mut md = String::new();
+    let mut groups: Vec<&Row> = Vec::new();
+    for r in rows.iter().filter(|r| r.ranks == 2 && r.bytes > 0) {
+        let sizes = rows
+            .iter()
+            .filter(|o| o.group == r.group && o.ranks == 2 && o.implementation == r.implementation)
+            .count();
+        if sizes > 1 && !groups.iter().any(|g| g.group == r.group) {
+            groups.push(r);
+        }
+    }
+    let all = implementations(rows);
+    for first in groups {
+        let group = first.group.as_str();
+        let oversubscribed = rows
+            .iter()
+            .any(|r| r.group == group && r.ranks == 2 && r.mode == "oversubscribed");
+        let ranks = if oversubscribed {
+            "2 ranks, oversubscribed"
+        } else {
+            "2 ranks"
+        };
+        let (mut times, mut ratios) = (Vec::new(), Vec::new());
+        for (colour, implementation) in all.iter().enumerate() {
+            let mine: Vec<&Row> = rows
+                .iter()
+                .filter(|r| {
+                    r.group == group
+                        && &r.implementation == implementation
+                        && r.ranks == 2
+                        && r.bytes > 0
+                })
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let series = |f: &dyn Fn(&Row) -> f64| -> Vec<(f64, f64)> {
+                mine.iter().map(|r| (r.bytes as f64, f(r))).collect()
+            };
+            times.push(Line {
+                name: format!("{implementation} ferrompi"),
+                points: series(&|r| r.ours),
+                dashed: false,
+                colour,
+            });
+            times.push(Line {
+                name: format!("{implementation} C"),
+                points: series(&|r| r.theirs),
+                dashed: true,
+                colour,
+            });
+            ratios.push(Line {
+                name: implementation.to_string(),
+                points: series(&|r| r.ratio),
+                dashed: false,
+                colour,
+            });
+        }
+        let title = format!("{}, {ranks}", first.operation);
+        let chart = Chart {
+            title: title.clone(),
+            x: Axis::Bytes,
+            values: Values::Time,
+            lines: times,
+        };
+        let stem = format!("{group}-by-size");
+        plot(dir, &stem, &chart, png).expect("writing a plot");
+        let _ = write!(md, "\n![{title}]({stem}.svg)\n");
+        let ratio_title = format!("{}, {ranks}: ferrompi / C", first.operation);
+        let chart = Chart {
+            title: ratio_title.clone(),
+            x: Axis::Bytes,
+            values: Values::Ratio {
+                target: first.target,
+            },
+            lines: ratios,
+        };
+        let stem = format!("{group}-ratio-by-size");
+        plot(dir, &stem, &chart, png).expect("writing a plot");
+        let _ = write!(md, "\n![{ratio_title}]({stem}.svg)\n");
     }
     md
 }
@@ -519,40 +716,7 @@ fn main() {
     }
     md += &controls(&rows);
 
-    // One plot per operation measured at several sizes with 2 ranks.
-    let mut groups: Vec<(String, String)> = Vec::new();
-    for r in rows.iter().filter(|r| r.ranks == 2 && r.bytes > 0) {
-        let sizes = rows
-            .iter()
-            .filter(|o| o.group == r.group && o.ranks == 2 && o.implementation == r.implementation)
-            .count();
-        if sizes > 1 && !groups.iter().any(|(g, _)| *g == r.group) {
-            groups.push((r.group.clone(), format!("{}, 2 ranks", r.operation)));
-        }
-    }
-    for (group, title) in &groups {
-        let (group, title) = (group.as_str(), title.as_str());
-        let mut series = Vec::new();
-        for (implementation, ranks) in runs.iter().filter(|r| r.1 == 2) {
-            let pick = |c: bool| -> Vec<(f64, f64)> {
-                rows.iter()
-                    .filter(|r| {
-                        r.group == group
-                            && &r.implementation == implementation
-                            && r.ranks == *ranks
-                            && r.bytes > 0
-                    })
-                    .map(|r| (r.bytes as f64, if c { r.theirs } else { r.ours }))
-                    .collect()
-            };
-            series.push((format!("{implementation} ferrompi"), pick(false)));
-            series.push((format!("{implementation} C"), pick(true)));
-        }
-        if series.iter().any(|s| !s.1.is_empty()) {
-            plot(&dir, group, title, Axis::Bytes, &series, png).expect("writing a plot");
-            let _ = write!(md, "\n![{title}]({group}.svg)\n");
-        }
-    }
+    md += &by_size(&dir, &rows, png);
     md += &scaling(&dir, &rows, png);
     md += "\n## Each run\n\n";
     for p in files(&dir, "md") {

@@ -42,7 +42,8 @@ allowed = re.compile(
     r"|::leaked_in_flight|::already_active|target::incomplete|::not_attached|::agree_now"
     # set-up, and the clean-up of what the copies make (an error, a scope and its set, a
     # persistent request, a window, a partition; not a request, whose drop is inline)
-    r"|_init|Partition<T>::uniform|::lock_all|WindowEpoch<T>>::target|RequestStorage::with_capacity"
+    r"|_init|Partition<T>::uniform|::lock_all|rma::Window<T>>::epoch|WindowEpoch<T>>::target"
+    r"|RequestStorage::with_capacity"
     r"|drop_in_place<ferrompi::(error::Error|request::Scope|request::set::Request(Set|Storage)"
     r"|request::persistent::PersistentRequest|window::rma::Window|comm::partition::Partition)"
     r"(<.*>)?>)$"

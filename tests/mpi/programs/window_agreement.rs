@@ -78,7 +78,7 @@ fn over_aligned(comm: &Communicator<'_>, t: &mut Checks) {
 /// while the fence sequence is open (MPI forbids it), and a fence or an epoch refused on a
 /// thread the level does not allow changes nothing. The peer then reads what was put.
 fn fence_sequence(comm: &Communicator<'_>, restricted: bool, t: &mut Checks) {
-    let (next, prev) = ring(comm);
+    let (next, _) = ring(comm);
     let rank = comm.rank();
     let win = t.okay(Window::<i64>::allocate(comm, 2), "allocate");
     let group = t.okay(comm.group(), "group");
@@ -125,19 +125,7 @@ fn fence_sequence(comm: &Communicator<'_>, restricted: bool, t: &mut Checks) {
             "fence on a refused thread",
         );
     }
-    t.okay(
-        win.fence(Assert::empty(), |e| e.put(&[100i64], next, 1)),
-        "second fence",
-    )
-    .unwrap();
-    let mut got = [0i64; 2];
-    t.okay(
-        win.fence(Assert::NOSUCCEED, |e| e.get(&mut got, rank, 0)),
-        "closing fence",
-    )
-    .unwrap();
-    t.eq(got, [10, 100], "both puts arrived");
-    let _ = prev;
+    let mut got = second_and_closing_fence(&win, next, rank, t);
     // Closed with NOSUCCEED: every epoch is allowed again.
     t.okay(
         win.lock(LockType::Shared, rank, Assert::empty(), |e| {
@@ -169,6 +157,19 @@ fn one_rank_alone_between_fences(comm: &Communicator<'_>, t: &mut Checks) {
             "rank 0's lock between fences",
         );
     }
+    second_and_closing_fence(&win, next, rank, t);
+}
+
+/// After a first fence in which every rank put 10 into slot 0 of the next: a second fence
+/// putting 100 into slot 1, and a closing one (`NOSUCCEED`) reading this rank's two slots,
+/// which must hold both puts (a rank whose fences went out of step reads `[10, 0]`, then the
+/// job hangs). Returns the slots.
+fn second_and_closing_fence(
+    win: &Window<'_, i64>,
+    next: i32,
+    rank: i32,
+    t: &mut Checks,
+) -> [i64; 2] {
     t.okay(
         win.fence(Assert::empty(), |e| e.put(&[100i64], next, 1)),
         "second fence",
@@ -180,7 +181,8 @@ fn one_rank_alone_between_fences(comm: &Communicator<'_>, t: &mut Checks) {
         "closing fence",
     )
     .unwrap();
-    t.eq(got, [10, 100], "the peer's puts, not rank 0's refused one");
+    t.eq(got, [10, 100], "both puts arrived, in step");
+    got
 }
 
 /// A length only rank 0's window cannot hold: every rank gets the error, none waits in MPI.

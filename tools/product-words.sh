@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Fails if a product file speaks of how it was made rather than of the product: work periods
-# ("session 40"), issue numbers ("#18"), the machine a measurement happened to run on ("this
-# VM", "a lent machine"), "this task". History belongs in CHANGELOG.md and commit messages.
+# Fails if a product file speaks of how it was made rather than of the product: numbered work
+# periods, tracker numbers, the particular machine a measurement happened to run on, the work
+# item at hand (the patterns below). History belongs in CHANGELOG.md and commit messages.
 # Checked: the README, docs/ (but the raw results under docs/bench/*/run*/), and the sources,
 # tests, examples, benchmarks and tools.
 set -euo pipefail

@@ -20,7 +20,8 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     target_atomics(&world, t);
 }
 
-fn ring(comm: &Communicator<'_>) -> (i32, i32) {
+/// The next and previous rank around a ring of `comm`.
+pub fn ring(comm: &Communicator<'_>) -> (i32, i32) {
     let (rank, size) = (comm.rank(), comm.size());
     ((rank + 1) % size, (rank + size - 1) % size)
 }

@@ -4,6 +4,7 @@
 //! epoch. Each case used to give wrong data, a hang or undefined behaviour; each must now give
 //! the same answer on every rank and leave the window usable.
 
+use super::rma::ring;
 use crate::checks::Checks;
 use bytemuck::{Pod, Zeroable};
 use ferrompi::window::{Assert, SharedWindow, Window};
@@ -34,11 +35,6 @@ fn wide(value: i32) -> Bytes<Wide> {
     Bytes(Wide {
         words: [u64::try_from(value).unwrap_or(0); 16],
     })
-}
-
-fn ring(comm: &Communicator<'_>) -> (i32, i32) {
-    let (rank, size) = (comm.rank(), comm.size());
-    ((rank + 1) % size, (rank + size - 1) % size)
 }
 
 /// A window of an over-aligned type, from MPI's memory and from a vector: made on every rank

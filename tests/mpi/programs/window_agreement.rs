@@ -114,7 +114,11 @@ fn fence_sequence(comm: &Communicator<'_>, restricted: bool, t: &mut Checks) {
             .join()
             .expect("joined")
         });
-        t.err(lock_all, |_| true, "lock_all on a refused thread");
+        t.err(
+            lock_all,
+            |e| matches!(e, Error::EpochMisuse { .. } | Error::WrongThread { .. }),
+            "lock_all on a refused thread",
+        );
         t.err(
             fence,
             |e| matches!(e, Error::WrongThread { .. }),

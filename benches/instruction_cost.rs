@@ -15,6 +15,20 @@
 //!   `benches/request_cost.rs` times);
 //! - `exchange-into` (and `exchange-into-ffi`, the same as `exchange-ffi`): the same exchange
 //!   with each request started straight into the set (`irecv_into`, `isend_into`);
+//! - `pair`, `pair-ffi`: the smallest set, one receive and one send in a scope + `RequestSet`
+//!   (with `exchange`, what a set adds per request and per wait);
+//! - `isend`, `issend`, `irecv` (and `-ffi` twins): one request and its `wait` per iteration,
+//!   all in one scope, met by a blocking call made through `ffi` on both paths (`MPI_Recv`,
+//!   `MPI_Send`);
+//! - `isend-scope` (and `isend-scope-ffi`, the same as `isend-ffi`): the same `isend` in a
+//!   scope of its own per iteration (what a scope adds);
+//! - `irecv-test`, `irecv-test-ffi`: the receive completed by `test` (`MPI_Test`);
+//! - `isend-owned`, `irecv-owned` (and `-ffi` twins, the same calls as `isend-ffi`,
+//!   `irecv-ffi`): the request owns its vector, handed back by `wait`;
+//! - `send-init`, `recv-init` (and `-ffi` twins): `start` + `wait` of a persistent send or
+//!   receive made once, met as above;
+//! - `ibarrier`, `ibcast` (and `-ffi` twins): a nonblocking collective and its `wait`, in one
+//!   scope for all iterations;
 //! - `put`, `put-ffi`: an 8-byte `put_now` (put + flush) under `lock_all`, and the same calls;
 //! - `get`, `get-ffi`: an 8-byte `get_now` (get + local flush), and the same calls;
 //! - `put-target`, `get-target` (and their `-ffi` twins, the same calls as above): the same
@@ -26,7 +40,8 @@
 //! - `allreduce-in-place`, `allreduce-in-place-ffi`: the same with `MPI_IN_PLACE`;
 //! - `allreduce-init`, `allreduce-init-ffi`: start + wait of a persistent allreduce of one
 //!   `f64` (ferrompi's `allreduce_init`; `MPI_Start` + `MPI_Wait` on the C reference's request);
-//! - `iallreduce`, `iallreduce-ffi`: `iallreduce` of one `f64` in a scope and its `wait`;
+//! - `iallreduce`, `iallreduce-ffi`: `iallreduce` of one `f64` and its `wait`, in one scope
+//!   for all iterations;
 //! - `bcast`, `bcast-ffi`: a blocking broadcast of 8 bytes (`u8`, as the comparison's rows);
 //! - `alltoall`, `alltoall-ffi`: a blocking alltoall of one `f64` per pair;
 //! - `allgatherv`, `allgatherv-ffi`: a blocking allgatherv of one `f64` per rank;
@@ -87,11 +102,35 @@ fn main() {
     );
 }
 
-const PATHS: [&str; 34] = [
+const PATHS: [&str; 58] = [
     "exchange",
     "exchange-ffi",
     "exchange-into",
     "exchange-into-ffi",
+    "pair",
+    "pair-ffi",
+    "isend",
+    "isend-ffi",
+    "isend-scope",
+    "isend-scope-ffi",
+    "issend",
+    "issend-ffi",
+    "irecv",
+    "irecv-ffi",
+    "irecv-test",
+    "irecv-test-ffi",
+    "isend-owned",
+    "isend-owned-ffi",
+    "irecv-owned",
+    "irecv-owned-ffi",
+    "send-init",
+    "send-init-ffi",
+    "recv-init",
+    "recv-init-ffi",
+    "ibarrier",
+    "ibarrier-ffi",
+    "ibcast",
+    "ibcast-ffi",
     "put",
     "put-ffi",
     "get",
@@ -126,23 +165,34 @@ const PATHS: [&str; 34] = [
 
 fn run(mpi: &Mpi, path: &str, iterations: usize) {
     let world = mpi.world();
-    match path {
-        "exchange" | "exchange-ffi" | "exchange-into" | "exchange-into-ffi" => {
-            let mut exchange = Exchange::default();
-            for _ in 0..iterations {
-                match path {
-                    "exchange" => exchange.ferrompi(&world),
-                    "exchange-into" => exchange.ferrompi_into(&world),
-                    _ => exchange.ffi(&world),
-                }
-                exchange.delivered(path);
+    // Every row is compiled alone (see `alone`): the path is a constant there, so each
+    // instantiation holds its own arm of the row function's `match`, and nothing else.
+    macro_rules! alone {
+        ($($row:ident: $($name:literal)*;)*) => {
+            match path {
+                $($($name => return alone(|| $row(&world, $name, iterations)),)*)*
+                _ => {}
             }
-        }
-        "put" | "put-ffi" | "get" | "get-ffi" | "put-target" | "put-target-ffi" | "get-target"
-        | "get-target-ffi" => window(&world, path, iterations),
-        "fetch-and-op" | "fetch-and-op-ffi" | "fetch-and-op-target" | "fetch-and-op-target-ffi" => {
-            counter(&world, path, iterations)
-        }
+        };
+    }
+    alone! {
+        exchange: "exchange" "exchange-ffi" "exchange-into" "exchange-into-ffi";
+        pair: "pair" "pair-ffi";
+        sends: "isend" "isend-ffi" "isend-scope" "isend-scope-ffi" "issend" "issend-ffi"
+            "isend-owned" "isend-owned-ffi" "send-init" "send-init-ffi";
+        receives: "irecv" "irecv-ffi" "irecv-test" "irecv-test-ffi" "irecv-owned"
+            "irecv-owned-ffi" "recv-init" "recv-init-ffi";
+        nonblocking_collectives: "ibarrier" "ibarrier-ffi" "ibcast" "ibcast-ffi";
+        window: "put" "put-ffi" "get" "get-ffi" "put-target" "put-target-ffi" "get-target"
+            "get-target-ffi";
+        counter: "fetch-and-op" "fetch-and-op-ffi" "fetch-and-op-target"
+            "fetch-and-op-target-ffi";
+        blocking: "allreduce" "allreduce-ffi" "allreduce-in-place" "allreduce-in-place-ffi"
+            "allreduce-init" "allreduce-init-ffi" "iallreduce" "iallreduce-ffi" "bcast"
+            "bcast-ffi" "alltoall" "alltoall-ffi" "allgatherv" "allgatherv-ffi" "sendrecv"
+            "sendrecv-ffi";
+    }
+    match path {
         "send-recv" => send_recv(
             &world,
             iterations,
@@ -175,7 +225,7 @@ fn run(mpi: &Mpi, path: &str, iterations: usize) {
                 };
             },
         ),
-        _ => blocking(&world, path, iterations),
+        other => panic!("unknown path {other:?}"),
     }
 }
 
@@ -193,6 +243,7 @@ fn second_call_sites(world: &ferrompi::Communicator<'_>) {
     // The exchange's calls in a scope of its own: a program's scope closure is called from
     // one place (calling `Exchange::ferrompi` again would call its closure from two).
     let (out, mut into, mut storage) = ([1u8; 8], [0u8; 8], RequestStorage::with_capacity(2));
+    let mut buf = [0u8; 8];
     ferrompi::scope(|s| -> ferrompi::Result<()> {
         let mut set = RequestSet::with_storage(s, &mut storage);
         set.push(world.irecv(s, &mut into, me, 0)?);
@@ -207,6 +258,38 @@ fn second_call_sites(world: &ferrompi::Communicator<'_>) {
         set.wait_all()
     })
     .expect("exchange");
+    ferrompi::scope(|s| -> ferrompi::Result<()> {
+        let mut set = RequestSet::with_storage(s, &mut storage);
+        set.push(world.irecv(s, &mut into, me, 0)?);
+        set.push(world.isend(s, &out, me, 0)?);
+        set.wait_all()
+    })
+    .expect("pair");
+    let done = ferrompi::scope(|s| -> ferrompi::Result<()> {
+        let sending = world.isend(s, &send, me, 3)?;
+        let sending_sync = world.issend(s, &send, me, 3)?;
+        let mut receiving = world.irecv(s, &mut got, me, 3)?;
+        while receiving.test()?.is_none() {}
+        sending.wait()?;
+        sending_sync.wait()?;
+        world.ibarrier(s)?.wait()?;
+        world.ibcast(s, &mut buf, 0)?.wait().map(drop)
+    });
+    done.expect("single requests");
+    let (sent, status) = world
+        .isend_owned(vec![1.5f64], me, 3)
+        .expect("isend")
+        .wait();
+    std::hint::black_box((sent, status.expect("wait")));
+    let (landed, status) = world
+        .irecv_owned(vec![0.0f64], me, 3)
+        .expect("irecv")
+        .wait();
+    std::hint::black_box((landed, status.expect("wait")));
+    let mut sending = world.send_init(vec![1.5f64], me, 3).expect("send_init");
+    std::hint::black_box(sending.start().and_then(|a| a.wait()).expect("start"));
+    let mut receiving = world.recv_init(vec![0.0f64], me, 3).expect("recv_init");
+    std::hint::black_box(receiving.start().and_then(|a| a.wait()).expect("start"));
     world.send(&send, me, 1).expect("send");
     world.recv(&mut got, me, 2).expect("recv");
     world.allreduce(&send, &mut got, Sum).expect("allreduce");
@@ -247,6 +330,355 @@ fn second_call_sites(world: &ferrompi::Communicator<'_>) {
             at.fetch_and_op(1, 0, Sum).expect("fetch_and_op");
         })
         .expect("lock_all");
+}
+
+/// The exchange of `benches/exchange`: through a set, started into the set, or through `ffi`.
+#[inline(always)]
+fn exchange(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
+    let mut exchange = Exchange::default();
+    for _ in 0..iterations {
+        match path {
+            "exchange" => exchange.ferrompi(world),
+            "exchange-into" => exchange.ferrompi_into(world),
+            _ => exchange.ffi(world),
+        }
+        exchange.delivered(path);
+    }
+}
+
+/// Runs `body` in a function of its own: each path's closure is a type of its own, so each
+/// path's loop is compiled alone, and what it compiles to does not depend on the other paths
+/// of the same `match` (a shared function once moved a row by 15 instructions when another
+/// arm changed).
+#[inline(never)]
+fn alone<R>(body: impl FnOnce() -> R) -> R {
+    body()
+}
+
+/// The smallest set: one receive and one send of 8 bytes to this process in a scope, pushed
+/// into a `RequestSet` and waited for together, and the same calls through `ffi`.
+#[inline(always)]
+fn pair(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
+    let (me, comm, byte) = (world.rank(), world.as_raw(), u8::datatype().as_raw());
+    let (out, mut into) = ([1u8; 8], [0u8; 8]);
+    let mut storage = RequestStorage::with_capacity(2);
+    let mut handles = [ffi::MPI_REQUEST_NULL; 2];
+    let through_ferrompi = path == "pair";
+    for _ in 0..iterations {
+        if through_ferrompi {
+            ferrompi::scope(|s| -> ferrompi::Result<()> {
+                let mut set = RequestSet::with_storage(s, &mut storage);
+                set.push(world.irecv(s, &mut into, me, 0)?);
+                set.push(world.isend(s, &out, me, 0)?);
+                set.wait_all()
+            })
+            .expect("pair");
+        } else {
+            let at = handles.as_mut_ptr();
+            // SAFETY: 8 bytes each side and a handle slot per operation, all alive until the
+            // wait for both.
+            unsafe {
+                ffi::MPI_Irecv(into.as_mut_ptr().cast(), 8, byte, me, 0, comm, at);
+                ffi::MPI_Isend(out.as_ptr().cast(), 8, byte, me, 0, comm, at.add(1));
+                ffi::MPI_Waitall(2, at, ffi::MPI_STATUSES_IGNORE);
+            }
+        }
+        assert_eq!(into, out, "{path}: what arrived");
+        into = [0; 8];
+    }
+}
+
+/// One send of an `f64` to this process per iteration, met by a blocking `MPI_Receive`
+/// through `ffi` on every path, then its `wait` (the `ffi` twins wait with a status, as
+/// ferrompi's `wait` returns one): `isend` and `issend` in a scope of their own,
+/// `isend_owned`, and the start of a persistent send.
+#[inline(always)]
+fn sends(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
+    let (me, comm, double) = (world.rank(), world.as_raw(), f64::datatype().as_raw());
+    let out = [1.5f64];
+    let mut landed = [0.0f64];
+    // The receive that meets each send: the same instructions on every path.
+    let mut meet = || {
+        // SAFETY: one `f64` to receive into, alive for the call; the status is ignored.
+        unsafe {
+            let into = landed.as_mut_ptr().cast();
+            ffi::MPI_Recv(into, 1, double, me, 3, comm, ffi::MPI_STATUS_IGNORE);
+        }
+        assert_eq!(landed, out, "{path}: what arrived");
+        landed = [0.0];
+    };
+    let from = out.as_ptr().cast();
+    match path {
+        // One loop per path, so that choosing the path costs nothing per iteration.
+        "isend" => ferrompi::scope(|s| -> ferrompi::Result<()> {
+            for _ in 0..iterations {
+                let sending = world.isend(s, &out, me, 3)?;
+                meet();
+                sending.wait()?;
+            }
+            Ok(())
+        })
+        .expect("isend"),
+        "issend" => ferrompi::scope(|s| -> ferrompi::Result<()> {
+            for _ in 0..iterations {
+                let sending = world.issend(s, &out, me, 3)?;
+                meet();
+                sending.wait()?;
+            }
+            Ok(())
+        })
+        .expect("issend"),
+        "isend-scope" => (0..iterations).for_each(|_| {
+            ferrompi::scope(|s| -> ferrompi::Result<()> {
+                let sending = world.isend(s, &out, me, 3)?;
+                meet();
+                sending.wait()?;
+                Ok(())
+            })
+            .expect("isend");
+        }),
+        // As a program's fallible function would: errors go up with `?`.
+        "isend-owned" => (|| -> ferrompi::Result<()> {
+            let mut buffer = vec![1.5f64];
+            for _ in 0..iterations {
+                let sending = world.isend_owned(buffer, me, 3)?;
+                meet();
+                let (back, status) = sending.wait();
+                status?;
+                buffer = back;
+            }
+            Ok(())
+        })()
+        .expect("isend_owned"),
+        "send-init" => (|| -> ferrompi::Result<()> {
+            let mut request = world.send_init(vec![1.5f64], me, 3)?;
+            for _ in 0..iterations {
+                let sending = request.start()?;
+                meet();
+                sending.wait()?;
+            }
+            Ok(())
+        })()
+        .expect("send_init"),
+        "send-init-ffi" => {
+            let mut request = ffi::MPI_REQUEST_NULL;
+            // SAFETY: `out` outlives the request, freed after the loop; each start completes
+            // before the next.
+            unsafe { ffi::MPI_Send_init(from, 1, double, me, 3, comm, &mut request) };
+            for _ in 0..iterations {
+                // SAFETY: as above.
+                unsafe { ffi::MPI_Start(&mut request) };
+                meet();
+                // SAFETY: as above; a send's status says nothing a program wants.
+                unsafe { ffi::MPI_Wait(&mut request, ffi::MPI_STATUS_IGNORE) };
+            }
+            // SAFETY: inactive, freed once.
+            unsafe { ffi::MPI_Request_free(&mut request) };
+        }
+        _ => {
+            let issend = path == "issend-ffi";
+            let start = if issend {
+                ffi::MPI_Issend
+            } else {
+                ffi::MPI_Isend
+            };
+            for _ in 0..iterations {
+                let mut request = ffi::MPI_REQUEST_NULL;
+                // SAFETY: `out` outlives the request, which the wait completes.
+                unsafe { start(from, 1, double, me, 3, comm, &mut request) };
+                meet();
+                // SAFETY: the request above; a send's status says nothing a program wants.
+                unsafe { ffi::MPI_Wait(&mut request, ffi::MPI_STATUS_IGNORE) };
+            }
+        }
+    }
+}
+
+/// One receive of an `f64` from this process per iteration, met by a blocking `MPI_Send`
+/// through `ffi` on every path, then completed: `irecv` in one scope for all of them (each
+/// into a slot of its own, as the scope borrows them all), completed by `wait` or by `test`;
+/// `irecv_owned`; and the start of a persistent receive. What arrived is checked after.
+#[inline(always)]
+fn receives(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
+    let (me, comm, double) = (world.rank(), world.as_raw(), f64::datatype().as_raw());
+    let out = [2.5f64];
+    let mut arrivals = vec![0.0f64; iterations];
+    // The send that meets each receive: the same instructions on every path.
+    let meet = || {
+        // SAFETY: one `f64` to send, alive for the call.
+        unsafe { ffi::MPI_Send(out.as_ptr().cast(), 1, double, me, 3, comm) };
+    };
+    match path {
+        "irecv" => ferrompi::scope(|s| -> ferrompi::Result<()> {
+            for slot in arrivals.iter_mut() {
+                let receiving = world.irecv(s, std::slice::from_mut(slot), me, 3)?;
+                meet();
+                std::hint::black_box(receiving.wait()?.source());
+            }
+            Ok(())
+        })
+        .expect("irecv"),
+        "irecv-test" => ferrompi::scope(|s| -> ferrompi::Result<()> {
+            for slot in arrivals.iter_mut() {
+                let mut receiving = world.irecv(s, std::slice::from_mut(slot), me, 3)?;
+                meet();
+                loop {
+                    if let Some(status) = receiving.test()? {
+                        std::hint::black_box(status.source());
+                        break;
+                    }
+                }
+            }
+            Ok(())
+        })
+        .expect("irecv"),
+        // As a program's fallible function would: errors go up with `?`.
+        "irecv-owned" => (|| -> ferrompi::Result<()> {
+            let mut buffer = vec![0.0f64];
+            for slot in arrivals.iter_mut() {
+                let receiving = world.irecv_owned(buffer, me, 3)?;
+                meet();
+                let (back, status) = receiving.wait();
+                std::hint::black_box(status?.source());
+                buffer = back;
+                *slot = std::mem::take(&mut buffer[0]);
+            }
+            Ok(())
+        })()
+        .expect("irecv_owned"),
+        "recv-init" => (|| -> ferrompi::Result<()> {
+            let mut request = world.recv_init(vec![0.0f64], me, 3)?;
+            for _ in 0..iterations {
+                let receiving = request.start()?;
+                meet();
+                std::hint::black_box(receiving.wait()?.source());
+            }
+            arrivals.fill(request.buffer()[0]);
+            Ok(())
+        })()
+        .expect("recv_init"),
+        "recv-init-ffi" => {
+            let (mut request, mut landed) = (ffi::MPI_REQUEST_NULL, [0.0f64]);
+            let into = landed.as_mut_ptr().cast();
+            // SAFETY: `landed` outlives the request, freed after the loop; each start completes
+            // before the next.
+            unsafe { ffi::MPI_Recv_init(into, 1, double, me, 3, comm, &mut request) };
+            for _ in 0..iterations {
+                let mut status = std::mem::MaybeUninit::<ffi::MPI_Status>::uninit();
+                // SAFETY: as above.
+                unsafe { ffi::MPI_Start(&mut request) };
+                meet();
+                // SAFETY: as above.
+                unsafe { ffi::MPI_Wait(&mut request, status.as_mut_ptr()) };
+                // SAFETY: MPI wrote the status's fields; only the source is read, as a program would.
+                std::hint::black_box(unsafe { (&raw const (*status.as_ptr()).MPI_SOURCE).read() });
+            }
+            // SAFETY: inactive, freed once.
+            unsafe { ffi::MPI_Request_free(&mut request) };
+            arrivals.fill(landed[0]);
+        }
+        "irecv-test-ffi" => arrivals.iter_mut().for_each(|slot| {
+            let mut request = ffi::MPI_REQUEST_NULL;
+            let mut status = std::mem::MaybeUninit::<ffi::MPI_Status>::uninit();
+            // SAFETY: `slot` outlives the request, which is complete before it is read.
+            unsafe {
+                ffi::MPI_Irecv(
+                    (slot as *mut f64).cast(),
+                    1,
+                    double,
+                    me,
+                    3,
+                    comm,
+                    &mut request,
+                )
+            };
+            meet();
+            let mut flag = 0;
+            while flag == 0 {
+                // SAFETY: the request above; MPI writes the flag and the status.
+                unsafe { ffi::MPI_Test(&mut request, &mut flag, status.as_mut_ptr()) };
+            }
+            // SAFETY: MPI wrote the status's fields; only the source is read, as a program would.
+            std::hint::black_box(unsafe { (&raw const (*status.as_ptr()).MPI_SOURCE).read() });
+        }),
+        _ => arrivals.iter_mut().for_each(|slot| {
+            let mut request = ffi::MPI_REQUEST_NULL;
+            let mut status = std::mem::MaybeUninit::<ffi::MPI_Status>::uninit();
+            // SAFETY: `slot` outlives the request, which is complete before it is read.
+            unsafe {
+                ffi::MPI_Irecv(
+                    (slot as *mut f64).cast(),
+                    1,
+                    double,
+                    me,
+                    3,
+                    comm,
+                    &mut request,
+                )
+            };
+            meet();
+            // SAFETY: the request above; MPI writes the status.
+            unsafe { ffi::MPI_Wait(&mut request, status.as_mut_ptr()) };
+            // SAFETY: MPI wrote the status's fields; only the source is read, as a program would.
+            std::hint::black_box(unsafe { (&raw const (*status.as_ptr()).MPI_SOURCE).read() });
+        }),
+    }
+    assert!(
+        arrivals.iter().all(|&x| x == out[0]),
+        "{path}: what arrived"
+    );
+}
+
+/// A nonblocking collective and its `wait` per iteration, all in one scope (each into a
+/// buffer of its own, as the scope borrows them all): a barrier, and a broadcast of 8 bytes.
+/// A collective's status says nothing: the `ffi` twins wait without one, and the ferrompi
+/// paths drop the empty status `wait` returns.
+#[inline(always)]
+fn nonblocking_collectives(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
+    let comm = world.as_raw();
+    // Only the broadcast has buffers (and checks them after).
+    let chunks = if path.starts_with("ibcast") {
+        iterations
+    } else {
+        0
+    };
+    let (mut bytes, byte) = (vec![7u8; 8 * chunks], u8::datatype().as_raw());
+    match path {
+        "ibarrier" => ferrompi::scope(|s| -> ferrompi::Result<()> {
+            for _ in 0..iterations {
+                world.ibarrier(s)?.wait()?;
+            }
+            Ok(())
+        })
+        .expect("ibarrier"),
+        "ibcast" => ferrompi::scope(|s| -> ferrompi::Result<()> {
+            for chunk in bytes.chunks_exact_mut(8) {
+                world.ibcast(s, chunk, 0)?.wait()?;
+            }
+            Ok(())
+        })
+        .expect("ibcast"),
+        "ibcast-ffi" => bytes.chunks_exact_mut(8).for_each(|chunk| {
+            let mut request = ffi::MPI_REQUEST_NULL;
+            // SAFETY: `chunk` holds the 8 bytes the broadcast names, alive until its wait.
+            unsafe {
+                ffi::MPI_Ibcast(chunk.as_mut_ptr().cast(), 8, byte, 0, comm, &mut request);
+                ffi::MPI_Wait(&mut request, ffi::MPI_STATUS_IGNORE);
+            }
+        }),
+        _ => (0..iterations).for_each(|_| {
+            let mut request = ffi::MPI_REQUEST_NULL;
+            // SAFETY: a barrier has no buffer; the wait completes it.
+            unsafe {
+                ffi::MPI_Ibarrier(comm, &mut request);
+                ffi::MPI_Wait(&mut request, ffi::MPI_STATUS_IGNORE);
+            }
+        }),
+    }
+    assert!(
+        bytes.iter().all(|&b| b == 7),
+        "{path}: the root's bytes are unchanged"
+    );
 }
 
 /// `iterations` of a blocking send (`send`) and a blocking receive (`recv`) of one `f64` on
@@ -294,6 +726,7 @@ fn send_recv<'a>(
 
 /// The RMA paths: `put_now`/`get_now` of 8 bytes to this process under `lock_all`, then a
 /// check of what the window holds.
+#[inline(always)]
 fn window(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
     let me = world.rank();
     let win = Window::<u8>::allocate(world, 64).expect("allocate");
@@ -340,6 +773,7 @@ fn window(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
 
 /// The atomic paths: `fetch_and_op` of a `u64` counter at this process under `lock_all` (the
 /// call, then `MPI_Win_flush`), then a check of the count.
+#[inline(always)]
 fn counter(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
     let me = world.rank();
     let win = Window::<u64>::allocate(world, 1).expect("allocate");
@@ -387,6 +821,7 @@ fn counter(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
 }
 
 /// The blocking paths: one call per iteration, each result checked after the loop.
+#[inline(always)]
 fn blocking(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
     let me = world.rank();
     let (comm, double) = (world.as_raw(), f64::datatype().as_raw());
@@ -412,19 +847,17 @@ fn blocking(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
             let in_place = ffi::MPI_IN_PLACE;
             ffi::MPI_Allreduce(in_place, into, 1, double, ffi::MPI_SUM, comm);
         }),
-        "allreduce-init" => {
-            let mut persistent = world
-                .allreduce_init(vec![1.5f64], vec![0.0f64], Sum)
-                .expect("allreduce_init");
-            (0..iterations).for_each(|_| {
-                let status = persistent
-                    .start()
-                    .and_then(|a| a.wait())
-                    .expect("start/wait");
-                std::hint::black_box(status);
-            });
+        // As a program's fallible function would: errors go up with `?`. A collective's
+        // status says nothing: dropped, as the `ffi` twin ignores it.
+        "allreduce-init" => (|| -> ferrompi::Result<()> {
+            let mut persistent = world.allreduce_init(vec![1.5f64], vec![0.0f64], Sum)?;
+            for _ in 0..iterations {
+                persistent.start()?.wait()?;
+            }
             got.copy_from_slice(persistent.recv());
-        }
+            Ok(())
+        })()
+        .expect("allreduce_init"),
         "allreduce-init-ffi" => {
             // SAFETY: as said above the match; the request, made by the C reference on
             // `send` and `got`, is inactive between iterations and freed once, after them.
@@ -436,25 +869,36 @@ fn blocking(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
                 );
                 let request = request.cast::<ffi::MPI_Request>();
                 (0..iterations).for_each(|_| {
-                    let mut status = std::mem::MaybeUninit::<ffi::MPI_Status>::uninit();
                     ffi::MPI_Start(request);
-                    ffi::MPI_Wait(request, status.as_mut_ptr());
-                    std::hint::black_box(status);
+                    ffi::MPI_Wait(request, ffi::MPI_STATUS_IGNORE);
                 });
                 ferrompi_c_request_free(request.cast());
             }
         }
-        "iallreduce" => (0..iterations).for_each(|_| {
-            let status = ferrompi::scope(|s| world.iallreduce(s, &send, &mut got, Sum)?.wait())
+        // One scope for all, each result in a slot of its own (the scope borrows them all).
+        "iallreduce" | "iallreduce-ffi" => {
+            let mut results = vec![0.0f64; iterations];
+            if path == "iallreduce" {
+                ferrompi::scope(|s| -> ferrompi::Result<()> {
+                    for slot in results.iter_mut() {
+                        let into = std::slice::from_mut(slot);
+                        world.iallreduce(s, &send, into, Sum)?.wait()?;
+                    }
+                    Ok(())
+                })
                 .expect("iallreduce");
-            std::hint::black_box(status);
-        }),
-        // SAFETY: as said above the match; the request completes before the next iteration.
-        "iallreduce-ffi" => (0..iterations).for_each(|_| unsafe {
-            let mut request = ffi::MPI_REQUEST_NULL;
-            ffi::MPI_Iallreduce(out, into, 1, double, ffi::MPI_SUM, comm, &mut request);
-            ffi::MPI_Wait(&mut request, ffi::MPI_STATUS_IGNORE);
-        }),
+            } else {
+                // SAFETY: as said above the match, into `slot`; each request completes before
+                // the next starts.
+                results.iter_mut().for_each(|slot| unsafe {
+                    let (mut request, into) = (ffi::MPI_REQUEST_NULL, (slot as *mut f64).cast());
+                    ffi::MPI_Iallreduce(out, into, 1, double, ffi::MPI_SUM, comm, &mut request);
+                    ffi::MPI_Wait(&mut request, ffi::MPI_STATUS_IGNORE);
+                });
+            }
+            assert!(results.iter().all(|&x| x == send[0]), "{path}: the result");
+            return;
+        }
         "bcast" | "bcast-ffi" => {
             let (mut bytes, byte) = ([7u8; 8], u8::datatype().as_raw());
             let at = bytes.as_mut_ptr().cast();

@@ -706,9 +706,9 @@ impl Mpi {
         let leaked = gate::outstanding();
         if leaked > 0 {
             eprintln!(
-                "ferrompi: rank {}: {leaked} nonblocking or persistent operation(s) were leaked \
-                 (mem::forget) while in flight and never completed; MPI_Finalize may wait for \
-                 them forever (MPICH waits for pending sends)",
+                "ferrompi: rank {}: {leaked} nonblocking operation(s) on owned buffers were \
+                 leaked (mem::forget) while in flight and never completed; MPI_Finalize may \
+                 wait for them forever (MPICH waits for pending sends)",
                 self.world_rank
             );
         }

@@ -25,11 +25,15 @@ pub(crate) enum Kind {
     Info,
     Op,
     Window,
+    /// A persistent request (point-to-point or collective), counted from its init to its
+    /// free: one leaked while active has an operation MPI may wait for at finalize.
+    PersistentRequest,
 }
 
 impl Kind {
-    const ALL: [Kind; 5] = [
+    const ALL: [Kind; 6] = [
         Kind::Window,
+        Kind::PersistentRequest,
         Kind::Communicator,
         Kind::Group,
         Kind::Info,
@@ -43,11 +47,12 @@ impl Kind {
             Kind::Info => "info object",
             Kind::Op => "user-defined reduction",
             Kind::Window => "window",
+            Kind::PersistentRequest => "persistent request",
         }
     }
 }
 
-static COUNTS: [AtomicIsize; 5] = [const { AtomicIsize::new(0) }; 5];
+static COUNTS: [AtomicIsize; Kind::ALL.len()] = [const { AtomicIsize::new(0) }; Kind::ALL.len()];
 
 /// Counts an object of `kind` that MPI made for the crate.
 #[inline]

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates what the performance page shows from the raw results kept in docs/bench: each
-# run's report and plots (benches/report) and each pair's table of rows over target
-# (tools/bench-two-runs.py, below the marker line in the pair's README.md).
+# run's report and plots (benches/report), each pair's table of rows over target
+# (tools/bench-two-runs.py, below the marker line in the pair's README.md), and the table of
+# instructions per operation (tools/instruction-table.py: docs/bench/instruction-cost.md from
+# the instruction-cost-*.txt that tools/instruction-cost.sh wrote).
 #
 #   tools/docs-regen.sh           # rewrite them
 #   tools/docs-regen.sh --check   # and fail if that changed a tracked file
@@ -19,6 +21,7 @@ for pair in docs/bench/2-cores docs/bench/16-cores; do
   } > "$pair/README.md.new"
   mv "$pair/README.md.new" "$pair/README.md"
 done
+python3 tools/instruction-table.py docs/bench > docs/bench/instruction-cost.md
 if [[ ${1:-} == --check ]]; then
   if ! git diff --quiet -- docs/bench || [[ -n $(git ls-files --others --exclude-standard docs/bench) ]]; then
     echo "docs-regen: regenerating from the raw results changed these files:" >&2

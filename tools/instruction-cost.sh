@@ -5,11 +5,19 @@
 # `valgrind --tool=callgrind` at two iteration counts and sums the instructions executed in the
 # program's own code (ferrompi is inlined into it; MPI's libraries are not counted). The
 # per-iteration difference between the two counts, ferrompi path minus ffi path, divided by the
-# operations per iteration, is what ferrompi adds to each operation. About a minute per MPI.
+# operations per iteration, is what ferrompi adds to each operation. Beside it, what rsmpi adds
+# to the same operation (benches/rsmpi, counted the same way), on Debian's MPIs.
+#
+# Every row has a ceiling: the target and a small margin. A row over its ceiling, or above
+# rsmpi's count, fails the run (the test suite runs it), so a change that adds instructions
+# to a hot path is caught when it is made. A few minutes per MPI, one callgrind run per core.
 #
 #   tools/instruction-cost.sh                 # Debian's Open MPI and MPICH
-#   tools/instruction-cost.sh mpich           # one of them
+#   tools/instruction-cost.sh mpich openmpi5  # these (any of tools/setup.sh's mpi_env names)
 #   ONLY="send-recv allreduce" tools/instruction-cost.sh   # only these paths
+#   BREAKDOWN=1 tools/instruction-cost.sh     # and where each row's instructions go
+#                                             # (tools/instruction-breakdown.py)
+#   CEILINGS=0 tools/instruction-cost.sh      # report only; RSMPI=0: without rsmpi's column
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$ROOT"
@@ -50,51 +58,133 @@ print(total)
 EOF
 }
 
+# Each row: path|what one operation is|operations per iteration|ceiling. The ceiling is the
+# most instructions per operation ferrompi may add over its `ffi` twin on any MPI measured:
+# the most it adds now on one of them and a margin of about 3 (docs/performance.md has the
+# targets, and the rows that miss them and why). A row above its ceiling fails the run
+# (CEILINGS=0: report only).
+rows=(
+  "pair|set of 2 (irecv + isend + wait_all), per request|2|57"
+  "exchange|set of 16 (8 irecv + 8 isend + wait_all), per request|16|32"
+  "exchange-into|set of 16, started into the set (*_into), per request|16|30"
+  "isend|isend + wait|1|28"
+  "isend-scope|isend + wait, in a scope of its own|1|47"
+  "issend|issend + wait|1|28"
+  "irecv|irecv + wait|1|26"
+  "irecv-test|irecv + test until complete|1|41"
+  "isend-owned|isend_owned + wait (the vector moves in and back)|1|140"
+  "irecv-owned|irecv_owned + wait (the vector moves in and back)|1|130"
+  "send-init|persistent send: start + wait|1|36"
+  "recv-init|persistent receive: start + wait|1|43"
+  "allreduce-init|persistent allreduce 8 B: start + wait|1|32"
+  "iallreduce|iallreduce 8 B + wait|1|36"
+  "ibarrier|ibarrier + wait|1|35"
+  "ibcast|ibcast 8 B + wait|1|38"
+  "put|put_now 8 B (put + flush)|1|18"
+  "get|get_now 8 B (get + flush_local)|1|18"
+  "put-target|put_now 8 B through epoch.target(rank)|1|6"
+  "get-target|get_now 8 B through epoch.target(rank)|1|6"
+  "fetch-and-op|fetch_and_op u64 (fetch_and_op + flush)|1|24"
+  "fetch-and-op-target|fetch_and_op u64 through epoch.target(rank)|1|6"
+  "allreduce|allreduce 8 B (blocking)|1|12"
+  "allreduce-in-place|allreduce_in_place 8 B (blocking)|1|12"
+  "bcast|bcast 8 B (blocking)|1|12"
+  "alltoall|alltoall 8 B per pair (blocking)|1|21"
+  "allgatherv|allgatherv 8 B per rank (blocking)|1|33"
+  "sendrecv|sendrecv 8 B (with its status)|1|25"
+  "send-recv|send + recv 8 B, per call (blocking; C ignores the status)|2|12"
+)
+# The rows rsmpi (crate `mpi`) has too: benches/rsmpi counts them the same way, beside its own
+# `ffi` twins (RSMPI=0 leaves them out; not on the wheels' MPIs, which rsmpi's build cannot find).
+rsmpi_paths=" pair exchange isend isend-scope issend irecv irecv-test iallreduce ibarrier ibcast sendrecv "
+# Rows allowed above rsmpi, each for a check rsmpi does not make (docs/performance.md): a
+# nonblocking collective in ferrompi tests the scope's thread-gate pass at its start and its
+# wait, counts itself in the scope, and reads the checked-collectives switch; rsmpi's
+# `immediate_barrier` has no scope at all.
+rsmpi_above=" ibarrier ibcast iallreduce "
+over=0
 for impl in "${impls[@]}"; do
   mpi_env "$impl"
+  if [[ ${BREAKDOWN:-0} == 1 ]]; then
+    # Line tables, for tools/instruction-breakdown.py: the same code, in a target of its own.
+    export CARGO_PROFILE_BENCH_DEBUG=line-tables-only CARGO_TARGET_DIR="$CARGO_TARGET_DIR-lines"
+  fi
   exe=$(cargo bench --locked --bench instruction_cost --no-run --message-format=json 2>/dev/null \
-    | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
-  [[ -x $exe ]] || { echo "instruction_cost did not build for $impl" >&2; exit 1; }
-  # path|what one operation is|operations per iteration
-  rows=(
-    "exchange|request (8 irecv + 8 isend + wait_all, per request)|16"
-    "exchange-into|request, started into the set (*_into), per request|16"
-    "put|put_now 8 B (put + flush)|1"
-    "get|get_now 8 B (get + flush_local)|1"
-    "put-target|put_now 8 B through epoch.target(rank)|1"
-    "get-target|get_now 8 B through epoch.target(rank)|1"
-    "fetch-and-op|fetch_and_op u64 (fetch_and_op + flush)|1"
-    "fetch-and-op-target|fetch_and_op u64 through epoch.target(rank)|1"
-    "allreduce|allreduce 8 B (blocking)|1"
-    "allreduce-in-place|allreduce_in_place 8 B (blocking)|1"
-    "allreduce-init|persistent allreduce 8 B (start + wait)|1"
-    "iallreduce|iallreduce 8 B + wait, in a scope|1"
-    "bcast|bcast 8 B (blocking)|1"
-    "alltoall|alltoall 8 B per pair (blocking)|1"
-    "allgatherv|allgatherv 8 B per rank (blocking)|1"
-    "sendrecv|sendrecv 8 B (with its status)|1"
-    "send-recv|send + recv 8 B, per call (blocking; C ignores the status)|2"
-  )
-  {
-    echo "$impl: instructions in the program's own code per operation (ferrompi path, ffi path, ferrompi's own)"
-    for row in "${rows[@]}"; do
-      IFS='|' read -r path what ops <<< "$row"
-      [[ -z ${ONLY:-} || " $ONLY " == *" $path "* ]] || continue
-      per_op=()
-      for variant in "$path" "$path-ffi"; do
-        counts=()
-        for n in "$low" "$high"; do
-          file="$out_dir/$impl-$variant-$n.out"
-          valgrind --tool=callgrind --callgrind-out-file="$file" "$exe" "$variant" "$n" \
-            > "$out_dir/$impl-$variant-$n.log" 2>&1 \
-            || { echo "$variant at $n iterations failed on $impl:" >&2; tail -n 20 "$out_dir/$impl-$variant-$n.log" >&2; exit 1; }
-          counts+=("$(own_instructions "$file" "$(readlink -f "$exe")")")
-        done
-        per_op+=("$(awk -v a="${counts[0]}" -v b="${counts[1]}" -v n=$(((high - low) * ops)) \
-          'BEGIN { print (b - a) / n }')")
+    | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1) || true
+  if [[ ! -x $exe ]]; then
+    echo "instruction-cost: benches/instruction_cost.rs did not build for $impl:" >&2
+    cargo bench --locked --bench instruction_cost --no-run 2>&1 | tail -n 30 >&2
+    exit 1
+  fi
+  rsmpi=""
+  if [[ ${RSMPI:-1} == 1 && $impl != *5* ]]; then
+    # rsmpi's mpi-sys runs bindgen: libclang stays visible (`command cargo`), MPICC names the MPI.
+    (cd "$ROOT/benches/rsmpi" && CARGO_TARGET_DIR="$ROOT/target/rsmpi-$impl" \
+      command cargo build --locked --release --quiet) \
+      || { echo "instruction-cost: rsmpi's side did not build for $impl (RSMPI=0 leaves it out)" >&2; exit 1; }
+    rsmpi="$ROOT/target/rsmpi-$impl/release/rsmpi-instruction-cost"
+  fi
+  chosen=()
+  for row in "${rows[@]}"; do
+    IFS='|' read -r path _ <<< "$row"
+    [[ -z ${ONLY:-} || " $ONLY " == *" $path "* ]] && chosen+=("$row")
+  done
+  # Every count first, one callgrind run per core at a time: each is a singleton of its own.
+  for row in "${chosen[@]}"; do
+    IFS='|' read -r path _ <<< "$row"
+    for variant in "$path" "$path-ffi"; do
+      for n in "$low" "$high"; do
+        echo "ferrompi $exe $variant $n"
+        if [[ -n $rsmpi && $rsmpi_paths == *" $path "* ]]; then echo "rsmpi $rsmpi $variant $n"; fi
       done
-      awk -v what="$what" -v f="${per_op[0]}" -v c="${per_op[1]}" \
-        'BEGIN { printf "  %-53s %6.1f %6.1f %+6.1f\n", what ":", f, c, f - c }'
+    done
+  done | xargs -P "$(nproc)" -n 4 sh -c '
+    out="$0/$1-$2-$4-$5" # out_dir impl side exe variant iterations
+    valgrind --tool=callgrind --callgrind-out-file="$out.out" "$3" "$4" "$5" > "$out.log" 2>&1 \
+      || { echo "$2: $4 at $5 iterations failed on $1:" >&2; tail -n 20 "$out.log" >&2; exit 255; }
+  ' "$out_dir" "$impl" 2>&1 \
+    | sed 's/^/  /' >&2 || { echo "instruction-cost: a run failed on $impl" >&2; exit 1; }
+  # own SIDE PROGRAM PATH OPS: instructions per operation beyond the path's `ffi` twin.
+  own() {
+    local side=$1 object counts per_op=() variant n
+    object=$(readlink -f "$2")
+    for variant in "$3" "$3-ffi"; do
+      counts=()
+      for n in "$low" "$high"; do
+        counts+=("$(own_instructions "$out_dir/$impl-$side-$variant-$n.out" "$object")")
+      done
+      per_op+=("$(awk -v a="${counts[0]}" -v b="${counts[1]}" -v n=$(((high - low) * $4)) \
+        'BEGIN { print (b - a) / n }')")
+    done
+    echo "${per_op[0]} ${per_op[1]}"
+  }
+  {
+    echo "$impl: instructions in the program's own code per operation: ferrompi's path and its ffi twin, what ferrompi adds, what rsmpi adds, the ceiling"
+    for row in "${chosen[@]}"; do
+      IFS='|' read -r path what ops ceiling <<< "$row"
+      read -r f c <<< "$(own ferrompi "$exe" "$path" "$ops")"
+      r=""
+      if [[ -n $rsmpi && $rsmpi_paths == *" $path "* ]]; then
+        read -r rf rc <<< "$(own rsmpi "$rsmpi" "$path" "$ops")"
+        r=$(awk -v a="$rf" -v b="$rc" 'BEGIN { print a - b }')
+      fi
+      allowed=0
+      [[ $rsmpi_above == *" $path "* ]] && allowed=1
+      awk -v what="$what" -v f="$f" -v c="$c" -v r="$r" -v ceiling="$ceiling" -v allowed="$allowed" 'BEGIN {
+        own = f - c; above = (r != "" && own > r + 0.05 && !allowed)
+        over = (own > ceiling + 0.05 || above) ? "  OVER" : ""
+        printf "  %-58s %6.1f %6.1f %+6.1f %7s  <= %d%s\n", what ":", f, c, own,
+          (r == "" ? "-" : sprintf("%+.1f", r)), ceiling, over }'
+      if [[ ${BREAKDOWN:-0} == 1 ]]; then
+        echo "      $(python3 "$ROOT/tools/instruction-breakdown.py" "$(readlink -f "$exe")" "$ROOT" \
+          "$ops" "$low" "$high" "$out_dir/$impl-ferrompi-$path-"{"$low","$high"}.out \
+          "$out_dir/$impl-ferrompi-$path-ffi-"{"$low","$high"}.out)"
+      fi
     done
   } | tee "$out_dir/$impl.txt"
+  grep -q ' OVER$' "$out_dir/$impl.txt" && over=1
 done
+if ((over)) && [[ ${CEILINGS:-1} == 1 ]]; then
+  echo "instruction-cost: a row is over its ceiling or above rsmpi (OVER): ferrompi's path got more instructions" >&2
+  exit 1
+fi

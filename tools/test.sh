@@ -5,7 +5,8 @@
 # turn builds the crate, runs clippy, the unit and doc tests, the multi-rank harness (1, 2, 3
 # and 4 ranks, plus singleton runs), every example under the launcher, each benchmark once under
 # the launcher, tools/inlining.sh (every operation inlined where a program calls it from two
-# places), the flagship solver's tests (examples/sddp: the same cuts and bounds at 1-4 ranks,
+# places), on Open MPI tools/instruction-cost.sh (each row's own instructions within its
+# ceiling and, where rsmpi has the operation, not above rsmpi's), the flagship solver's tests (examples/sddp: the same cuts and bounds at 1-4 ranks,
 # convergence, bad input), and rustdoc; rustfmt first. On MPICH it also runs the user-op, request and RMA
 # programs under valgrind (memcheck, 2 ranks): MPICH is clean under memcheck, Open MPI's PMIx is
 # not. On Open MPI it runs the whole harness at 2 ranks built with AddressSanitizer
@@ -191,6 +192,11 @@ for impl in "${impls[@]}"; do
   QUICK=1 bash tools/bench-null.sh "$impl" > /dev/null
   say "$impl: every operation inlined where a program calls it from two places (tools/inlining.sh)"
   bash tools/inlining.sh "$impl"
+  if [[ $impl == openmpi ]]; then
+    say "$impl: ferrompi's own instructions per operation within each row's ceiling, and not above"
+    echo "   rsmpi's (tools/instruction-cost.sh, callgrind; one MPI: the ceilings guard the crate's code)"
+    bash tools/instruction-cost.sh "$impl"
+  fi
   bash tools/cluster-tests.sh "$impl"
   say "$impl: docs"
   RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features --locked --quiet

@@ -80,10 +80,21 @@ impl Communicator<'_> {
         signature: impl FnOnce() -> Result<Signature>,
     ) -> Result<()> {
         if crate::gate::is_checked() {
-            self.agree_now(operation, signature()?)
+            self.agree_checked(operation, signature)
         } else {
             Ok(())
         }
+    }
+
+    /// [`agree`](Self::agree) in checked mode, out of line with the signature's making.
+    #[cold]
+    #[inline(never)]
+    fn agree_checked(
+        &self,
+        operation: &'static str,
+        signature: impl FnOnce() -> Result<Signature>,
+    ) -> Result<()> {
+        self.agree_now(operation, signature()?)
     }
 
     #[cold]

@@ -635,6 +635,7 @@ impl<'env> Communicator<'env> {
     /// [`Error::CountOverflow`]; [`Error::Mpi`] of class `UnsupportedOperation` on an MPI
     /// without MPI-4's `MPI_Isendrecv` (Open MPI 4.1: post an `irecv` and an `isend` there).
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub fn isendrecv<'s, S: Equivalence, R: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -699,6 +700,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::isendrecv`].
+    #[inline]
     pub fn isendrecv_replace<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -892,7 +894,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::isend`]; the buffer is dropped.
-    #[inline]
+    #[inline(always)]
     pub fn isend_owned<B: OwnedBuffer>(
         &self,
         buf: B,
@@ -920,7 +922,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::isend`].
-    #[inline]
+    #[inline(always)]
     pub fn issend_owned<B: OwnedBuffer>(
         &self,
         buf: B,
@@ -947,7 +949,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::isend`].
-    #[inline]
+    #[inline(always)]
     pub fn irecv_owned<B: OwnedBuffer>(
         &self,
         mut buf: B,

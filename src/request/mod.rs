@@ -16,13 +16,16 @@
 //!   flight when the scope ends, the scope **aborts the job** instead of returning, because
 //!   returning would let the buffers be freed while MPI may still write into them.
 //!
-//! A received buffer is repaired (see [`Equivalence`]) when its operation completes, before any
-//! safe code can read it.
+//! A received buffer is repaired (see [`Equivalence`]) before any safe code can read it: an
+//! owned or persistent request's when its operation completes, a scope's when the scope ends
+//! (its buffers stay borrowed until then), so that a scoped request carries nothing for it.
 //!
 //! A leaked owned or persistent request is sound but not free: its operation is never completed
 //! through ferrompi, and MPI may wait for it at `MPI_Finalize` (MPICH waits for a leaked pending
-//! send forever). `Mpi`'s finalize prints a warning naming how many such operations it knows of
-//! (counted per thread, without atomics, so threads still running at finalize are not counted).
+//! send forever). `Mpi`'s finalize warns of both: the operations of owned requests started and
+//! not completed (counted per thread, without atomics, so threads still running at finalize
+//! are not counted), and the persistent requests never freed (counted from their init to their
+//! free, so their starts and waits count nothing).
 //!
 //! # Threads
 //! Scoped requests stay on the thread of their scope (`!Send`); owned and persistent requests are
@@ -85,61 +88,12 @@ impl RawRequest {
     /// `MPI_Wait`. A nonblocking request becomes `MPI_REQUEST_NULL`; a persistent one inactive.
     #[inline(always)]
     pub(crate) fn wait(&mut self, operation: &'static str) -> Result<Status> {
-        self.wait_with(None, operation)
-    }
-
-    /// [`wait`](Self::wait) for a caller holding the thread gate's [`Pass`] (a scoped request).
-    #[inline(always)]
-    pub(crate) fn wait_with(
-        &mut self,
-        pass: Option<Pass>,
-        operation: &'static str,
-    ) -> Result<Status> {
-        // Each call releases the gate before its result is built, which then need not wait in
-        // memory for the gate's test.
-        // A collective's status says nothing (MPI-4.0 §6.12): MPI skips filling it in, and
-        // the empty status is a constant, never a copy of memory MPI could have written.
-        if self.kind == Kind::Collective {
-            let rc = {
-                let _gate = enter_with(pass, operation)?;
-                // SAFETY: `raw` is a request handle we own (or MPI_REQUEST_NULL, which returns
-                // at once); MPI_STATUS_IGNORE is a constant.
-                unsafe { ffi::MPI_Wait(&mut self.raw, ffi::MPI_STATUS_IGNORE) }
-            };
-            return check(rc, operation).map(|()| Status::empty());
-        }
-        let mut status = Status::empty();
-        let rc = {
-            let _gate = enter_with(pass, operation)?;
-            // SAFETY: as above; MPI fills in `status`.
-            unsafe { ffi::MPI_Wait(&mut self.raw, status.as_raw_mut()) }
-        };
-        check(rc, operation)?;
-        Ok(status)
+        wait_handle(&mut self.raw, self.kind, None, operation)
     }
 
     /// `MPI_Test`: `Some(status)` once complete.
     pub(crate) fn test(&mut self, operation: &'static str) -> Result<Option<Status>> {
-        self.test_with(None, operation)
-    }
-
-    /// [`test`](Self::test) for a caller holding the thread gate's [`Pass`] (a scoped request).
-    #[inline(always)]
-    pub(crate) fn test_with(
-        &mut self,
-        pass: Option<Pass>,
-        operation: &'static str,
-    ) -> Result<Option<Status>> {
-        let mut status = Status::empty();
-        let mut flag: c_int = 0;
-        let rc = {
-            // As in `wait_with`.
-            let _gate = enter_with(pass, operation)?;
-            // SAFETY: as for `wait`; writes the flag and the status.
-            unsafe { ffi::MPI_Test(&mut self.raw, &mut flag, status.as_raw_mut()) }
-        };
-        check(rc, operation)?;
-        Ok((flag != 0).then_some(status))
+        test_handle(&mut self.raw, None, operation)
     }
 
     /// `MPI_Request_get_status`: `Some(status)` once complete, leaving the request as it is
@@ -185,7 +139,59 @@ impl RawRequest {
     }
 }
 
-/// Runs once when an operation completes (type-erased): repairs a received buffer (for
+/// `MPI_Wait` on the handle at `raw` (a request's, or a copy of it: see [`Request::wait`]),
+/// of an operation of `kind`. `pass` skips the thread gate's test for a caller holding one
+/// (a scope's request, see [`Pass`]).
+#[inline(always)]
+fn wait_handle(
+    raw: &mut ffi::MPI_Request,
+    kind: Kind,
+    pass: Option<Pass>,
+    operation: &'static str,
+) -> Result<Status> {
+    // Each call releases the gate before its result is built, which then need not wait in
+    // memory for the gate's test.
+    // A collective's status says nothing (MPI-4.0 §6.12): MPI skips filling it in, and the
+    // empty status is a constant, never a copy of memory MPI could have written.
+    if kind == Kind::Collective {
+        let rc = {
+            let _gate = enter_with(pass, operation)?;
+            // SAFETY: `raw` is a request handle the caller owns (or MPI_REQUEST_NULL, which
+            // returns at once); MPI_STATUS_IGNORE is a constant.
+            unsafe { ffi::MPI_Wait(raw, ffi::MPI_STATUS_IGNORE) }
+        };
+        return check(rc, operation).map(|()| Status::empty());
+    }
+    let mut status = Status::empty();
+    let rc = {
+        let _gate = enter_with(pass, operation)?;
+        // SAFETY: as above; MPI fills in `status`.
+        unsafe { ffi::MPI_Wait(raw, status.as_raw_mut()) }
+    };
+    check(rc, operation)?;
+    Ok(status)
+}
+
+/// `MPI_Test` on the handle at `raw`, as [`wait_handle`]: `Some(status)` once complete.
+#[inline(always)]
+fn test_handle(
+    raw: &mut ffi::MPI_Request,
+    pass: Option<Pass>,
+    operation: &'static str,
+) -> Result<Option<Status>> {
+    let mut status = Status::empty();
+    let mut flag: c_int = 0;
+    let rc = {
+        // As in `wait_handle`.
+        let _gate = enter_with(pass, operation)?;
+        // SAFETY: as for `wait_handle`; writes the handle, the flag and the status.
+        unsafe { ffi::MPI_Test(raw, &mut flag, status.as_raw_mut()) }
+    };
+    check(rc, operation)?;
+    Ok((flag != 0).then_some(status))
+}
+
+/// Runs once after an operation completes (type-erased): repairs a received buffer (for
 /// `bool`), or copies a large-count result out of a temporary (see `comm::large`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Repair {
@@ -227,40 +233,113 @@ impl Repair {
     }
 }
 
-/// The count of operations in flight in a scope, and the scope's pass of the thread gate.
-/// Invariant in `'scope`, so a request can only ever be accounted in the scope that created it.
+/// The count of operations in flight in a scope, the scope's pass of the thread gate, and
+/// what the scope does when it ends. Invariant in `'scope`, so a request can only ever be
+/// accounted in the scope that created it.
 #[derive(Debug)]
 pub(crate) struct InFlight<'scope> {
-    count: Cell<usize>,
+    /// Dropped first when the scope ends: aborts if an operation is still in flight.
+    count: Count,
     /// Whether this thread passed the thread gate's fast path when the scope began. Every call
     /// made through the scope then skips the per-call test: the starts of its operations and
     /// the completions of its [`Request`]s and [`RequestSet`]s, which reach this through their
     /// `&InFlight` (see [`Pass`] for why that holds for the whole scope, and for each of them:
     /// none can leave the scope's thread or outlive the scope).
     pub(crate) pass: Option<Pass>,
+    /// Dropped after `count`, once every operation has completed: the repairs, then what the
+    /// scope keeps.
+    at_end: AtEnd,
     _invariant: PhantomData<fn(&'scope ()) -> &'scope ()>,
 }
 
 impl InFlight<'_> {
     #[inline]
     pub(crate) fn started(&self) {
-        self.count.set(self.count.get() + 1);
+        self.count.0.set(self.count.0.get() + 1);
     }
 
     #[inline]
     pub(crate) fn completed(&self, n: usize) {
-        self.count.set(self.count.get() - n);
+        self.count.0.set(self.count.0.get() - n);
+    }
+
+    /// Applies `repair` when the scope ends, after every operation has completed and before
+    /// its buffers can be read again (they are borrowed for the scope); see [`Repair`].
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn repair_at_end(&self, repair: Repair) {
+        self.at_end.with(|ending| ending.repairs.push(repair));
+    }
+}
+
+/// What a scope does when it ends (see [`InFlight`]): a null pointer until a scope needs
+/// it, then an [`Ending`] on the heap (`Box::into_raw`), which this owns.
+pub(crate) struct AtEnd(Cell<*mut Ending>);
+
+impl AtEnd {
+    fn with<R>(&self, f: impl FnOnce(&mut Ending) -> R) -> R {
+        if self.0.get().is_null() {
+            self.0.set(Box::into_raw(Box::default()));
+        }
+        // SAFETY: made by `Box::into_raw` above, owned by `self`, freed only by its drop;
+        // `f` cannot reach `self` (a private field), so this is the only reference.
+        f(unsafe { &mut *self.0.get() })
+    }
+}
+
+impl Drop for AtEnd {
+    /// Inlined as a test of the pointer (null unless the scope needed it); the work out of
+    /// line.
+    #[inline(always)]
+    fn drop(&mut self) {
+        let ending = self.0.get();
+        if !ending.is_null() {
+            end(ending);
+        }
+    }
+}
+
+/// Drops what [`AtEnd`] owns: its repairs, then what it keeps.
+#[cold]
+#[inline(never)]
+fn end(ending: *mut Ending) {
+    // SAFETY: made by `Box::into_raw` in `AtEnd::with`, dropped once, by `AtEnd`'s drop.
+    drop(unsafe { Box::from_raw(ending) });
+}
+
+impl std::fmt::Debug for AtEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AtEnd")
+    }
+}
+
+/// The repairs a scope makes when it ends, and what it keeps until then.
+#[derive(Default)]
+struct Ending {
+    /// Repairs of received buffers and copies out of temporaries (see [`Repair`]), in the
+    /// order their operations started.
+    repairs: Vec<Repair>,
+    /// What MPI reads until an operation completes but no buffer holds (see [`Scope::keep`]).
+    kept: KeptList,
+}
+
+impl Drop for Ending {
+    /// Applies the repairs; what is kept drops after, as copies out of it are among them.
+    fn drop(&mut self) {
+        for repair in self.repairs.drain(..) {
+            // SAFETY: every operation of the scope has completed (the count was zero), and
+            // the buffers are still borrowed for the scope, which is ending.
+            unsafe { repair.apply() };
+        }
     }
 }
 
 /// A scope for nonblocking operations on borrowed buffers; see [`scope`].
 pub struct Scope<'scope, 'env: 'scope> {
-    /// The operations in flight, and the scope's pass of the thread gate.
+    /// The operations in flight, the scope's pass of the thread gate, and what is kept until
+    /// the scope ends: the count arrays and datatypes of the large-count paths
+    /// (`comm::large`), dropped after every operation has completed.
     pub(crate) in_flight: InFlight<'scope>,
-    /// What MPI reads until an operation completes but no buffer holds: the count arrays and
-    /// datatypes of the large-count paths (`comm::large`). Dropped when the scope ends, after
-    /// every operation has completed. `None` (one null pointer) on every other path.
-    kept: Cell<Option<Box<KeptList>>>,
     _env: PhantomData<&'env mut &'env ()>,
 }
 
@@ -278,9 +357,9 @@ impl Scope<'_, '_> {
     /// pointers into it stay valid until then.
     pub(crate) fn keep<T: 'static>(&self, value: T) -> *mut T {
         let at = Box::into_raw(Box::new(value));
-        let mut kept = self.kept.take().unwrap_or_default();
-        kept.push(Box::new(Kept(at)));
-        self.kept.set(Some(kept));
+        self.in_flight
+            .at_end
+            .with(|ending| ending.kept.push(Box::new(Kept(at))));
         at
     }
 }
@@ -328,24 +407,26 @@ where
 {
     let scope = Scope {
         in_flight: InFlight {
-            count: Cell::new(0),
+            count: Count(Cell::new(0)),
             pass: crate::gate::pass_here(),
+            at_end: AtEnd(Cell::new(std::ptr::null_mut())),
             _invariant: PhantomData,
         },
-        kept: Cell::new(None),
         _env: PhantomData,
     };
-    let guard = LeakGuard(&scope.in_flight.count);
-    let result = f(&scope);
-    drop(guard);
-    result
+    // The closure's result is the scope's, written where the caller wants it; `scope` drops
+    // after, and its drop aborts if an operation is still in flight (also while unwinding).
+    f(&scope)
 }
 
-/// Aborts if operations are still in flight when a scope ends (also while unwinding).
-struct LeakGuard<'a>(&'a Cell<usize>);
+/// The count of a scope's operations in flight. Its drop, when the scope ends (before what
+/// the scope keeps drops, also while unwinding), aborts if an operation is still in flight.
+#[derive(Debug)]
+pub(crate) struct Count(Cell<usize>);
 
-impl Drop for LeakGuard<'_> {
-    /// Inlined as a test of the count (zero unless a request was leaked); the abort out of line.
+impl Drop for Count {
+    /// Inlined as a test of the count (zero unless a request was leaked); the abort out of
+    /// line.
     #[inline]
     fn drop(&mut self) {
         let n = self.0.get();
@@ -374,42 +455,58 @@ fn leaked_in_flight(n: usize) -> ! {
 #[derive(Debug)]
 pub struct Request<'scope> {
     raw: RawRequest,
-    repair: Option<Repair>,
     in_flight: &'scope InFlight<'scope>,
     pending: bool,
-    /// The status a successful `test` saw, for a later `wait`.
-    done: Option<Status>,
+    /// Whether a `test` saw the operation complete, and `status` is what it saw.
+    tested: bool,
+    /// The status a successful `test` saw, for a later `wait`; the empty status until then
+    /// (a plain value, not an `Option`: moving a request then copies no undefined bytes).
+    status: Status,
 }
 
 impl<'scope> Request<'scope> {
-    /// A request MPI just started, counted in its scope.
-    #[inline]
+    /// A request MPI just started, counted in its scope; `repair` (if any) is applied when
+    /// the scope ends, after the operation has completed and before its buffer can be read.
+    #[inline(always)]
     pub(crate) fn started(
         raw: RawRequest,
         repair: Option<Repair>,
         in_flight: &'scope InFlight<'scope>,
     ) -> Self {
         in_flight.started();
+        if let Some(repair) = repair {
+            in_flight.repair_at_end(repair);
+        }
         Request {
-            raw,
-            repair,
+            // Field by field: a copy of the whole `RawRequest` would copy its padding too.
+            raw: RawRequest {
+                raw: raw.raw,
+                kind: raw.kind,
+            },
             in_flight,
             pending: true,
-            done: None,
+            tested: false,
+            status: Status::empty(),
         }
     }
 
-    /// Accounts for completion once MPI has nulled the handle.
-    #[inline]
+    /// After a failed wait or test: accounts for the operation if MPI completed it (nulled the
+    /// handle); a later `wait` then reports the empty status, as `MPI_Wait` on a null handle.
+    #[inline(always)]
     fn settle(&mut self) {
         if self.pending && self.raw.is_null() {
-            self.pending = false;
-            self.in_flight.completed(1);
-            if let Some(repair) = self.repair {
-                // SAFETY: the buffer is borrowed for 'scope, which has not ended.
-                unsafe { repair.apply() };
-            }
+            self.completed();
+            self.tested = true;
         }
+    }
+
+    /// Accounts for an operation that completed: a successful `MPI_Wait`, or an `MPI_Test`
+    /// that said so, completes it (MPI-4.0 §3.7.3), whatever the handle then holds. Only for
+    /// a pending request: one that no `test` has seen complete (`!tested` implies `pending`).
+    #[inline(always)]
+    fn completed(&mut self) {
+        self.pending = false;
+        self.in_flight.completed(1);
     }
 
     /// Blocks until the operation completes (`MPI_Wait`, MPI-4.0 §3.7.3).
@@ -433,26 +530,34 @@ impl<'scope> Request<'scope> {
     /// [`Error::Mpi`] (e.g. [`ErrorClass::Truncate`](crate::ErrorClass::Truncate) for a receive
     /// buffer too small); [`Error::WrongThread`].
     #[inline(always)]
-    pub fn wait(mut self) -> Result<Status> {
-        if let Some(status) = self.done {
-            return Ok(status);
+    pub fn wait(self) -> Result<Status> {
+        // No drop glue on the way out: a completed request has nothing left to do, and a
+        // failed one is completed here, as a drop would. Nothing takes the request's address
+        // on the way, so the compiler can keep it in registers from its start to its wait.
+        let mut this = std::mem::ManuallyDrop::new(self);
+        if this.tested {
+            // A `test` saw it complete: nothing is pending.
+            return Ok(this.status);
         }
-        // Matched here so that only the status, not a whole `Result`, is held across `settle`.
-        match self.raw.wait_with(self.in_flight.pass, "wait") {
+        // MPI writes the handle through a copy, stored back after: nothing takes the request's
+        // address, so the compiler can keep it in registers from its start to its wait.
+        let mut handle = this.raw.raw;
+        let result = wait_handle(&mut handle, this.raw.kind, this.in_flight.pass, "wait");
+        this.raw.raw = handle;
+        match result {
             Ok(status) => {
-                self.settle();
+                this.completed();
                 Ok(status)
             }
-            Err(e) => Err(self.settle_failed(e)),
+            Err(e) => {
+                // Accounted for if MPI completed it; otherwise completed as a drop does.
+                this.settle();
+                if this.pending {
+                    this.finish_pending();
+                }
+                Err(e)
+            }
         }
-    }
-
-    /// [`settle`](Self::settle) after a failed wait or test, out of line.
-    #[cold]
-    #[inline(never)]
-    fn settle_failed(&mut self, e: Error) -> Error {
-        self.settle();
-        e
     }
 
     /// Whether the operation has completed, without blocking (`MPI_Test`, MPI-4.0 §3.7.3).
@@ -473,19 +578,24 @@ impl<'scope> Request<'scope> {
     /// As [`Request::wait`].
     #[inline(always)]
     pub fn test(&mut self) -> Result<Option<Status>> {
-        if self.done.is_some() {
-            return Ok(self.done);
+        if self.tested {
+            return Ok(Some(self.status));
         }
-        // As in `wait`: only the outcome, not a whole `Result`, is held across `settle`.
-        match self.raw.test_with(self.in_flight.pass, "test") {
-            Ok(seen) => {
-                self.settle();
-                if seen.is_some() {
-                    self.done = seen;
-                }
-                Ok(seen)
+        // Through a copy of the handle, as in `wait`.
+        let mut handle = self.raw.raw;
+        let result = test_handle(&mut handle, self.in_flight.pass, "test");
+        self.raw.raw = handle;
+        match result {
+            Ok(Some(status)) => {
+                self.completed();
+                (self.tested, self.status) = (true, status);
+                Ok(Some(status))
             }
-            Err(e) => Err(self.settle_failed(e)),
+            Ok(None) => Ok(None),
+            Err(e) => {
+                self.settle();
+                Err(e)
+            }
         }
     }
 
@@ -533,10 +643,10 @@ impl<'scope> Request<'scope> {
     /// # Errors
     /// [`Error::WrongThread`]; [`Error::Mpi`].
     pub fn get_status(&mut self) -> Result<Option<Status>> {
-        match self.done {
-            Some(status) => Ok(Some(status)),
-            None => self.raw.get_status("request_get_status"),
+        if self.tested {
+            return Ok(Some(self.status));
         }
+        self.raw.get_status("request_get_status")
     }
 
     /// Whether the operation is still in flight.
@@ -557,16 +667,16 @@ impl<'scope> Request<'scope> {
         self.pending
     }
 
-    /// Hands the handle to a [`RequestSet`], which takes over completing it.
+    /// Hands the handle to a [`RequestSet`], which takes over completing it: the handle and
+    /// whether the operation is still pending.
     #[inline]
-    pub(crate) fn into_parts(self) -> (RawRequest, Option<Repair>, bool) {
+    pub(crate) fn into_parts(self) -> (RawRequest, bool) {
         let this = std::mem::ManuallyDrop::new(self);
         (
             RawRequest {
                 raw: this.raw.raw,
                 kind: this.raw.kind,
             },
-            this.repair,
             this.pending,
         )
     }
@@ -583,11 +693,23 @@ impl Drop for Request<'_> {
 }
 
 impl Request<'_> {
-    /// Completes a request dropped while pending (see `RawRequest::finish`).
-    #[inline(never)]
-    fn finish_pending(&mut self) {
-        self.raw.finish();
-        self.settle();
+    /// Completes a pending request that is dropped (see `RawRequest::finish`). The call out
+    /// of line takes the request's parts as scalars, never its address, and is small enough
+    /// to inline where a request drops while unwinding: a request the compiler keeps in
+    /// registers stays there on every path.
+    #[inline(always)]
+    fn finish_pending(&self) {
+        finish_pending(self.raw.raw, self.raw.kind, self.in_flight);
+    }
+}
+
+/// See [`Request::finish_pending`].
+#[inline(never)]
+fn finish_pending(raw: ffi::MPI_Request, kind: Kind, in_flight: &InFlight) {
+    let mut request = RawRequest { raw, kind };
+    request.finish();
+    if request.is_null() {
+        in_flight.completed(1);
     }
 }
 

@@ -54,8 +54,11 @@ pub struct OwnedRequest<'comm, B: OwnedBuffer> {
     raw: RawRequest,
     /// `None` only after the buffer was handed back.
     buffer: Option<B>,
-    /// The status a successful `test` saw, for a later `wait`.
-    done: Option<Status>,
+    /// Whether a `test` saw the operation complete, and `status` is what it saw.
+    tested: bool,
+    /// The status a successful `test` saw, for a later `wait`; the empty status until then
+    /// (a plain value, not an `Option`: moving a request then copies no undefined bytes).
+    status: Status,
     _comm: PhantomData<&'comm ()>,
 }
 
@@ -65,18 +68,20 @@ impl<B: OwnedBuffer> std::fmt::Debug for OwnedRequest<'_, B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OwnedRequest")
             .field("raw", &self.raw)
-            .field("done", &self.done)
+            .field("done", &self.tested.then_some(self.status))
             .finish_non_exhaustive()
     }
 }
 
 impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
+    #[inline(always)]
     pub(crate) fn started(raw: RawRequest, buffer: B) -> Self {
         crate::gate::count_outstanding(1);
         OwnedRequest {
             raw,
             buffer: Some(buffer),
-            done: None,
+            tested: false,
+            status: Status::empty(),
             _comm: PhantomData,
         }
     }
@@ -96,11 +101,12 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
                 kind: this.raw.kind,
             },
             buffer,
-            this.done,
+            this.tested.then_some(this.status),
         )
     }
 
     /// Repairs a completed receive's buffer and takes it out.
+    #[inline(always)]
     fn take_buffer(&mut self) -> B {
         crate::gate::count_outstanding(-1);
         let mut buffer = self
@@ -139,17 +145,22 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
     /// assert_eq!((values, status?.tag()), (vec![1, 2], 0));
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
-    pub fn wait(mut self) -> (B, Result<Status>) {
-        let result = match self.done {
-            Some(status) => Ok(status),
-            None => self.raw.wait("wait"),
+    #[inline(always)]
+    pub fn wait(self) -> (B, Result<Status>) {
+        // No drop glue on the way out: the buffer is taken, and nothing else needs dropping.
+        let mut this = std::mem::ManuallyDrop::new(self);
+        let result = if this.tested {
+            Ok(this.status)
+        } else {
+            this.raw.wait("wait")
         };
         if let Err(e) = &result
             && e.mpi_not_called()
         {
+            // The request unwinds with `this`: leaked with its buffer, which MPI may still use.
             refused(e)
         }
-        (self.take_or_leak(), result)
+        (this.take_or_leak(), result)
     }
 
     /// Whether the operation has completed, without blocking (`MPI_Test`); after `Ok(true)`,
@@ -169,10 +180,12 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
     /// # Errors
     /// [`Error::Mpi`](crate::Error::Mpi), [`Error::WrongThread`](crate::Error::WrongThread).
     pub fn test(&mut self) -> Result<bool> {
-        if self.done.is_none() {
-            self.done = self.raw.test("test")?;
+        if !self.tested
+            && let Some(status) = self.raw.test("test")?
+        {
+            (self.tested, self.status) = (true, status);
         }
-        Ok(self.done.is_some())
+        Ok(self.tested)
     }
 
     /// Requests cancellation of a pending receive (`MPI_Cancel`, MPI-4.0 §3.8.4).
@@ -216,22 +229,29 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
     /// # Errors
     /// [`Error::Mpi`](crate::Error::Mpi), [`Error::WrongThread`](crate::Error::WrongThread).
     pub fn get_status(&mut self) -> Result<Option<Status>> {
-        match self.done {
-            Some(status) => Ok(Some(status)),
-            None => self.raw.get_status("request_get_status"),
+        if self.tested {
+            return Ok(Some(self.status));
         }
+        self.raw.get_status("request_get_status")
     }
 
+    #[inline(always)]
     fn take_or_leak(&mut self) -> B {
         if self.raw.is_null() {
             self.take_buffer()
         } else {
-            // MPI failed to complete the operation and may still use the buffer: it must never
-            // be freed. Abort rather than hand back a buffer MPI may still write.
-            eprintln!("ferrompi: MPI could not complete an operation whose buffer it still holds");
-            crate::env::abort_world(103)
+            still_held()
         }
     }
+}
+
+/// MPI failed to complete an operation and may still use its buffer, which must then never be
+/// freed: abort rather than hand back a buffer MPI may still write.
+#[cold]
+#[inline(never)]
+fn still_held() -> ! {
+    eprintln!("ferrompi: MPI could not complete an operation whose buffer it still holds");
+    crate::env::abort_world(103)
 }
 
 /// The thread gate refused to complete an owned request: say so, instead of the generic abort
@@ -247,12 +267,12 @@ fn refused(why: &crate::Error) -> ! {
 }
 
 impl<B: OwnedBuffer> Drop for OwnedRequest<'_, B> {
+    /// Inlined as a test of the buffer (absent once handed back) and of the handle; the
+    /// completion out of line, on the handle and kind as scalars.
+    #[inline]
     fn drop(&mut self) {
         if self.buffer.is_some() {
-            if !self.raw.is_null() {
-                self.raw.finish();
-            }
-            if self.raw.is_null() {
+            if self.raw.is_null() || finish_owned(self.raw.raw, self.raw.kind) {
                 crate::gate::count_outstanding(-1);
             } else {
                 // Still held by MPI: leak the buffer rather than free it.
@@ -260,6 +280,15 @@ impl<B: OwnedBuffer> Drop for OwnedRequest<'_, B> {
             }
         }
     }
+}
+
+/// Completes the operation of an owned request dropped while pending (cancels a receive,
+/// then waits); whether MPI completed it (the handle null).
+#[inline(never)]
+fn finish_owned(raw: crate::ffi::MPI_Request, kind: Kind) -> bool {
+    let mut request = RawRequest { raw, kind };
+    request.finish();
+    request.is_null()
 }
 
 impl<B: OwnedBuffer> Unpin for OwnedRequest<'_, B> {}
@@ -277,8 +306,8 @@ impl<B: OwnedBuffer> std::future::Future for OwnedRequest<'_, B> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        if let Some(status) = this.done {
-            return Poll::Ready((this.take_buffer(), Ok(status)));
+        if this.tested {
+            return Poll::Ready((this.take_buffer(), Ok(this.status)));
         }
         match this.raw.test("poll") {
             Ok(Some(status)) => Poll::Ready((this.take_buffer(), Ok(status))),

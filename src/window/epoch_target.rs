@@ -580,6 +580,7 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     ///
     /// # Errors
     /// As [`EpochTarget::put_now`].
+    #[inline(always)]
     pub fn rput<'s>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -608,6 +609,7 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     ///
     /// # Errors
     /// As [`EpochTarget::put_now`].
+    #[inline(always)]
     pub fn rget<'s>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -635,6 +637,7 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     ///
     /// # Errors
     /// As [`EpochTarget::put_now`].
+    #[inline(always)]
     pub fn raccumulate<'s, O: AccumulateOp<T>>(
         &'s self,
         scope: &'s Scope<'s, '_>,

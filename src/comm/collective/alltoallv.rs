@@ -157,6 +157,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::alltoallv`].
+    #[inline]
     pub fn ialltoallv<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -295,6 +296,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::alltoallw`].
+    #[inline]
     pub fn ialltoallw<'s>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -361,6 +363,7 @@ impl<'env> Communicator<'env> {
     /// # Errors
     /// As [`Communicator::reduce_scatter`]. A block over `i32::MAX` elements takes a path that
     /// needs a temporary as large as `send` (see `comm::large`).
+    #[inline]
     pub fn ireduce_scatter<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         scope: &'s Scope<'s, '_>,

@@ -157,6 +157,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::bcast`].
+    #[inline(always)]
     pub fn ibcast<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,

@@ -220,6 +220,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::gather`].
+    #[inline(always)]
     pub fn igather<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -287,6 +288,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::scatter`].
+    #[inline(always)]
     pub fn iscatter<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -351,6 +353,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::allgather`].
+    #[inline(always)]
     pub fn iallgather<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -415,6 +418,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::alltoall`].
+    #[inline(always)]
     pub fn ialltoall<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,

@@ -542,6 +542,7 @@ impl<'env> Communicator<'env> {
     /// # Errors
     /// As [`Communicator::gatherv`]; [`Error::CountOverflow`](crate::Error::CountOverflow) for a
     /// block or offset over `i32::MAX` (only the blocking form has a large-count path).
+    #[inline]
     pub fn iallgatherv_in_place<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -570,6 +571,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::iallgatherv_in_place`].
+    #[inline]
     pub fn igatherv_in_place<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -600,6 +602,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::iallgatherv_in_place`].
+    #[inline]
     pub fn iscatterv_in_place<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -629,6 +632,7 @@ impl<'env> Communicator<'env> {
     /// # Errors
     /// As [`Communicator::alltoallv`]; [`Error::CountOverflow`](crate::Error::CountOverflow)
     /// for a block or offset over `i32::MAX`.
+    #[inline]
     pub fn ialltoallv_in_place<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -658,6 +662,7 @@ impl<'env> Communicator<'env> {
     /// # Errors
     /// As [`Communicator::reduce_scatter`]; [`Error::CountOverflow`](crate::Error::CountOverflow)
     /// for a block over `i32::MAX`.
+    #[inline]
     pub fn ireduce_scatter_in_place<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -687,6 +692,7 @@ impl<'env> Communicator<'env> {
     /// # Errors
     /// As [`Communicator::alltoallw`]; [`Error::CountOverflow`](crate::Error::CountOverflow)
     /// for a block or offset over `i32::MAX`.
+    #[inline]
     pub fn ialltoallw_in_place<'s>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -714,6 +720,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::reduce`].
+    #[inline]
     pub fn ireduce_in_place<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -740,6 +747,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::allreduce`].
+    #[inline]
     pub fn iscan_in_place<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -766,6 +774,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::allreduce`].
+    #[inline]
     pub fn iexscan_in_place<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -792,6 +801,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::reduce_scatter_block_in_place`].
+    #[inline]
     pub fn ireduce_scatter_block_in_place<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -815,6 +825,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::gather_in_place`].
+    #[inline]
     pub fn igather_in_place<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -840,6 +851,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::gather_in_place`].
+    #[inline]
     pub fn iscatter_in_place<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -865,6 +877,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::allgather_in_place`].
+    #[inline]
     pub fn iallgather_in_place<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -889,6 +902,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::alltoall`].
+    #[inline]
     pub fn ialltoall_in_place<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,

@@ -145,6 +145,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::reduce`].
+    #[inline(always)]
     pub fn ireduce<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -348,6 +349,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::allreduce`].
+    #[inline(always)]
     pub fn iallreduce<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -372,6 +374,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::allreduce`].
+    #[inline(always)]
     pub fn iallreduce_in_place<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -432,6 +435,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::allreduce`].
+    #[inline(always)]
     pub fn iscan<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -505,6 +509,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::allreduce`].
+    #[inline(always)]
     pub fn iexscan<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -583,6 +588,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::reduce_scatter_block`].
+    #[inline(always)]
     pub fn ireduce_scatter_block<'s, T: Equivalence, O: Op<T> + 's>(
         &'s self,
         scope: &'s Scope<'s, '_>,

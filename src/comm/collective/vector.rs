@@ -433,6 +433,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::allgatherv`].
+    #[inline]
     pub fn iallgatherv<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -496,6 +497,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::gatherv`].
+    #[inline]
     pub fn igatherv<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -565,6 +567,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::scatterv`].
+    #[inline]
     pub fn iscatterv<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,

@@ -121,6 +121,9 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
         keep: Keep<'comm>,
         emulated: Emulated<'comm>,
     ) -> Self {
+        // Counted while it lives, not per operation: a request leaked while active is what
+        // finalize warns of, and its starts and waits then count nothing.
+        crate::live::made(crate::live::Kind::PersistentRequest);
         PersistentRequest {
             raw,
             active: false,
@@ -154,6 +157,12 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
         if self.active {
             return Err(already_active(operation));
         }
+        self.start_inactive(operation)
+    }
+
+    /// [`start_raw`](Self::start_raw) of a request known to be inactive.
+    #[inline(always)]
+    fn start_inactive(&mut self, operation: &'static str) -> Result<()> {
         let rc = match &self.emulated {
             // SAFETY: the call's buffers and arrays are owned by `self` and unreachable until
             // the operation completes; the handle is null (inactive).
@@ -165,7 +174,6 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
         check(rc, operation)?;
         self.active = true;
         self.peeked = None;
-        crate::gate::count_outstanding(1);
         Ok(())
     }
 
@@ -190,7 +198,8 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
     pub fn start(&mut self) -> Result<Active<'_, 'comm, B>> {
         self.complete_leaked()?;
         let _gate = enter("start")?;
-        self.start_raw("start")?;
+        // Inactive: `complete_leaked` saw to it, and the gate changed nothing.
+        self.start_inactive("start")?;
         Ok(Active { request: self })
     }
 
@@ -330,25 +339,25 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
         e
     }
 
-    /// The status to report for a completion MPI reported as `status`: what `get_status` saw
-    /// when MPI now says nothing (see `peeked`).
+    /// The status to report for a completion MPI reported as `status`: what `get_status` saw,
+    /// if it saw the operation complete. That is the same status where MPI reports it again,
+    /// and the one to report where MPI then says nothing (see `peeked`). Reads nothing of
+    /// `status`, which is then copied whole rather than taken apart field by field.
     #[inline(always)]
     fn reported(&mut self, status: Status) -> Status {
-        // Tests the tag before reading (or clearing) the whole `Option`: `peeked` is rare.
-        if self.peeked.is_some() {
-            match self.peeked.take() {
-                Some(seen) if status.is_empty() => return seen,
-                _ => {}
-            }
+        // Tests the tag before clearing the whole `Option`: `peeked` is rare.
+        if self.peeked.is_some()
+            && let Some(seen) = self.peeked.take()
+        {
+            return seen;
         }
         status
     }
 
-    /// The operation has completed: inactive, no longer counted, its received buffer repaired.
+    /// The operation has completed: inactive, its received buffer repaired.
     #[inline(always)]
     fn finished(&mut self) {
         self.active = false;
-        crate::gate::count_outstanding(-1);
         if self.raw.kind != Kind::Send
             && let Some(buffer) = self.buffer.as_mut()
         {
@@ -585,6 +594,8 @@ impl<B: Buffers> Drop for PersistentRequest<'_, B> {
             // MPI may still use the buffers and what is kept: never free them.
             std::mem::forget(self.buffer.take());
             std::mem::forget(self.keep.take());
+        } else {
+            crate::live::freed(crate::live::Kind::PersistentRequest);
         }
     }
 }

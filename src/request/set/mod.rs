@@ -347,12 +347,11 @@ impl<'scope> RequestSet<'scope> {
             self.in_flight
                 .is_some_and(|s| std::ptr::eq(s, request.in_flight))
         );
-        let (raw, repair, pending) = request.into_parts();
+        // Its repair, if any, is the scope's (see `Request::started`).
+        let (raw, pending) = request.into_parts();
         let index = self.push_handle(raw);
         if !pending {
             self.completed += 1;
-        } else if let Some(repair) = repair {
-            self.repairs.push((index, repair));
         }
         index
     }

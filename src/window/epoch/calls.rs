@@ -480,6 +480,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     ///
     /// # Errors
     /// As [`WindowEpoch::fetch_and_op`].
+    #[inline(always)]
     pub fn rput<'s>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -516,6 +517,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     ///
     /// # Errors
     /// As [`WindowEpoch::fetch_and_op`].
+    #[inline(always)]
     pub fn rget<'s>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -545,6 +547,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     ///
     /// # Errors
     /// As [`WindowEpoch::fetch_and_op`].
+    #[inline(always)]
     pub fn raccumulate<'s, O: AccumulateOp<T>>(
         &'s self,
         scope: &'s Scope<'s, '_>,

@@ -72,7 +72,7 @@ pub const ALL: &[Program] = &[
         ranks: RANKS,
         singleton: true,
         expect: Expect::PassWith(
-            "3 window(s), 1 communicator(s), 1 group(s), 1 info object(s) never freed",
+            "3 window(s), 1 persistent request(s), 1 communicator(s), 1 group(s), 1 info object(s) never freed",
         ),
         slow: false,
         run: leaked_objects::run,

@@ -212,6 +212,30 @@ fn set_repairs_and_reuse(world: &Communicator<'_>, t: &mut Checks) {
         "bytes received as bool in a set are valid bools",
     );
     t.eq(again, bytes, "second batch content");
+    // A `bool` receive waited for on its own, and one completed by its drop (the message
+    // already matched, so the cancel finds it complete): both repaired when the scope ends.
+    let (mut waited, mut dropped) = ([false; 4], [false; 4]);
+    scope(|s| {
+        let receiving = t.okay(world.irecv(s, &mut waited, rank, 47), "irecv bool");
+        t.okay(world.send(&bytes, rank, 47), "send bytes");
+        t.okay(receiving.wait(), "wait for the bool receive");
+        let pending = t.okay(
+            world.irecv(s, &mut dropped, rank, 48),
+            "irecv bool, dropped",
+        );
+        t.okay(world.send(&bytes, rank, 48), "send bytes");
+        drop(pending);
+    });
+    t.eq(
+        waited.map(u8::from),
+        [0, 1, 1, 1],
+        "a bool receive waited for: valid bools",
+    );
+    t.eq(
+        dropped.map(u8::from),
+        [0, 1, 1, 1],
+        "a bool receive dropped: valid bools",
+    );
 }
 
 /// Requests started straight into a set (`irecv_into`, `isend_into`): an exchange with every

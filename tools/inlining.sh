@@ -40,6 +40,9 @@ allowed = re.compile(
     r"|::release_serial|Error::from_code|Repair::apply|RequestSet::grow|complete_pending"
     r"|still_pending|repair_completed|Partition<T>::block|::uneven|::misfit|::overlapping"
     r"|::leaked_in_flight|::already_active|target::incomplete|::not_attached|::agree_now"
+    r"|::agree_checked|::finish_owned|::still_held|::repair_at_end"
+    # a scope's end when it kept something or has repairs to make
+    r"|request::end"
     # set-up, and the clean-up of what the copies make (an error, a scope and its set, a
     # persistent request, a window, a partition; not a request, whose drop is inline)
     r"|_init|Partition<T>::uniform|::lock_all|rma::Window<T>>::epoch|WindowEpoch<T>>::target"

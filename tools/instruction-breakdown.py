@@ -2,6 +2,7 @@
 """Where ferrompi's own instructions go, per operation, from callgrind's per-line counts.
 
     tools/instruction-breakdown.py OBJECT ROOT OPS LOW HIGH PATH_LOW PATH_HIGH TWIN_LOW TWIN_HIGH
+    tools/instruction-breakdown.py --total CALLGRIND_OUT OBJECT
 
 OBJECT is the benchmark program (built with line tables), ROOT the repository, OPS the
 operations per iteration, LOW and HIGH the two iteration counts, then the four callgrind
@@ -35,7 +36,9 @@ CALLS = "calls and loop"
 
 
 def per_line(path, wanted):
-    """Self cost per (file, line) of the object `wanted` in a callgrind output."""
+    """Self cost per (file, line) of the object `wanted` in a callgrind output: every cost line
+    of a function whose object is `wanted` (a line after `calls=` is the callee's inclusive
+    cost, and is skipped)."""
     names_ob, names_fl = {}, {}
     cost = defaultdict(int)
     ob = cur = None
@@ -60,8 +63,6 @@ def per_line(path, wanted):
             cur = name(names_fl, line[3:])
         elif line.startswith(("cfi=", "cfl=")):
             name(names_fl, line[4:])
-        elif line.startswith("fn="):
-            cur = cur  # the function's file is the last `fl=`, already current
         elif line.startswith("calls="):
             skip = True
         elif line and (line[0].isdigit() or line[0] in "+-*"):
@@ -147,6 +148,10 @@ def source_line(file, line):
 
 
 def main():
+    if sys.argv[1] == "--total":
+        # What tools/instruction-cost.sh counts: every instruction of OBJECT's own code.
+        print(sum(per_line(sys.argv[2], sys.argv[3]).values()))
+        return
     obj, root, ops, low, high = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
     path_lo, path_hi, twin_lo, twin_hi = sys.argv[6:10]
     n = (high - low) * ops

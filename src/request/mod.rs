@@ -18,7 +18,8 @@
 //!
 //! A received buffer is repaired (see [`Equivalence`]) before any safe code can read it: an
 //! owned or persistent request's when its operation completes, a scope's when the scope ends
-//! (its buffers stay borrowed until then), so that a scoped request carries nothing for it.
+//! (its buffers stay borrowed until then), so that a scoped request carries nothing for it. A
+//! scope keeps its first few repairs in place: a scope with a `bool` receive allocates nothing.
 //!
 //! A leaked owned or persistent request is sound but not free: its operation is never completed
 //! through ferrompi, and MPI may wait for it at `MPI_Finalize` (MPICH waits for a leaked pending
@@ -55,9 +56,10 @@ use crate::error::{Error, Result, check};
 use crate::ffi;
 use crate::gate::Pass;
 use std::any::Any;
-use std::cell::Cell;
+use std::cell::{Cell, UnsafeCell};
 use std::ffi::c_int;
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -268,43 +270,89 @@ impl InFlight<'_> {
     #[cold]
     #[inline(never)]
     pub(crate) fn repair_at_end(&self, repair: Repair) {
-        self.at_end.with(|ending| ending.repairs.push(repair));
+        self.at_end.repair(repair);
     }
 }
 
-/// What a scope does when it ends (see [`InFlight`]): a null pointer until a scope needs
-/// it, then an [`Ending`] on the heap (`Box::into_raw`), which this owns.
-pub(crate) struct AtEnd(Cell<*mut Ending>);
+/// Repairs a scope keeps in place: a scope with no more `bool`-like receives than this
+/// allocates nothing for them.
+const REPAIRS_IN_PLACE: usize = 4;
+
+/// What a scope does when it ends (see [`InFlight`]): its first repairs, in place, then an
+/// [`Ending`] on the heap (`Box::into_raw`, owned here) for more repairs and what it keeps.
+pub(crate) struct AtEnd {
+    /// The first `len` are initialised.
+    repairs: UnsafeCell<[MaybeUninit<Repair>; REPAIRS_IN_PLACE]>,
+    len: Cell<usize>,
+    /// Null until the scope needs it.
+    more: Cell<*mut Ending>,
+}
 
 impl AtEnd {
+    /// Nothing to do yet. Made at run time, not a `const`: a constant's uninitialised array
+    /// would be stored as zeros at every scope's start.
+    #[inline(always)]
+    fn new() -> AtEnd {
+        AtEnd {
+            repairs: UnsafeCell::new([const { MaybeUninit::uninit() }; REPAIRS_IN_PLACE]),
+            len: Cell::new(0),
+            more: Cell::new(std::ptr::null_mut()),
+        }
+    }
+
+    /// Applies `repair` when the scope ends (see [`InFlight::repair_at_end`]).
+    fn repair(&self, repair: Repair) {
+        let len = self.len.get();
+        if len < REPAIRS_IN_PLACE {
+            // SAFETY: `len` is in bounds; no reference into the array exists (none is ever
+            // made but here and in the drop, and a scope is used by one thread: `!Sync`).
+            unsafe { (*self.repairs.get())[len].write(repair) };
+            self.len.set(len + 1);
+        } else {
+            self.with(|ending| ending.repairs.push(repair));
+        }
+    }
+
     fn with<R>(&self, f: impl FnOnce(&mut Ending) -> R) -> R {
-        if self.0.get().is_null() {
-            self.0.set(Box::into_raw(Box::default()));
+        if self.more.get().is_null() {
+            self.more.set(Box::into_raw(Box::default()));
         }
         // SAFETY: made by `Box::into_raw` above, owned by `self`, freed only by its drop;
         // `f` cannot reach `self` (a private field), so this is the only reference.
-        f(unsafe { &mut *self.0.get() })
+        f(unsafe { &mut *self.more.get() })
     }
 }
 
 impl Drop for AtEnd {
-    /// Inlined as a test of the pointer (null unless the scope needed it); the work out of
-    /// line.
+    /// Inlined as a test of the count and the pointer (zero and null unless the scope needed
+    /// them); the work out of line, on copies, so that no pointer into the scope leaves it.
     #[inline(always)]
     fn drop(&mut self) {
-        let ending = self.0.get();
-        if !ending.is_null() {
-            end(ending);
+        let (len, more) = (self.len.get(), self.more.get());
+        // One test of both.
+        if len | more.addr() != 0 {
+            // SAFETY: the first `len` repairs are initialised (`repair`), and `Repair` is `Copy`.
+            let first = unsafe { *self.repairs.get() };
+            end(first, len, more);
         }
     }
 }
 
-/// Drops what [`AtEnd`] owns: its repairs, then what it keeps.
+/// What [`AtEnd`] does when the scope ends: the repairs kept in place, in the order their
+/// operations started, then what is on the heap (its repairs, then what it keeps).
 #[cold]
 #[inline(never)]
-fn end(ending: *mut Ending) {
-    // SAFETY: made by `Box::into_raw` in `AtEnd::with`, dropped once, by `AtEnd`'s drop.
-    drop(unsafe { Box::from_raw(ending) });
+fn end(first: [MaybeUninit<Repair>; REPAIRS_IN_PLACE], len: usize, more: *mut Ending) {
+    for repair in &first[..len] {
+        // SAFETY: the first `len` are initialised; every operation of the scope has completed
+        // (the count was zero) and the buffers are still borrowed for the scope, which is
+        // ending.
+        unsafe { repair.assume_init().apply() };
+    }
+    if !more.is_null() {
+        // SAFETY: made by `Box::into_raw` in `AtEnd::with`, dropped once, here.
+        drop(unsafe { Box::from_raw(more) });
+    }
 }
 
 impl std::fmt::Debug for AtEnd {
@@ -409,7 +457,7 @@ where
         in_flight: InFlight {
             count: Count(Cell::new(0)),
             pass: crate::gate::pass_here(),
-            at_end: AtEnd(Cell::new(std::ptr::null_mut())),
+            at_end: AtEnd::new(),
             _invariant: PhantomData,
         },
         _env: PhantomData,

@@ -96,6 +96,7 @@ fn sets(world: &mpi::topology::SimpleCommunicator, path: &str, iterations: usize
     let pairs = if path.starts_with("pair") { 1 } else { 8 };
     let me = world.this_process();
     let (comm, byte) = (world.as_raw(), u8::equivalent_datatype().as_raw());
+    // SAFETY (each `RSMPI_*` read): a constant rsmpi's C shim exports, never written.
     let statuses_ignore = unsafe { ffi::RSMPI_STATUSES_IGNORE };
     let out = [1u8; 8];
     let mut into = [0u8; 64];
@@ -141,6 +142,7 @@ fn sets(world: &mpi::topology::SimpleCommunicator, path: &str, iterations: usize
 fn sends(world: &mpi::topology::SimpleCommunicator, path: &str, iterations: usize) {
     let me = world.this_process();
     let (comm, double) = (world.as_raw(), f64::equivalent_datatype().as_raw());
+    // SAFETY: a constant rsmpi's C shim exports, never written.
     let ignore = unsafe { ffi::RSMPI_STATUS_IGNORE };
     let out = [1.5f64];
     let mut landed = [0.0f64];
@@ -183,6 +185,7 @@ fn sends(world: &mpi::topology::SimpleCommunicator, path: &str, iterations: usiz
                 ffi::MPI_Isend
             };
             for _ in 0..iterations {
+                // SAFETY: a constant rsmpi's C shim exports, never written.
                 let mut request = unsafe { ffi::RSMPI_REQUEST_NULL };
                 let mut status = MaybeUninit::<ffi::MPI_Status>::uninit();
                 // SAFETY: `out` outlives the request, which the wait completes.
@@ -206,6 +209,7 @@ fn receives(world: &mpi::topology::SimpleCommunicator, path: &str, iterations: u
     let mut arrivals = vec![0.0f64; iterations];
     // SAFETY: one `f64` to send, alive for the call.
     let meet = || unsafe { ffi::MPI_Send(out.as_ptr().cast(), 1, double, 0, 3, comm) };
+    // SAFETY: a constant rsmpi's C shim exports, never written.
     let null = unsafe { ffi::RSMPI_REQUEST_NULL };
     match path {
         "irecv" => mpi::request::scope(|scope| {

@@ -236,6 +236,39 @@ fn set_repairs_and_reuse(world: &Communicator<'_>, t: &mut Checks) {
         [0, 1, 1, 1],
         "a bool receive dropped: valid bools",
     );
+    // A scope's first repairs are kept in the scope itself: a `bool` receive in a scope of its
+    // own, as a convergence flag each iteration, allocates nothing. Past them, the scope keeps
+    // the rest on the heap, and every one is still made.
+    let before = crate::allocations();
+    for _ in 0..8 {
+        let mut flag = [false; 4];
+        scope(|s| {
+            let receiving = t.okay(world.irecv(s, &mut flag, rank, 49), "irecv a flag");
+            t.okay(world.send(&bytes, rank, 49), "send bytes");
+            t.okay(receiving.wait(), "wait for the flag");
+        });
+        t.eq(flag.map(u8::from), [0, 1, 1, 1], "the flag: valid bools");
+    }
+    t.eq(
+        crate::allocations() - before,
+        0,
+        "bool receives in a scope allocate nothing",
+    );
+    let mut many = [[false; 4]; 9];
+    scope(|s| {
+        for row in many.iter_mut() {
+            let receiving = t.okay(world.irecv(s, row, rank, 50), "irecv one of 9");
+            t.okay(world.send(&bytes, rank, 50), "send bytes");
+            t.okay(receiving.wait(), "wait for one of 9");
+        }
+    });
+    for row in many {
+        t.eq(
+            row.map(u8::from),
+            [0, 1, 1, 1],
+            "9 bool receives in one scope: valid bools",
+        );
+    }
 }
 
 /// Requests started straight into a set (`irecv_into`, `isend_into`): an exchange with every

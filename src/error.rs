@@ -206,6 +206,15 @@ pub enum Error {
         /// What is missing, and what to use instead.
         reason: String,
     },
+    /// The GPU driver is missing or failed (see [`gpu`](crate::gpu)): `libcuda.so.1` could not
+    /// be loaded, a device or its memory could not be had, or a copy failed.
+    #[error("{operation}: {reason}")]
+    Device {
+        /// The operation or driver function.
+        operation: &'static str,
+        /// What failed, with the driver's message.
+        reason: String,
+    },
     /// Any other argument the crate rejects before calling MPI.
     #[error("{operation}: {reason}")]
     InvalidArgument {

@@ -9,6 +9,7 @@
 //! | [`collectives`] | every collective, reductions and user ops, large counts, channels, typed messages |
 //! | [`windows`] | shared-memory windows and RMA |
 //! | [`deployment`] | the node and NUMA hierarchy, Slurm, `sbatch` scripts, fake hosts |
+//! | `gpu` | whether the MPI takes GPU memory; device buffers, direct or staged (feature `cuda`) |
 //! | [`errors`] | errors, ending a job, and what the crate keeps sound |
 //! | [`building`] | choosing an MPI, vendor MPIs, building without libclang |
 //! | [`migrating`] | from rsmpi: equivalent calls |
@@ -26,6 +27,9 @@ pub mod collectives {}
 pub mod windows {}
 #[doc = include_str!("../docs/guide/deployment.md")]
 pub mod deployment {}
+#[cfg(feature = "cuda")]
+#[doc = include_str!("../docs/guide/gpu.md")]
+pub mod gpu {}
 #[doc = include_str!("../docs/guide/errors.md")]
 pub mod errors {}
 #[doc = include_str!("../docs/guide/building.md")]

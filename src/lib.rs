@@ -199,6 +199,7 @@ pub mod env;
 pub mod error;
 pub mod ffi;
 mod gate;
+pub mod gpu;
 #[cfg(any(doc, doctest))]
 pub mod guide;
 pub mod info;

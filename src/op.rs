@@ -65,6 +65,10 @@ pub trait Op<T: Equivalence>: sealed::Sealed {
     fn operand(&self) -> Operand;
 }
 
+/// A predefined op (`MPI_SUM`, `MPI_MAX`, ...): one the MPI applies itself, also to memory the
+/// host cannot read, such as a GPU's (see [`gpu`](crate::gpu)). Sealed.
+pub trait Predefined<T: Equivalence>: Op<T> {}
+
 /// An operation a persistent collective can own for as long as its request lives: a predefined
 /// op, or a [`UserOp`] moved in (not `&UserOp`: a leaked request could then outlive the closure
 /// that MPI still calls). Sealed.
@@ -167,6 +171,7 @@ macro_rules! predefined {
                 Operand { op, datatype: T::datatype().as_raw(), per_value: T::ELEMENTS }
             }
         }
+        impl<T: $bound> Predefined<T> for $name {}
         impl<T: $bound> OwnedOp<T> for $name {
             #[inline(always)]
             fn owned_operand(&self) -> Operand {

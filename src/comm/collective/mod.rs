@@ -81,11 +81,7 @@ impl Issue<'_, '_> {
 }
 
 #[inline(always)]
-pub(in crate::comm) fn same_len(
-    expected: usize,
-    actual: usize,
-    operation: &'static str,
-) -> Result<()> {
+pub(crate) fn same_len(expected: usize, actual: usize, operation: &'static str) -> Result<()> {
     if expected == actual {
         Ok(())
     } else {

@@ -8,6 +8,8 @@ mod channel;
 mod collectives;
 mod communicator;
 mod conformance;
+#[cfg(feature = "cuda")]
+mod device;
 mod environment;
 mod error_abort;
 mod errors;
@@ -43,6 +45,8 @@ use crate::{Expect, Program};
 pub const UNAVAILABLE: &[(&str, &str)] = &[
     #[cfg(not(feature = "serde"))]
     ("typed", "needs --features serde (tools/test.sh enables it)"),
+    #[cfg(not(feature = "cuda"))]
+    ("device", "needs --features cuda (tools/test.sh enables it)"),
 ];
 use ferrompi::ThreadLevel;
 
@@ -270,6 +274,17 @@ pub const ALL: &[Program] = &[
         expect: Expect::Pass,
         slow: false,
         run: channel::run,
+    },
+    #[cfg(feature = "cuda")]
+    Program {
+        name: "device",
+        file: "device",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: true,
+        expect: Expect::Pass,
+        slow: false,
+        run: device::run,
     },
     #[cfg(feature = "serde")]
     Program {

@@ -48,7 +48,7 @@ rows=(
   "isend-scope|isend + wait, in a scope of its own|1|50"
   "issend|issend + wait|1|28"
   "irecv|irecv + wait|1|26"
-  "irecv-test|irecv + test until complete|1|41"
+  "irecv-test|irecv + test until complete|1|30"
   "isend-owned|isend_owned + wait (the vector moves in and back)|1|140"
   "irecv-owned|irecv_owned + wait (the vector moves in and back)|1|130"
   "send-init|persistent send: start + wait|1|36"

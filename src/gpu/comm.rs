@@ -121,7 +121,11 @@ fn regions<'s, 'c, T: Equivalence>(
     let have = staging.as_ref().map_or(0, |s| s.bytes);
     if have < total {
         *staging = None;
-        *staging = Some(PinnedHost::new(cuda, total.max(have * 2), operation)?);
+        *staging = Some(PinnedHost::new(
+            cuda,
+            total.max(have.saturating_mul(2)),
+            operation,
+        )?);
     }
     let base = staging.as_mut().expect("grown above").ptr;
     // SAFETY: the buffer holds `total` bytes, aligned to 256 (`PinnedHost`), so both regions

@@ -95,7 +95,9 @@ impl RawRequest {
 
     /// `MPI_Test`: `Some(status)` once complete.
     pub(crate) fn test(&mut self, operation: &'static str) -> Result<Option<Status>> {
-        test_handle(&mut self.raw, None, operation)
+        let mut status = Status::empty();
+        let done = test_handle(&mut self.raw, &mut status, None, operation)?;
+        Ok(done.then_some(status))
     }
 
     /// `MPI_Request_get_status`: `Some(status)` once complete, leaving the request as it is
@@ -178,19 +180,20 @@ fn wait_handle(
 #[inline(always)]
 fn test_handle(
     raw: &mut ffi::MPI_Request,
+    status: &mut Status,
     pass: Option<Pass>,
     operation: &'static str,
-) -> Result<Option<Status>> {
-    let mut status = Status::empty();
+) -> Result<bool> {
     let mut flag: c_int = 0;
     let rc = {
         // As in `wait_handle`.
         let _gate = enter_with(pass, operation)?;
-        // SAFETY: as for `wait_handle`; writes the handle, the flag and the status.
+        // SAFETY: as for `wait_handle`; writes the handle, the flag and the status (plain
+        // integers: whatever MPI leaves there when the flag is 0 is still a valid `Status`).
         unsafe { ffi::MPI_Test(raw, &mut flag, status.as_raw_mut()) }
     };
     check(rc, operation)?;
-    Ok((flag != 0).then_some(status))
+    Ok(flag != 0)
 }
 
 /// Runs once after an operation completes (type-erased): repairs a received buffer (for
@@ -631,15 +634,16 @@ impl<'scope> Request<'scope> {
         }
         // Through a copy of the handle, as in `wait`.
         let mut handle = self.raw.raw;
-        let result = test_handle(&mut handle, self.in_flight.pass, "test");
+        let mut status = Status::empty();
+        let result = test_handle(&mut handle, &mut status, self.in_flight.pass, "test");
         self.raw.raw = handle;
         match result {
-            Ok(Some(status)) => {
+            Ok(true) => {
                 self.completed();
                 (self.tested, self.status) = (true, status);
                 Ok(Some(status))
             }
-            Ok(None) => Ok(None),
+            Ok(false) => Ok(None),
             Err(e) => {
                 self.settle();
                 Err(e)

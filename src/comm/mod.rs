@@ -7,7 +7,7 @@
 
 pub mod agreement;
 pub mod bsend;
-mod call;
+pub(crate) mod call;
 pub mod collective;
 pub mod group;
 mod large;

@@ -3,7 +3,8 @@
 
 use super::cuda::{Cuda, DeviceMemory, DeviceMemoryMut, PinnedHost, bytes_of};
 use crate::comm::Communicator;
-use crate::comm::collective::same_len;
+use crate::comm::call::MoveFn;
+use crate::comm::collective::{reduction, same_len, same_product};
 use crate::comm::p2p::{Destination, Source, TagMatch};
 use crate::comm::partition::Partition;
 use crate::datatype::{Equivalence, count_of};
@@ -40,6 +41,10 @@ pub enum Transfer {
 ///
 /// Reductions take the predefined ops ([`Predefined`]): MPI applies them to device memory
 /// itself. A user-defined op would run on the host, so it needs host buffers.
+///
+/// Every call refuses, with [`Error::InvalidArgument`] before any copy or communication, a
+/// [`DeviceVec`](super::DeviceVec) that another [`Cuda`] allocated (a GPU's buffer given to an
+/// emulated device would be copied on the host).
 ///
 /// ```
 /// use ferrompi::gpu::{Cuda, Transfer};
@@ -175,6 +180,19 @@ impl<'c, 'env> DeviceComm<'c, 'env> {
         self.comm
     }
 
+    /// Refuses a buffer that another [`Cuda`] allocated: its memory may be of another kind
+    /// (a GPU's given to an emulated device, which would copy it on the host, or the other way
+    /// round), so it is not this device's to copy or to pass to the MPI.
+    fn own<D: DeviceMemory>(&self, buf: &D, operation: &'static str) -> Result<()> {
+        match buf.allocated_by() {
+            Some(cuda) if !std::ptr::eq(cuda, self.cuda) => Err(Error::InvalidArgument {
+                operation,
+                reason: "a device buffer of another Cuda than this DeviceComm's".into(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// Runs one direct MPI call behind the thread gate.
     fn call(
         &self,
@@ -200,6 +218,7 @@ impl<'c, 'env> DeviceComm<'c, 'env> {
         tag: i32,
     ) -> Result<()> {
         const OP: &str = "send";
+        self.own(buf, OP)?;
         if self.direct {
             let args = self.comm.send_args::<D::Item>(buf.len(), dest, tag, OP)?;
             let dt = D::Item::datatype().as_raw();
@@ -225,6 +244,7 @@ impl<'c, 'env> DeviceComm<'c, 'env> {
         tag: impl Into<TagMatch>,
     ) -> Result<Status> {
         const OP: &str = "recv";
+        self.own(buf, OP)?;
         if self.direct {
             let args = self.comm.recv_args::<D::Item>(buf.len(), source, tag, OP)?;
             let dt = D::Item::datatype().as_raw();
@@ -251,6 +271,7 @@ impl<'c, 'env> DeviceComm<'c, 'env> {
     /// As [`send`](DeviceComm::send), and [`Communicator::bcast`].
     pub fn bcast<D: DeviceMemoryMut>(&mut self, buf: &mut D, root: i32) -> Result<()> {
         const OP: &str = "bcast";
+        self.own(buf, OP)?;
         if self.direct {
             self.comm.check_rank(root, "root", OP)?;
             let count = count_of::<D::Item>(buf.len(), OP)?;
@@ -332,10 +353,12 @@ impl<'c, 'env> DeviceComm<'c, 'env> {
         R: DeviceMemoryMut<Item = S::Item>,
         O: Predefined<S::Item>,
     {
-        same_len(recv.len().saturating_mul(factor), send.len(), operation)?;
+        self.own(send, operation)?;
+        self.own(recv, operation)?;
+        same_product(recv.len(), factor, send.len(), operation)?;
         if self.direct {
-            let operand = op.operand();
-            let count = count_of::<S::Item>(recv.len(), operation)?;
+            let (count, operand) = reduction(recv.len(), op.operand(), operation)?;
+            let count = int(count, operation)?;
             let (s, d) = (ptr(send), ptr(recv));
             // SAFETY: `send` holds `factor * count` elements and `recv` `count` (checked above),
             // both borrowed for the call; a predefined op, which the MPI applies itself.
@@ -369,9 +392,10 @@ impl<'c, 'env> DeviceComm<'c, 'env> {
         O: Predefined<D::Item>,
     {
         const OP: &str = "allreduce";
+        self.own(buf, OP)?;
         if self.direct {
-            let operand = op.operand();
-            let count = count_of::<D::Item>(buf.len(), OP)?;
+            let (count, operand) = reduction(buf.len(), op.operand(), OP)?;
+            let count = int(count, OP)?;
             let d = ptr(buf);
             // SAFETY: `buf` holds `count` elements, borrowed mutably; `MPI_IN_PLACE` as send.
             return self.call(OP, |c| unsafe {
@@ -395,7 +419,7 @@ impl<'c, 'env> DeviceComm<'c, 'env> {
         S: DeviceMemory,
         R: DeviceMemoryMut<Item = S::Item>,
     {
-        self.move_all(ffi::MPI_Allgather, "allgather", send, recv)
+        self.move_all(MoveFn::Allgather, send, recv)
     }
 
     /// Block `i` of every process's `send` goes to rank `i` (`MPI_Alltoall`, MPI-4.0 §6.8), as
@@ -409,55 +433,33 @@ impl<'c, 'env> DeviceComm<'c, 'env> {
         S: DeviceMemory,
         R: DeviceMemoryMut<Item = S::Item>,
     {
-        self.move_all(ffi::MPI_Alltoall, "alltoall", send, recv)
+        self.move_all(MoveFn::Alltoall, send, recv)
     }
 
-    fn move_all<S, R>(
-        &mut self,
-        mpi: unsafe extern "C" fn(
-            *const c_void,
-            c_int,
-            ffi::MPI_Datatype,
-            *mut c_void,
-            c_int,
-            ffi::MPI_Datatype,
-            ffi::MPI_Comm,
-        ) -> c_int,
-        operation: &'static str,
-        send: &S,
-        recv: &mut R,
-    ) -> Result<()>
+    fn move_all<S, R>(&mut self, f: MoveFn, send: &S, recv: &mut R) -> Result<()>
     where
         S: DeviceMemory,
         R: DeviceMemoryMut<Item = S::Item>,
     {
-        let ranks = self.comm.size() as usize;
-        let gather = operation == "allgather";
+        let operation = f.name(false);
+        self.own(send, operation)?;
+        self.own(recv, operation)?;
+        // The host calls' checks: allgather sends all of `send` to each rank, alltoall one
+        // block of it; counts per rank.
+        let (sn, dn) = self
+            .comm
+            .move_args::<S::Item>(f, send.len(), recv.len(), 0, operation)?;
         if self.direct {
-            // Per-rank counts: allgather sends all of `send` to each; alltoall a block of it.
-            let block = if gather {
-                same_len(send.len().saturating_mul(ranks), recv.len(), operation)?;
-                send.len()
-            } else {
-                same_len(send.len(), recv.len(), operation)?;
-                if !send.len().is_multiple_of(ranks) {
-                    return Err(Error::InvalidArgument {
-                        operation,
-                        reason: format!(
-                            "{} values do not split into {ranks} equal blocks",
-                            send.len()
-                        ),
-                    });
-                }
-                send.len() / ranks
-            };
-            let count = count_of::<S::Item>(block, operation)?;
-            count_of::<S::Item>(recv.len(), operation)?;
+            let (sn, dn) = (int(sn, operation)?, int(dn, operation)?);
             let dt = S::Item::datatype().as_raw();
             let (s, d) = (ptr(send), ptr(recv));
-            // SAFETY: `send` holds what each rank's block reads, `recv` `size` blocks of
-            // `count` (checked above); both borrowed for the call.
-            return self.call(operation, |c| unsafe { mpi(s, count, dt, d, count, dt, c) });
+            let mpi = match f {
+                MoveFn::Alltoall => ffi::MPI_Alltoall,
+                _ => ffi::MPI_Allgather,
+            };
+            // SAFETY: `send` holds what each rank's block reads, `recv` `size` blocks of `dn`
+            // (checked above); both borrowed for the call.
+            return self.call(operation, |c| unsafe { mpi(s, sn, dt, d, dn, dt, c) });
         }
         let (s, r) = regions::<S::Item>(
             &mut self.staging,
@@ -467,10 +469,9 @@ impl<'c, 'env> DeviceComm<'c, 'env> {
             operation,
         )?;
         download(self.cuda, send, s)?;
-        if gather {
-            self.comm.allgather(s, r)?;
-        } else {
-            self.comm.alltoall(s, r)?;
+        match f {
+            MoveFn::Alltoall => self.comm.alltoall(s, r)?,
+            _ => self.comm.allgather(s, r)?,
         }
         upload(self.cuda, r, recv)
     }
@@ -492,6 +493,8 @@ impl<'c, 'env> DeviceComm<'c, 'env> {
         R: DeviceMemoryMut<Item = S::Item>,
     {
         const OP: &str = "allgatherv";
+        self.own(send, OP)?;
+        self.own(recv, OP)?;
         if self.direct {
             blocks.check(self.comm.size(), recv.len(), OP)?;
             let own = blocks.len_of(self.comm.rank() as usize);
@@ -531,6 +534,8 @@ impl<'c, 'env> DeviceComm<'c, 'env> {
         R: DeviceMemoryMut<Item = S::Item>,
     {
         const OP: &str = "alltoallv";
+        self.own(send, OP)?;
+        self.own(recv, OP)?;
         if self.direct {
             send_blocks.check_send(self.comm.size(), send.len(), OP)?;
             recv_blocks.check(self.comm.size(), recv.len(), OP)?;
@@ -575,6 +580,16 @@ fn keep_gaps<R: DeviceMemoryMut>(
         return Ok(());
     }
     download(cuda, recv, r)
+}
+
+/// A count the direct path passes as MPI's `int`. The crate's large-count paths are not used
+/// there: some of them copy between buffers on the host, which device memory would not allow.
+fn int(count: ffi::MPI_Count, operation: &'static str) -> Result<c_int> {
+    c_int::try_from(count).map_err(|_| Error::CountOverflow {
+        operation,
+        count: u64::try_from(count).unwrap_or(u64::MAX),
+        max: i64::from(c_int::MAX),
+    })
 }
 
 /// A partition whose counts and displacements are `int`s, as the direct path passes them.

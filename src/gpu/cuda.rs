@@ -478,6 +478,13 @@ pub unsafe trait DeviceMemory {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// The [`Cuda`] that allocated the memory, where the type knows it ([`DeviceVec`]): a
+    /// [`DeviceComm`](crate::gpu::DeviceComm) refuses a buffer of another. `None` (the
+    /// default) for memory of another library, which the contract above ties to the `Cuda` it
+    /// is used with.
+    fn allocated_by(&self) -> Option<&Cuda> {
+        None
+    }
 }
 
 /// Device memory that ferrompi may also write.
@@ -575,6 +582,9 @@ unsafe impl<T: Equivalence> DeviceMemory for DeviceVec<'_, T> {
     }
     fn len(&self) -> usize {
         self.len
+    }
+    fn allocated_by(&self) -> Option<&Cuda> {
+        Some(self.cuda)
     }
 }
 

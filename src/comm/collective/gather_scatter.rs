@@ -71,7 +71,7 @@ impl<'env> Communicator<'env> {
 
     /// Checks a gather/scatter/allgather/alltoall call; returns the per-rank counts.
     #[inline(always)]
-    pub(in crate::comm) fn move_args<T: Equivalence>(
+    pub(crate) fn move_args<T: Equivalence>(
         &self,
         f: MoveFn,
         send_len: usize,

@@ -115,7 +115,7 @@ fn uneven(len: usize, size: usize, operation: &'static str) -> Error {
 /// Checks that `actual == len * factor`, exactly: a product that overflows `usize` (possible
 /// with zero-sized values, which need no memory) never matches.
 #[inline(always)]
-pub(in crate::comm) fn same_product(
+pub(crate) fn same_product(
     len: usize,
     factor: usize,
     actual: usize,
@@ -134,7 +134,7 @@ pub(in crate::comm) fn same_product(
 /// Reduction arguments: the count in the operand's elements. Counts above `i32::MAX` take the
 /// large-count path (see `comm::large`).
 #[inline(always)]
-pub(in crate::comm) fn reduction(
+pub(crate) fn reduction(
     len: usize,
     operand: Operand,
     operation: &'static str,

@@ -47,6 +47,17 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
             |e| matches!(e, Error::Device { reason, .. } if reason.contains("out of memory")),
             "a petabyte of device memory: the driver's error",
         );
+        // A buffer of the GPU handed to an emulated device's communicator: refused, not
+        // copied on the host.
+        let emulated = Cuda::emulated();
+        let mut on_emulated = t.okay(world.with_device(&emulated, Transfer::Auto), "with_device");
+        let mut on_gpu = t.okay(cuda.upload(&[1.0f32]), "upload");
+        t.err(
+            on_emulated.allreduce_in_place(&mut on_gpu, Sum),
+            |e| matches!(e, Error::InvalidArgument { .. }),
+            "a GPU buffer given to an emulated device",
+        );
+        t.eq(host(&on_gpu), vec![1.0], "the refused buffer as it was");
         for transfer in [Transfer::Staged, Transfer::Auto] {
             let mut on = t.okay(world.with_device(&cuda, transfer), "with_device");
             t.eq(
@@ -205,6 +216,33 @@ fn calls(cuda: &Cuda, on: &mut DeviceComm<'_, '_>, t: &mut Checks) {
         .flat_map(|from| vec![from; rank as usize + 1])
         .collect();
     t.eq(host(&recv), want, format!("{mode}: alltoallv"));
+
+    // A buffer another `Cuda` allocated: refused before any copy or communication, in every
+    // call that takes one.
+    let other = Cuda::emulated();
+    let mut foreign = t.okay(other.upload(&[3i32; 4]), "upload");
+    let mine = t.okay(cuda.upload(&[3i32; 4]), "upload");
+    let refused = |e: &Error| matches!(e, Error::InvalidArgument { .. });
+    t.err(
+        on.bcast(&mut foreign, 0),
+        refused,
+        format!("{mode}: bcast of a foreign buffer"),
+    );
+    t.err(
+        on.send(&foreign, PROC_NULL, 1),
+        refused,
+        format!("{mode}: send of a foreign buffer"),
+    );
+    t.err(
+        on.allreduce(&mine, &mut foreign, Sum),
+        refused,
+        format!("{mode}: allreduce into a foreign buffer"),
+    );
+    t.eq(
+        host(&foreign),
+        vec![3; 4],
+        format!("{mode}: the foreign buffer as it was"),
+    );
 
     // A receive buffer of the wrong length: the host call's error, before any communication,
     // and the device buffer as it was.

@@ -102,7 +102,7 @@ fn main() {
     );
 }
 
-const PATHS: [&str; 58] = [
+const PATHS: [&str; 62] = [
     "exchange",
     "exchange-ffi",
     "exchange-into",
@@ -153,6 +153,10 @@ const PATHS: [&str; 58] = [
     "iallreduce-ffi",
     "bcast",
     "bcast-ffi",
+    "bcast-struct",
+    "bcast-struct-ffi",
+    "bcast-generic",
+    "bcast-generic-ffi",
     "alltoall",
     "alltoall-ffi",
     "allgatherv",
@@ -189,7 +193,8 @@ fn run(mpi: &Mpi, path: &str, iterations: usize) {
             "fetch-and-op-target-ffi";
         blocking: "allreduce" "allreduce-ffi" "allreduce-in-place" "allreduce-in-place-ffi"
             "allreduce-init" "allreduce-init-ffi" "iallreduce" "iallreduce-ffi" "bcast"
-            "bcast-ffi" "alltoall" "alltoall-ffi" "allgatherv" "allgatherv-ffi" "sendrecv"
+            "bcast-ffi" "bcast-struct" "bcast-struct-ffi" "bcast-generic" "bcast-generic-ffi"
+            "alltoall" "alltoall-ffi" "allgatherv" "allgatherv-ffi" "sendrecv"
             "sendrecv-ffi";
     }
     match path {
@@ -820,6 +825,43 @@ fn counter(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
     );
 }
 
+/// A struct with padding (4 bytes at its end), as a derived struct's row moves it.
+#[derive(Equivalence, Clone, Copy)]
+#[repr(C)]
+struct Particle {
+    position: [f64; 3],
+    id: u32,
+}
+
+/// A generic struct: its datatype is kept per instantiation in the crate's table.
+#[derive(Equivalence, Clone, Copy)]
+struct Point<T> {
+    x: T,
+    y: T,
+}
+
+/// A committed struct datatype made through `ffi`, as a C program makes one: one element of
+/// each `(offset, datatype)`, resized to `size` bytes. Kept until `MPI_Finalize`.
+fn handmade_struct(fields: &[(isize, ffi::MPI_Datatype)], size: isize) -> ffi::MPI_Datatype {
+    let lengths = vec![1 as c_int; fields.len()];
+    let offsets: Vec<ffi::MPI_Aint> = fields.iter().map(|&(at, _)| at as ffi::MPI_Aint).collect();
+    let types: Vec<ffi::MPI_Datatype> = fields.iter().map(|&(_, t)| t).collect();
+    let (mut joined, mut whole) = (ffi::MPI_DATATYPE_NULL, ffi::MPI_DATATYPE_NULL);
+    // SAFETY: three arrays of `fields.len()` entries; MPI writes each new handle.
+    unsafe {
+        ffi::MPI_Type_create_struct(
+            fields.len() as c_int,
+            lengths.as_ptr().cast_mut(),
+            offsets.as_ptr().cast_mut(),
+            types.as_ptr().cast_mut(),
+            &mut joined,
+        );
+        ffi::MPI_Type_create_resized(joined, 0, size as ffi::MPI_Aint, &mut whole);
+        ffi::MPI_Type_commit(&mut whole);
+    }
+    whole
+}
+
 /// The blocking paths: one call per iteration, each result checked after the loop.
 #[inline(always)]
 fn blocking(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
@@ -912,6 +954,55 @@ fn blocking(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
             }
             assert_eq!(bytes, [7; 8], "{path}: the root's bytes are unchanged");
             return; // no `f64` moves here, so the check after the match is not this path's
+        }
+        "bcast-struct" | "bcast-struct-ffi" | "bcast-generic" | "bcast-generic-ffi" => {
+            // One derived struct per call: its datatype found in its `static` (Particle), or
+            // in the table of generic instantiations (Point<f64>); the `ffi` twins pass a
+            // struct datatype made by hand before the loop, as a C program would.
+            let mut particle = [Particle {
+                position: [0.5; 3],
+                id: 7,
+            }];
+            let mut point = [Point { x: 1.5, y: -2.5 }];
+            let generic = path.starts_with("bcast-generic");
+            let handmade = if generic {
+                handmade_struct(&[(0, double), (8, double)], 16)
+            } else {
+                handmade_struct(
+                    &[
+                        (0, double),
+                        (8, double),
+                        (16, double),
+                        (24, ffi::MPI_UINT32_T),
+                    ],
+                    32,
+                )
+            };
+            let at = if generic {
+                point.as_mut_ptr().cast::<c_void>()
+            } else {
+                particle.as_mut_ptr().cast::<c_void>()
+            };
+            match path {
+                "bcast-struct" => (0..iterations).for_each(|_| {
+                    world.bcast(&mut particle, 0).expect("bcast of a struct");
+                }),
+                "bcast-generic" => (0..iterations).for_each(|_| {
+                    world
+                        .bcast(&mut point, 0)
+                        .expect("bcast of a generic struct");
+                }),
+                // SAFETY: one value of the struct the hand-made datatype describes, alive for
+                // the loop.
+                _ => (0..iterations).for_each(|_| unsafe {
+                    ffi::MPI_Bcast(at, 1, handmade, 0, comm);
+                }),
+            }
+            assert!(
+                particle[0].id == 7 && point[0].x == 1.5,
+                "{path}: the root's values"
+            );
+            return;
         }
         "alltoall" => (0..iterations).for_each(|_| {
             world.alltoall(&send, &mut got).expect("alltoall");

@@ -28,7 +28,7 @@
 //! | [`ffi`] | all | bindgen bindings of the installed `mpi.h`, and the constants shim |
 //! | [`env`](mod@env) | ch. 9, 11 | [`Mpi`]: init with a [`ThreadLevel`], finalize on drop, [`Launcher`] |
 //! | [`error`] | §9.3, §9.4 | [`Error`], [`ErrorClass`] |
-//! | [`datatype`] | §3.2.2 | [`Equivalence`]: which Rust types travel, as what |
+//! | [`datatype`] | §3.2.2, §5.1, §5.2 | [`Equivalence`] and `#[derive(Equivalence)]`: which Rust types travel, as what; [`DerivedType`] layouts, views, packing |
 //! | [`comm`] | ch. 7 | [`Communicator`], [`Group`]: dup, split, split_type, compare, names, range_incl |
 //! | [`comm::p2p`] | ch. 3 | `send`, `ssend`, `bsend`, `rsend`, `recv`, `sendrecv(_replace)`, [`Status`] |
 //! | [`comm::probe`] | §3.8 | `probe`, `mprobe`, [`Message`], `recv_vec`, `recv_uninit` |
@@ -63,7 +63,7 @@
 //!  comm: p2p, probe, nonblocking, persistent, bsend,             the operations of a
 //!        collective/ (barrier_bcast, reduce, gather_scatter,     communicator, each family
 //!        vector, in_place), persistent_collective/ (inits),      in its own module
-//!        group, typed
+//!        group, typed, view (layouts, packing)
 //!     |
 //!  comm: large (large counts), partition, agreement, call        what they share: MPI calls
 //!     |                                                           named once, blocks, checks
@@ -71,7 +71,9 @@
 //!     |
 //!  status   op   info                                             values MPI fills or reads
 //!     |
-//!  env (Mpi, enter)   datatype                                    the environment, the types
+//!  datatype (Equivalence, derived types, views, packing)           the types
+//!     |
+//!  env (Mpi, enter)                                               the environment
 //!     |
 //!  error (Error, check)                                           return codes to errors
 //!     |
@@ -89,7 +91,9 @@
 //! | [`Mpi`] | no | yes | finalized on the thread that initialised MPI |
 //! | [`Communicator`] | yes | yes | every call passes the thread gate |
 //! | [`Group`] | yes | yes | every call passes the thread gate |
-//! | [`Status`], [`Datatype`] | yes | yes | plain data, immutable predefined handles |
+//! | [`Status`], [`Datatype`] | yes | yes | plain data, immutable committed handles |
+//! | [`DerivedType`] | yes | yes | immutable once committed; freed behind the thread gate |
+//! | [`View`], [`ViewMut`] | no | no | borrows of a buffer for one call or scope |
 //! | [`OwnedRequest`], [`PersistentRequest`] | yes | yes | calls gated; buffers are `Send` |
 //! | [`Scope`], [`Request`], [`RequestSet`] | no | no | tied to their [`scope`]'s thread |
 //! | [`Message`] | yes | yes | `&Message` reads only its status |
@@ -225,7 +229,17 @@ pub use comm::probe::Message;
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 pub use comm::typed::RecvValue;
 pub use comm::{Communicator, Comparison, HwResource, OpenMpiLocality, SplitType};
-pub use datatype::{Bytes, Datatype, Equivalence};
+pub use datatype::{
+    Bounds, Bytes, Datatype, DerivedType, Distribution, Equivalence, Order, View, ViewMut,
+};
+/// `#[derive(Equivalence)]` for structs (feature `derive`, on by default): see
+/// [`Equivalence`] and [`datatype`]'s "Structured data".
+#[cfg(feature = "derive")]
+#[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
+pub use ferrompi_derive::Equivalence;
+
+// The derive's expansion names `::ferrompi`, which the crate's own tests use too.
+extern crate self as ferrompi;
 pub use env::{InitOptions, Launcher, Mpi, Pmi, ThreadLevel};
 pub use error::{Error, ErrorClass, ParseError, Result, check};
 pub use info::Info;

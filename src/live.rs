@@ -24,6 +24,8 @@ pub(crate) enum Kind {
     Group,
     Info,
     Op,
+    /// A derived datatype ([`DerivedType`](crate::DerivedType)).
+    Datatype,
     Window,
     /// A persistent request (point-to-point or collective), counted from its init to its
     /// free: one leaked while active has an operation MPI may wait for at finalize.
@@ -31,13 +33,14 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
-    const ALL: [Kind; 6] = [
+    const ALL: [Kind; 7] = [
         Kind::Window,
         Kind::PersistentRequest,
         Kind::Communicator,
         Kind::Group,
         Kind::Info,
         Kind::Op,
+        Kind::Datatype,
     ];
 
     fn name(self) -> &'static str {
@@ -46,6 +49,7 @@ impl Kind {
             Kind::Group => "group",
             Kind::Info => "info object",
             Kind::Op => "user-defined reduction",
+            Kind::Datatype => "derived datatype",
             Kind::Window => "window",
             Kind::PersistentRequest => "persistent request",
         }

@@ -185,6 +185,51 @@ impl Status {
         }
     }
 
+    /// The number of basic elements received, counted in `T`'s datatype
+    /// (`MPI_Get_elements_x`, MPI-4.0 §5.1.11): for a derived struct, its fields' elements
+    /// (`[f64; 3]` and a `u32` are 4 per value), including those of a value that arrived in
+    /// part, which [`count`](Self::count) refuses.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let me = world.rank();
+    /// let sending = world.isend_owned(vec![[1.0f64; 3]; 2], me, 0)?;
+    /// let mut room = [[0.0f64; 3]; 4];
+    /// let status = world.recv(&mut room, me, 0)?;
+    /// assert_eq!(status.elements::<[f64; 3]>()?, 6);
+    /// sending.wait().1?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`count`](Self::count), but never for a partial value.
+    pub fn elements<T: Equivalence>(&self) -> Result<usize> {
+        self.elements_raw(T::datatype().as_raw())
+    }
+
+    /// [`elements`](Self::elements) counted in a [`DerivedType`](crate::DerivedType): how many
+    /// basic elements of what it selects arrived.
+    ///
+    /// # Errors
+    /// As [`elements`](Self::elements).
+    pub fn elements_of(&self, datatype: &crate::DerivedType<'_>) -> Result<usize> {
+        self.elements_raw(datatype.as_raw())
+    }
+
+    fn elements_raw(&self, datatype: ffi::MPI_Datatype) -> Result<usize> {
+        const OP: &str = "status_elements";
+        let mut elements: ffi::MPI_Count = 0;
+        let _gate = enter(OP)?;
+        // SAFETY: a status filled by MPI and a committed datatype; writes one MPI_Count.
+        let rc = unsafe { ffi::MPI_Get_elements_x(&self.raw, datatype, &mut elements) };
+        check(rc, OP)?;
+        usize::try_from(elements).map_err(|_| Error::InvalidArgument {
+            operation: OP,
+            reason: "MPI reported no element count for this status".into(),
+        })
+    }
+
     /// Whether the operation was cancelled (`MPI_Test_cancelled`, MPI-4.0 §3.8.4).
     ///
     /// ```

@@ -66,6 +66,8 @@ rows=(
   "allreduce|allreduce 8 B (blocking)|1|12"
   "allreduce-in-place|allreduce_in_place 8 B (blocking)|1|12"
   "bcast|bcast 8 B (blocking)|1|12"
+  "bcast-struct|bcast of one derived struct (blocking; its datatype in a static)|1|17"
+  "bcast-generic|bcast of one generic derived struct (its datatype in the table)|1|35"
   "alltoall|alltoall 8 B per pair (blocking)|1|21"
   "allgatherv|allgatherv 8 B per rank (blocking)|1|33"
   "sendrecv|sendrecv 8 B (with its status)|1|25"

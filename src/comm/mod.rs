@@ -20,6 +20,7 @@ pub mod probe;
 #[cfg(feature = "serde")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 pub mod typed;
+mod view;
 
 use crate::env::{self, Mpi, enter};
 use crate::error::{Error, Result, check};

@@ -8,6 +8,7 @@ mod channel;
 mod collectives;
 mod communicator;
 mod conformance;
+mod derived;
 #[cfg(feature = "cuda")]
 mod device;
 mod environment;
@@ -59,6 +60,16 @@ pub const IN_SMALL_SHM: &[(&str, u64)] = &[("small_shm", small_shm::MIB)];
 
 /// Every program the driver runs.
 pub const ALL: &[Program] = &[
+    Program {
+        name: "derived",
+        file: "derived",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: true,
+        expect: Expect::Pass,
+        slow: false,
+        run: derived::run,
+    },
     Program {
         name: "window_agreement",
         file: "window_agreement",

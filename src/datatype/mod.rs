@@ -14,13 +14,55 @@
 //! | `bool` | `MPI_C_BOOL` (where the MPI defines it) |
 //! | `[T; N]` | `N ×` that of `T` |
 //! | [`Bytes<T>`] for `T: bytemuck::Pod` | `size_of::<T>() ×` `MPI_BYTE` |
+//! | a struct with `#[derive(Equivalence)]` | its fields' datatypes at their offsets ([`cache`]) |
+//!
+//! # Structured data
+//!
+//! Beyond runs of one type, MPI describes memory with *derived datatypes* (MPI-4.0 §5.1):
+//!
+//! - **Structs**: `#[derive(Equivalence)]` (feature `derive`, on by default) makes a struct an
+//!   [`Equivalence`] type whose datatype is `MPI_Type_create_struct` over its fields at their
+//!   real offsets, resized to the struct's size. Padding is never sent, and a receive never
+//!   writes it. Such a struct then travels wherever an `f64` does: every send, receive and
+//!   collective, blocking, nonblocking and persistent, windows, and [`UserOp`](crate::UserOp)
+//!   reductions. The predefined reductions (`Sum`, `Max`, ...) do not apply to a struct, and
+//!   do not compile on one.
+//! - **Layouts within a buffer**: a [`DerivedType`] (vector, indexed, subarray, darray, struct,
+//!   resized, ...) selects parts of a slice, such as a matrix's column or a 3-D block's face.
+//!   [`DerivedType::view`] and [`DerivedType::view_mut`] check, before any MPI call, that every
+//!   byte the type reaches, `count` times over, lies inside the slice; the checked [`View`] and
+//!   [`ViewMut`] then go to the operations that take them.
+//! - **Packing**: [`Communicator::pack`](crate::Communicator::pack) and its kin copy any of
+//!   these into a byte buffer and back ([`pack`]).
+//!
+//! | operation | a slice of `Equivalence` values (derived structs too) | a [`View`] / [`ViewMut`] |
+//! |---|---|---|
+//! | blocking point-to-point (`send`, `ssend`, `recv`, `sendrecv`, ...) | yes | `send_view`, `ssend_view`, `recv_view`, `sendrecv_view` |
+//! | nonblocking and persistent point-to-point | yes | `isend_view`, `irecv_view` (in a scope) |
+//! | collectives: blocking, nonblocking, persistent, `v` variants | yes | `bcast_view` |
+//! | reductions | with an [`Op`](crate::op::Op) for the type: predefined on numbers, [`UserOp`](crate::UserOp) on anything | – |
+//! | one-sided (`Window<T>`) | yes (`T` with no invalid bit patterns) | – |
+//! | `pack`, `unpack` | yes | yes |
+//! | `pack_external`, `unpack_external` | yes (derived structs on Open MPI only) | on Open MPI only |
+
+pub mod cache;
+mod derived;
+pub mod pack;
+mod view;
+
+pub use cache::{Field, TypeCache, cached_by_type, struct_datatype};
+pub use derived::{Bounds, DerivedType, Distribution, Order, TypeRef};
+pub use view::{View, ViewMut};
 
 use crate::error::{Error, Result};
 use crate::ffi;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::AtomicU64;
 
-/// A predefined MPI datatype handle. Copyable and never freed.
+/// A committed MPI datatype handle that lives as long as MPI does: a predefined one, or the
+/// one a derived [`Equivalence`] type made and keeps ([`cache`]). Copyable and never freed by
+/// the crate (MPI frees the latter at finalize). A [`DerivedType`] is the owned kind, freed
+/// when dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(transparent)]
 pub struct Datatype {
@@ -34,6 +76,14 @@ unsafe impl Send for Datatype {}
 unsafe impl Sync for Datatype {}
 
 impl Datatype {
+    /// `MPI_DATATYPE_NULL`: what a derived type's [`Equivalence::datatype`] returns when its
+    /// datatype cannot be made (MPI not running, or refused on this thread; see
+    /// [`TypeCache::get_or_build`]). No operation of the crate passes it to MPI on the thread
+    /// that got it: they are refused for the same reason first.
+    pub const NULL: Datatype = Datatype {
+        raw: ffi::MPI_DATATYPE_NULL,
+    };
+
     /// Wraps a raw handle.
     ///
     /// # Safety
@@ -79,6 +129,37 @@ impl Datatype {
 ///   user-defined reductions without copying, and allows a [`Window`](crate::Window) of `Self`
 ///   (zeroed, and written by any rank). A type that overrides `repair_received` must therefore
 ///   set it to `true`, as `bool` does.
+///
+/// Structs get it with `#[derive(Equivalence)]` (feature `derive`): one value is one element
+/// of a struct datatype whose extent is the struct's size, and whose type map holds the fields
+/// only, never the padding (see [`cache`]).
+///
+/// ```
+/// # #[cfg(feature = "derive")] {
+/// # let mpi = ferrompi::Mpi::init()?;
+/// # let world = mpi.world();
+/// use ferrompi::Equivalence;
+/// #[derive(Equivalence, Clone, Copy, Debug, PartialEq)]
+/// #[repr(C)]
+/// struct Particle {
+///     position: [f64; 3],
+///     velocity: [f64; 3],
+///     id: u32, // followed by 4 bytes of padding, never sent
+///     alive: bool,
+/// }
+/// let me = world.rank();
+/// let out = [Particle { position: [1.0, 2.0, 3.0], velocity: [0.5; 3], id: 7, alive: true }; 2];
+/// let mut back = [Particle { position: [0.0; 3], velocity: [0.0; 3], id: 0, alive: false }; 2];
+/// world.sendrecv(&out, me, 0, &mut back, me, 0)?;
+/// assert_eq!(back, out);
+/// # }
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot travel in an MPI message: it is not `Equivalence`",
+    label = "no MPI datatype for `{Self}`",
+    note = "numbers, `bool`, arrays of them, `Bytes<T: Pod>` and structs with `#[derive(Equivalence)]` are; references, pointers, `char`, enums and unions are not"
+)]
 pub unsafe trait Equivalence: Copy + 'static {
     /// How many elements of [`Self::datatype`] make one value.
     const ELEMENTS: usize;

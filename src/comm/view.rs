@@ -1,0 +1,413 @@
+//! Operations on layouts: point-to-point and broadcast of a [`View`] or into a [`ViewMut`]
+//! (a buffer seen through a [`DerivedType`](crate::DerivedType), MPI-4.0 §5.1), and packing
+//! (`MPI_Pack`, `MPI_Unpack`, `MPI_Pack_size`, §5.2).
+
+use super::Communicator;
+use super::p2p::{Destination, Source, TagMatch, check_tag, raw_tag};
+use crate::datatype::pack::{Packable, Unpackable, check_room};
+use crate::datatype::{Equivalence, View, ViewMut};
+use crate::env::{enter, enter_with, gated};
+use crate::error::{Result, check};
+use crate::ffi;
+use crate::request::{Kind, RawRequest, Repair, Request, Scope};
+use crate::status::Status;
+use std::ffi::c_int;
+use std::mem::MaybeUninit;
+
+/// Layouts: a matrix's column, a block's face, any [`DerivedType`](crate::DerivedType) over a
+/// slice, sent and received as MPI sees it, with no copy.
+///
+/// ```
+/// # let mpi = ferrompi::Mpi::init()?;
+/// # let world = mpi.world();
+/// use ferrompi::{DerivedType, Equivalence};
+/// // Send column 0 of a 3 x 4 row-major matrix into row 2 of another.
+/// let column = DerivedType::vector(&mpi, 3, 1, 4, f64::datatype())?;
+/// let matrix: Vec<f64> = (0..12).map(f64::from).collect();
+/// let mut rows = [0.0f64; 12];
+/// let me = world.rank();
+/// world.sendrecv_view(column.view(&matrix, 1)?, me, 0, &mut rows[8..], me, 0)?;
+/// assert_eq!(rows[8..11], [0.0, 4.0, 8.0]);
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
+impl Communicator<'_> {
+    /// Sends what `view` selects to `dest` with `tag` (`MPI_Send` with its derived type,
+    /// MPI-4.0 §3.2.1, §5.1).
+    ///
+    /// # Errors
+    /// [`Error::InvalidRank`](crate::Error::InvalidRank),
+    /// [`Error::InvalidTag`](crate::Error::InvalidTag) before any communication;
+    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi).
+    pub fn send_view(&self, view: View<'_>, dest: impl Into<Destination>, tag: i32) -> Result<()> {
+        const OP: &str = "send";
+        let dest = self.raw_dest(dest.into(), OP)?;
+        check_tag(tag, OP)?;
+        let (ptr, count, datatype) = view.raw();
+        // SAFETY: the view reaches only its slice (checked when it was made), borrowed for
+        // the blocking call, and MPI only reads it.
+        let rc = gated(OP, || unsafe {
+            ffi::MPI_Send(ptr, count, datatype, dest, tag, self.raw)
+        })?;
+        check(rc, OP)
+    }
+
+    /// [`send_view`](Self::send_view) in synchronous mode (`MPI_Ssend`, MPI-4.0 §3.4).
+    ///
+    /// # Errors
+    /// As [`send_view`](Self::send_view).
+    pub fn ssend_view(&self, view: View<'_>, dest: impl Into<Destination>, tag: i32) -> Result<()> {
+        const OP: &str = "ssend";
+        let dest = self.raw_dest(dest.into(), OP)?;
+        check_tag(tag, OP)?;
+        let (ptr, count, datatype) = view.raw();
+        // SAFETY: as in `send_view`.
+        let rc = gated(OP, || unsafe {
+            ffi::MPI_Ssend(ptr, count, datatype, dest, tag, self.raw)
+        })?;
+        check(rc, OP)
+    }
+
+    /// Receives into what `view` selects, from `source` with `tag` (`MPI_Recv` with its
+    /// derived type, MPI-4.0 §3.2.4). The message must fit the view (or it is
+    /// `MPI_ERR_TRUNCATE`); MPI writes no byte the view does not select.
+    ///
+    /// # Errors
+    /// As [`recv`](Self::recv).
+    pub fn recv_view<T: Equivalence>(
+        &self,
+        mut view: ViewMut<'_, T>,
+        source: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<Status> {
+        const OP: &str = "recv";
+        let source = self.raw_source(source.into(), OP)?;
+        let tag = raw_tag(tag.into(), OP)?;
+        let (ptr, count, datatype) = view.raw();
+        let mut status = Status::empty();
+        // SAFETY: the view reaches only its slice (checked when it was made), exclusively
+        // borrowed for the blocking call.
+        let rc = gated(OP, || unsafe {
+            ffi::MPI_Recv(
+                ptr,
+                count,
+                datatype,
+                source,
+                tag,
+                self.raw,
+                status.as_raw_mut(),
+            )
+        })?;
+        view.repair();
+        check(rc, OP)?;
+        Ok(status)
+    }
+
+    /// Sends what `view` selects and receives into `recv`, a slice, in one call
+    /// (`MPI_Sendrecv`, MPI-4.0 §3.10): the exchange of a halo packed on one side only.
+    ///
+    /// # Errors
+    /// As [`sendrecv`](Self::sendrecv).
+    pub fn sendrecv_view<R: Equivalence>(
+        &self,
+        view: View<'_>,
+        dest: impl Into<Destination>,
+        send_tag: i32,
+        recv: &mut [R],
+        source: impl Into<Source>,
+        recv_tag: impl Into<TagMatch>,
+    ) -> Result<Status> {
+        const OP: &str = "sendrecv";
+        let dest = self.raw_dest(dest.into(), OP)?;
+        check_tag(send_tag, OP)?;
+        let args = self.recv_args::<R>(recv.len(), source, recv_tag, OP)?;
+        let (ptr, count, datatype) = view.raw();
+        let mut status = Status::empty();
+        // SAFETY: the view reaches only its slice; `recv` has room for `args.count` elements of
+        // its type; both are borrowed for the blocking call.
+        let rc = gated(OP, || unsafe {
+            ffi::MPI_Sendrecv(
+                ptr,
+                count,
+                datatype,
+                dest,
+                send_tag,
+                crate::datatype::recv_ptr(recv),
+                args.count,
+                R::datatype().as_raw(),
+                args.source,
+                args.tag,
+                self.raw,
+                status.as_raw_mut(),
+            )
+        })?;
+        crate::datatype::repair(recv);
+        check(rc, OP)?;
+        Ok(status)
+    }
+
+    /// Broadcasts what `view` selects from `root` into the same selection on every other rank
+    /// (`MPI_Bcast`, MPI-4.0 §6.4). Collective.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{DerivedType, Equivalence, Order};
+    /// // The interior 2 x 2 of a 4 x 4 grid, from rank 0 to all.
+    /// let interior = DerivedType::subarray(&mpi, &[4, 4], &[2, 2], &[1, 1], Order::C, i32::datatype())?;
+    /// let mut grid = [0i32; 16];
+    /// if world.rank() == 0 {
+    ///     grid = std::array::from_fn(|i| i as i32);
+    /// }
+    /// world.bcast_view(interior.view_mut(&mut grid, 1)?, 0)?;
+    /// assert_eq!([grid[5], grid[6], grid[9], grid[10]], [5, 6, 9, 10]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidRank`](crate::Error::InvalidRank) for `root`;
+    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi).
+    pub fn bcast_view<T: Equivalence>(&self, mut view: ViewMut<'_, T>, root: i32) -> Result<()> {
+        const OP: &str = "bcast";
+        self.check_rank(root, "root", OP)?;
+        let (ptr, count, datatype) = view.raw();
+        let rc = {
+            let _gate = enter(OP)?;
+            // SAFETY: the view reaches only its slice, exclusively borrowed for the call.
+            unsafe { ffi::MPI_Bcast(ptr, count, datatype, root, self.raw) }
+        };
+        view.repair();
+        check(rc, OP)
+    }
+
+    /// Starts sending what `view` selects (`MPI_Isend`, MPI-4.0 §3.7.2), its slice borrowed
+    /// for the scope.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{DerivedType, Equivalence};
+    /// let every_other = DerivedType::vector(&mpi, 4, 1, 2, u32::datatype())?;
+    /// let (out, mut got, me) = ([0u32, 1, 2, 3, 4, 5, 6, 7], [9u32; 8], world.rank());
+    /// ferrompi::scope(|s| {
+    ///     let receiving = world.irecv_view(s, every_other.view_mut(&mut got, 1)?, me, 0)?;
+    ///     let sending = world.isend_view(s, every_other.view(&out[1..], 1)?, me, 0)?;
+    ///     sending.wait()?;
+    ///     receiving.wait().map(drop)
+    /// })?;
+    /// assert_eq!(got, [1, 9, 3, 9, 5, 9, 7, 9]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`send_view`](Self::send_view).
+    pub fn isend_view<'s>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        view: View<'s>,
+        dest: impl Into<Destination>,
+        tag: i32,
+    ) -> Result<Request<'s>> {
+        const OP: &str = "isend";
+        let dest = self.raw_dest(dest.into(), OP)?;
+        check_tag(tag, OP)?;
+        let (ptr, count, datatype) = view.raw();
+        let mut raw = MaybeUninit::<ffi::MPI_Request>::uninit();
+        let rc = {
+            let _gate = enter_with(scope.in_flight.pass, OP)?;
+            // SAFETY: the view reaches only its slice, borrowed for 's, which the scope
+            // outlasts by completing or aborting; MPI writes the handle.
+            unsafe { ffi::MPI_Isend(ptr, count, datatype, dest, tag, self.raw, raw.as_mut_ptr()) }
+        };
+        check(rc, OP)?;
+        // SAFETY: the start succeeded, so MPI wrote the handle.
+        let raw = unsafe { raw.assume_init() };
+        Ok(Request::started(
+            RawRequest {
+                raw,
+                kind: Kind::Send,
+            },
+            None,
+            &scope.in_flight,
+        ))
+    }
+
+    /// Starts receiving into what `view` selects (`MPI_Irecv`, MPI-4.0 §3.7.2), its slice
+    /// borrowed for the scope.
+    ///
+    /// # Errors
+    /// As [`recv_view`](Self::recv_view).
+    pub fn irecv_view<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        view: ViewMut<'s, T>,
+        source: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<Request<'s>> {
+        const OP: &str = "irecv";
+        let source = self.raw_source(source.into(), OP)?;
+        let tag = raw_tag(tag.into(), OP)?;
+        let (buf, count, datatype) = view.into_parts();
+        let repair = Repair::for_slice(buf);
+        let ptr = crate::datatype::recv_ptr(buf);
+        let mut raw = MaybeUninit::<ffi::MPI_Request>::uninit();
+        let rc = {
+            let _gate = enter_with(scope.in_flight.pass, OP)?;
+            // SAFETY: the view reaches only its slice, exclusively borrowed for 's, which the
+            // scope outlasts by completing or aborting; MPI writes the handle.
+            unsafe {
+                ffi::MPI_Irecv(
+                    ptr,
+                    count,
+                    datatype,
+                    source,
+                    tag,
+                    self.raw,
+                    raw.as_mut_ptr(),
+                )
+            }
+        };
+        check(rc, OP)?;
+        // SAFETY: the start succeeded, so MPI wrote the handle.
+        let raw = unsafe { raw.assume_init() };
+        Ok(Request::started(
+            RawRequest {
+                raw,
+                kind: Kind::Recv,
+            },
+            repair,
+            &scope.in_flight,
+        ))
+    }
+
+    /// The bytes `input` takes packed for this communicator (`MPI_Pack_size`, MPI-4.0
+    /// §5.2.2): an upper bound.
+    ///
+    /// # Errors
+    /// [`Error::CountOverflow`](crate::Error::CountOverflow);
+    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi).
+    pub fn pack_size(&self, input: &(impl Packable + ?Sized)) -> Result<usize> {
+        const OP: &str = "pack_size";
+        let (_, count, datatype) = input.pack_args(OP)?;
+        self.pack_bound(count, datatype, OP)
+    }
+
+    fn pack_bound(
+        &self,
+        count: c_int,
+        datatype: ffi::MPI_Datatype,
+        operation: &'static str,
+    ) -> Result<usize> {
+        let mut size: c_int = 0;
+        let _gate = enter(operation)?;
+        // SAFETY: a committed datatype; writes one int.
+        let rc = unsafe { ffi::MPI_Pack_size(count, datatype, self.raw, &mut size) };
+        check(rc, operation)?;
+        Ok(usize::try_from(size).unwrap_or(usize::MAX))
+    }
+
+    /// Packs `input` (a slice, or a [`View`]) into `out` from byte `*position`, and moves
+    /// `*position` past it (`MPI_Pack`, MPI-4.0 §5.2.1): several packs make one message of
+    /// `MPI_PACKED` bytes, sent as `u8`s and unpacked in the same order.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let (ids, weights) = ([3u32, 5], [0.25f64]);
+    /// let mut bytes = vec![0u8; world.pack_size(&ids[..])? + world.pack_size(&weights[..])?];
+    /// let mut position = 0;
+    /// world.pack(&ids[..], &mut bytes, &mut position)?;
+    /// world.pack(&weights[..], &mut bytes, &mut position)?;
+    /// let (mut ids_back, mut weights_back, mut at) = ([0u32; 2], [0.0f64], 0);
+    /// world.unpack(&bytes[..position], &mut at, &mut ids_back[..])?;
+    /// world.unpack(&bytes[..position], &mut at, &mut weights_back[..])?;
+    /// assert_eq!((ids_back, weights_back, at), (ids, weights, position));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if `out` has no room from
+    /// `*position` for [`pack_size`](Self::pack_size); as `pack_size`.
+    pub fn pack(
+        &self,
+        input: &(impl Packable + ?Sized),
+        out: &mut [u8],
+        position: &mut usize,
+    ) -> Result<()> {
+        const OP: &str = "pack";
+        let (ptr, count, datatype) = input.pack_args(OP)?;
+        check_room(
+            out.len(),
+            *position,
+            self.pack_bound(count, datatype, OP)?,
+            OP,
+        )?;
+        let (size, mut at) = (int_len(out.len(), OP)?, int_len(*position, OP)?);
+        let rc = {
+            let _gate = enter(OP)?;
+            // SAFETY: `input` reaches only its own memory; MPI writes at most the bound from
+            // `at`, which fits in `out` (checked above).
+            unsafe {
+                ffi::MPI_Pack(
+                    ptr,
+                    count,
+                    datatype,
+                    crate::datatype::recv_ptr(out),
+                    size,
+                    &mut at,
+                    self.raw,
+                )
+            }
+        };
+        check(rc, OP)?;
+        *position = usize::try_from(at).unwrap_or(*position);
+        Ok(())
+    }
+
+    /// Unpacks from `input` at byte `*position` into `output` (a slice, or a [`ViewMut`]),
+    /// and moves `*position` past what it read (`MPI_Unpack`, MPI-4.0 §5.2.1).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if `input` does not hold,
+    /// from `*position`, the bytes [`pack_size`](Self::pack_size) gives for `output`; as
+    /// `pack_size`.
+    pub fn unpack(
+        &self,
+        input: &[u8],
+        position: &mut usize,
+        output: &mut (impl Unpackable + ?Sized),
+    ) -> Result<()> {
+        const OP: &str = "unpack";
+        let (ptr, count, datatype) = output.unpack_args(OP)?;
+        check_room(
+            input.len(),
+            *position,
+            self.pack_bound(count, datatype, OP)?,
+            OP,
+        )?;
+        let (size, mut at) = (int_len(input.len(), OP)?, int_len(*position, OP)?);
+        let rc = {
+            let _gate = enter(OP)?;
+            // SAFETY: MPI reads at most the bound from `at`, inside `input` (checked above),
+            // and writes only the memory `output` reaches (a slice, or a checked view).
+            unsafe {
+                ffi::MPI_Unpack(
+                    crate::datatype::send_ptr(input),
+                    size,
+                    &mut at,
+                    ptr,
+                    count,
+                    datatype,
+                    self.raw,
+                )
+            }
+        };
+        *position = usize::try_from(at).unwrap_or(*position);
+        output.repair();
+        check(rc, OP)
+    }
+}
+
+/// A byte length or position as MPI's `int`.
+fn int_len(n: usize, operation: &'static str) -> Result<c_int> {
+    c_int::try_from(n).map_err(|_| crate::datatype::count_overflow(n, 1, operation))
+}

@@ -1,0 +1,3 @@
+#[derive(ferrompi::Equivalence, Clone, Copy)]
+struct Nothing;
+fn main() {}

@@ -1,0 +1,6 @@
+#[derive(ferrompi::Equivalence, Clone, Copy)]
+enum Phase {
+    Solid,
+    Liquid,
+}
+fn main() {}

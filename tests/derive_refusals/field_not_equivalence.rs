@@ -1,0 +1,5 @@
+#[derive(ferrompi::Equivalence, Clone, Copy)]
+struct Letter {
+    code: char,
+}
+fn main() {}

@@ -1,0 +1,5 @@
+#[derive(ferrompi::Equivalence, Clone, Copy)]
+struct Pointing {
+    next: *const u8,
+}
+fn main() {}

@@ -1,0 +1,5 @@
+#[derive(ferrompi::Equivalence, Clone, Copy)]
+struct Borrowing {
+    value: &'static f64,
+}
+fn main() {}

@@ -7,6 +7,7 @@
 //! | [`threads`] | thread levels, the thread gate, hybrid MPI + threads |
 //! | [`nonblocking`] | requests in scopes, owned requests, request sets, futures, persistent requests, and their soundness rules |
 //! | [`collectives`] | every collective, reductions and user ops, large counts, channels, typed messages |
+//! | [`structured_data`] | `#[derive(Equivalence)]`, derived datatypes and views, packing |
 //! | [`windows`] | shared-memory windows and RMA |
 //! | [`deployment`] | the node and NUMA hierarchy, Slurm, `sbatch` scripts, fake hosts |
 //! | `gpu` | whether the MPI takes GPU memory; device buffers, direct or staged (feature `cuda`) |
@@ -23,6 +24,8 @@ pub mod threads {}
 pub mod nonblocking {}
 #[doc = include_str!("../docs/guide/collectives.md")]
 pub mod collectives {}
+#[doc = include_str!("../docs/guide/structured-data.md")]
+pub mod structured_data {}
 #[doc = include_str!("../docs/guide/windows.md")]
 pub mod windows {}
 #[doc = include_str!("../docs/guide/deployment.md")]

@@ -3,6 +3,7 @@
 //! (`MPI_Pack`, `MPI_Unpack`, `MPI_Pack_size`, §5.2).
 
 use super::Communicator;
+use super::call::MoveFn;
 use super::p2p::{Destination, Source, TagMatch, check_tag, raw_tag};
 use crate::datatype::pack::{Packable, Unpackable, check_room};
 use crate::datatype::{Equivalence, View, ViewMut};
@@ -177,6 +178,156 @@ impl Communicator<'_> {
         };
         view.repair();
         check(rc, OP)
+    }
+
+    /// The equal-block data movements on views: `send` and `recv` may be of different types
+    /// whose type signatures match block by block (a column sent, a row received). A view
+    /// holding blocks for every rank (`recv` of gather and allgather, `send` of scatter, both
+    /// of alltoall) holds `size` blocks of `count / size` copies, block `i` starting
+    /// `i * count / size` extents in.
+    fn move_view<T: Equivalence>(
+        &self,
+        f: MoveFn,
+        send: View<'_>,
+        mut recv: ViewMut<'_, T>,
+        root: i32,
+    ) -> Result<()> {
+        let operation = f.name(false);
+        let (s, sc, st) = send.raw();
+        let (r, rc, rt) = recv.raw();
+        let share = |n: c_int| -> Result<c_int> { Ok(self.share(n as usize, operation)? as c_int) };
+        let (sn, rn) = match f {
+            MoveFn::Gather => (
+                sc,
+                if self.is_root(root, operation)? {
+                    share(rc)?
+                } else {
+                    0
+                },
+            ),
+            MoveFn::Scatter => (
+                if self.is_root(root, operation)? {
+                    share(sc)?
+                } else {
+                    0
+                },
+                rc,
+            ),
+            MoveFn::Allgather => (sc, share(rc)?),
+            MoveFn::Alltoall => (share(sc)?, share(rc)?),
+        };
+        let c = self.raw;
+        let code = {
+            let _gate = enter(operation)?;
+            // SAFETY: each view reaches only its own slice (checked when it was made), and
+            // MPI reaches at most `size` blocks of the per-rank counts, which are the views'
+            // counts divided among the ranks; both are borrowed for the blocking call.
+            unsafe {
+                match f {
+                    MoveFn::Gather => ffi::MPI_Gather(s, sn, st, r, rn, rt, root, c),
+                    MoveFn::Scatter => ffi::MPI_Scatter(s, sn, st, r, rn, rt, root, c),
+                    MoveFn::Allgather => ffi::MPI_Allgather(s, sn, st, r, rn, rt, c),
+                    MoveFn::Alltoall => ffi::MPI_Alltoall(s, sn, st, r, rn, rt, c),
+                }
+            }
+        };
+        recv.repair();
+        check(code, operation)
+    }
+
+    /// Collects what each process's `send` selects into `recv` at `root`, in rank order
+    /// (`MPI_Gather`, MPI-4.0 §6.5): `recv` holds `size` blocks (its count divided evenly
+    /// among the ranks), read only at the root.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{DerivedType, Equivalence};
+    /// // Column 0 of each rank's 3 x 2 matrix, one after another at rank 0.
+    /// let column = DerivedType::vector(&mpi, 3, 1, 2, f64::datatype())?;
+    /// let three = DerivedType::contiguous(&mpi, 3, f64::datatype())?;
+    /// let matrix = [world.rank() as f64; 6];
+    /// let mut columns = vec![-1.0; 3 * world.size() as usize];
+    /// world.gather_view(column.view(&matrix, 1)?, three.view_mut(&mut columns, world.size() as usize)?, 0)?;
+    /// if world.rank() == 0 {
+    ///     assert!(columns.chunks(3).enumerate().all(|(r, c)| c == [r as f64; 3]));
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidRank`](crate::Error::InvalidRank) for `root`;
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if the root's `recv` count
+    /// does not divide among the ranks; [`Error::WrongThread`](crate::Error::WrongThread);
+    /// [`Error::Mpi`](crate::Error::Mpi).
+    pub fn gather_view<T: Equivalence>(
+        &self,
+        send: View<'_>,
+        recv: ViewMut<'_, T>,
+        root: i32,
+    ) -> Result<()> {
+        self.move_view(MoveFn::Gather, send, recv, root)
+    }
+
+    /// Hands block `i` of what `send` selects at `root` to rank `i`'s `recv` (`MPI_Scatter`,
+    /// MPI-4.0 §6.6): `send` holds `size` blocks, read only at the root.
+    ///
+    /// # Errors
+    /// As [`gather_view`](Self::gather_view), for the root's `send`.
+    pub fn scatter_view<T: Equivalence>(
+        &self,
+        send: View<'_>,
+        recv: ViewMut<'_, T>,
+        root: i32,
+    ) -> Result<()> {
+        self.move_view(MoveFn::Scatter, send, recv, root)
+    }
+
+    /// Every process gets what every process's `send` selects, in rank order, in `recv`'s
+    /// `size` blocks (`MPI_Allgather`, MPI-4.0 §6.7).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if `recv`'s count does not
+    /// divide among the ranks; [`Error::WrongThread`](crate::Error::WrongThread);
+    /// [`Error::Mpi`](crate::Error::Mpi).
+    pub fn allgather_view<T: Equivalence>(
+        &self,
+        send: View<'_>,
+        recv: ViewMut<'_, T>,
+    ) -> Result<()> {
+        self.move_view(MoveFn::Allgather, send, recv, 0)
+    }
+
+    /// Block `j` of `send` goes to rank `j`, and arrives as block `i` of its `recv`, for
+    /// sender `i` (`MPI_Alltoall`, MPI-4.0 §6.8): with a column type on one side and a row on
+    /// the other, a distributed transpose.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{DerivedType, Equivalence};
+    /// let n = world.size() as usize;
+    /// // Each rank holds an n x n row-major matrix; column j goes to rank j as a row.
+    /// let column = DerivedType::vector(&mpi, n, 1, n as isize, f64::datatype())?;
+    /// let columns = DerivedType::resized(&mpi, &column, 0, 8)?; // the next column is 8 bytes on
+    /// let row = DerivedType::contiguous(&mpi, n, f64::datatype())?;
+    /// let me = world.rank() as usize;
+    /// let matrix: Vec<f64> = (0..n * n).map(|k| (me * 1000 + k) as f64).collect();
+    /// let mut rows = vec![0.0; n * n];
+    /// world.alltoall_view(columns.view(&matrix, n)?, row.view_mut(&mut rows, n)?)?;
+    /// // Row q of mine is column `me` of rank q's matrix.
+    /// assert!((0..n).all(|q| (0..n).all(|i| rows[q * n + i] == (q * 1000 + i * n + me) as f64)));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`allgather_view`](Self::allgather_view), for both views.
+    pub fn alltoall_view<T: Equivalence>(
+        &self,
+        send: View<'_>,
+        recv: ViewMut<'_, T>,
+    ) -> Result<()> {
+        self.move_view(MoveFn::Alltoall, send, recv, 0)
     }
 
     /// Starts sending what `view` selects (`MPI_Isend`, MPI-4.0 §3.7.2), its slice borrowed

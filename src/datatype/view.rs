@@ -122,6 +122,12 @@ impl<'mpi> DerivedType<'mpi> {
 }
 
 impl View<'_> {
+    /// How many copies of its type the view holds.
+    #[inline]
+    pub fn count(&self) -> usize {
+        self.count as usize
+    }
+
     /// What MPI is given: the address, the count and the datatype.
     #[inline]
     pub(crate) fn raw(&self) -> (*const c_void, c_int, ffi::MPI_Datatype) {
@@ -130,6 +136,12 @@ impl View<'_> {
 }
 
 impl<'a, T: Equivalence> ViewMut<'a, T> {
+    /// How many copies of its type the view holds.
+    #[inline]
+    pub fn count(&self) -> usize {
+        self.count as usize
+    }
+
     /// What MPI is given: the address, the count and the datatype.
     #[inline]
     pub(crate) fn raw(&mut self) -> (*mut c_void, c_int, ffi::MPI_Datatype) {

@@ -606,6 +606,79 @@ fn layouts(mpi: &Mpi, world: &ferrompi::Communicator<'_>, t: &mut Checks, next: 
         "each record's value",
     );
 
+    // The equal-block collectives on views: a distributed transpose by alltoall (columns
+    // sent, rows received), columns gathered, scattered and allgathered.
+    let n = world.size() as usize;
+    let me = rank as usize;
+    let col = t.okay(
+        DerivedType::vector(mpi, n, 1, n as isize, f64::datatype()),
+        "n x n column",
+    );
+    let cols = t.okay(
+        DerivedType::resized(mpi, &col, 0, 8),
+        "columns one f64 apart",
+    );
+    let row = t.okay(DerivedType::contiguous(mpi, n, f64::datatype()), "row");
+    let square: Vec<f64> = (0..n * n).map(|k| (me * 1000 + k) as f64).collect();
+    let mut rows = vec![-1.0f64; n * n];
+    let sent = cols.view(&square, n).and_then(|send| {
+        let recv = row.view_mut(&mut rows, n)?;
+        world.alltoall_view(send, recv)
+    });
+    t.okay(sent, "alltoall_view");
+    t.ok(
+        (0..n).all(|q| (0..n).all(|i| rows[q * n + i] == (q * 1000 + i * n + me) as f64)),
+        "alltoall_view transposed: row q is column `me` of rank q",
+    );
+    let mut gathered = vec![-1.0f64; n * n];
+    let root = (n - 1) as i32;
+    let sent = col.view(&square[me % n..], 1).and_then(|send| {
+        let recv = row.view_mut(&mut gathered, if rank == root { n } else { 0 })?;
+        world.gather_view(send, recv, root)
+    });
+    t.okay(sent, "gather_view");
+    if rank == root {
+        t.ok(
+            (0..n)
+                .all(|q| (0..n).all(|i| gathered[q * n + i] == (q * 1000 + i * n + q % n) as f64)),
+            "gather_view: column q of rank q, in rank order",
+        );
+    }
+    let mut mine = vec![-1.0f64; n];
+    let sent = cols
+        .view(&square, if rank == root { n } else { 0 })
+        .and_then(|send| {
+            let recv = row.view_mut(&mut mine, 1)?;
+            world.scatter_view(send, recv, root)
+        });
+    t.okay(sent, "scatter_view");
+    t.ok(
+        (0..n).all(|i| mine[i] == (n - 1) as f64 * 1000.0 + (i * n + me) as f64),
+        "scatter_view: column `me` of the root's matrix",
+    );
+    let mut everyone = vec![-1.0f64; n * n];
+    let sent = col.view(&square, 1).and_then(|send| {
+        let recv = row.view_mut(&mut everyone, n)?;
+        world.allgather_view(send, recv)
+    });
+    t.okay(sent, "allgather_view");
+    t.ok(
+        (0..n).all(|q| (0..n).all(|i| everyone[q * n + i] == (q * 1000 + i * n) as f64)),
+        "allgather_view: column 0 of every rank",
+    );
+    let mut wide = vec![0.0f64; (n + 1) * n];
+    let recv = t.okay(row.view_mut(&mut wide, n + 1), "a view of n + 1 rows");
+    let send = t.okay(col.view(&square, 1), "a column");
+    let result = world.allgather_view(send, recv);
+    if n > 1 {
+        t.ok(
+            matches!(result, Err(Error::InvalidArgument { .. })),
+            "a receive view that does not divide among the ranks",
+        );
+    } else {
+        t.okay(result, "n + 1 rows divide among one rank");
+    }
+
     // bcast_view: the interior of a 4 x 4 grid from the last rank.
     let interior = t.okay(
         DerivedType::subarray(mpi, &[4, 4], &[2, 2], &[1, 1], Order::C, i32::datatype()),

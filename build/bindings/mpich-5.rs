@@ -285,6 +285,27 @@ unsafe extern "C" {
 unsafe extern "C" {
     pub static MPI_WEIGHTS_EMPTY: *mut ::std::os::raw::c_int;
 }
+pub const MPIR_Combiner_enum_MPI_COMBINER_NAMED: MPIR_Combiner_enum = 1;
+pub const MPIR_Combiner_enum_MPI_COMBINER_DUP: MPIR_Combiner_enum = 2;
+pub const MPIR_Combiner_enum_MPI_COMBINER_CONTIGUOUS: MPIR_Combiner_enum = 3;
+pub const MPIR_Combiner_enum_MPI_COMBINER_VECTOR: MPIR_Combiner_enum = 4;
+pub const MPIR_Combiner_enum_MPI_COMBINER_HVECTOR_INTEGER: MPIR_Combiner_enum = 5;
+pub const MPIR_Combiner_enum_MPI_COMBINER_HVECTOR: MPIR_Combiner_enum = 6;
+pub const MPIR_Combiner_enum_MPI_COMBINER_INDEXED: MPIR_Combiner_enum = 7;
+pub const MPIR_Combiner_enum_MPI_COMBINER_HINDEXED_INTEGER: MPIR_Combiner_enum = 8;
+pub const MPIR_Combiner_enum_MPI_COMBINER_HINDEXED: MPIR_Combiner_enum = 9;
+pub const MPIR_Combiner_enum_MPI_COMBINER_INDEXED_BLOCK: MPIR_Combiner_enum = 10;
+pub const MPIR_Combiner_enum_MPI_COMBINER_STRUCT_INTEGER: MPIR_Combiner_enum = 11;
+pub const MPIR_Combiner_enum_MPI_COMBINER_STRUCT: MPIR_Combiner_enum = 12;
+pub const MPIR_Combiner_enum_MPI_COMBINER_SUBARRAY: MPIR_Combiner_enum = 13;
+pub const MPIR_Combiner_enum_MPI_COMBINER_DARRAY: MPIR_Combiner_enum = 14;
+pub const MPIR_Combiner_enum_MPI_COMBINER_F90_REAL: MPIR_Combiner_enum = 15;
+pub const MPIR_Combiner_enum_MPI_COMBINER_F90_COMPLEX: MPIR_Combiner_enum = 16;
+pub const MPIR_Combiner_enum_MPI_COMBINER_F90_INTEGER: MPIR_Combiner_enum = 17;
+pub const MPIR_Combiner_enum_MPI_COMBINER_RESIZED: MPIR_Combiner_enum = 18;
+pub const MPIR_Combiner_enum_MPI_COMBINER_HINDEXED_BLOCK: MPIR_Combiner_enum = 19;
+pub const MPIR_Combiner_enum_MPI_COMBINER_VALUE_INDEX: MPIR_Combiner_enum = 20;
+pub type MPIR_Combiner_enum = ::std::os::raw::c_uint;
 pub const MPIX_ASYNC_NOPROGRESS: _bindgen_ty_1 = 0;
 pub const MPIX_ASYNC_DONE: _bindgen_ty_1 = 1;
 pub type _bindgen_ty_1 = ::std::os::raw::c_int;

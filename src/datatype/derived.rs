@@ -27,6 +27,21 @@ impl From<Datatype> for TypeRef<'static> {
     }
 }
 
+impl TypeRef<'_> {
+    /// The raw handle.
+    pub(crate) fn raw(&self) -> ffi::MPI_Datatype {
+        self.raw
+    }
+
+    /// A handle valid for as long as the caller uses the result.
+    pub(crate) fn from_raw(raw: ffi::MPI_Datatype) -> TypeRef<'static> {
+        TypeRef {
+            raw,
+            _borrow: PhantomData,
+        }
+    }
+}
+
 impl<'a> From<&'a DerivedType<'_>> for TypeRef<'a> {
     fn from(derived: &'a DerivedType<'_>) -> TypeRef<'a> {
         TypeRef {
@@ -156,7 +171,7 @@ pub enum Distribution {
 pub struct DerivedType<'mpi> {
     raw: ffi::MPI_Datatype,
     bounds: Bounds,
-    _mpi: PhantomData<&'mpi Mpi>,
+    mpi: &'mpi Mpi,
 }
 
 // SAFETY: a committed datatype is immutable; MPI lets any thread the thread level allows pass
@@ -210,12 +225,12 @@ fn aints(values: &[isize]) -> Vec<ffi::MPI_Aint> {
 
 /// Calls a constructor's large-count form where the MPI has one; a count overflow elsewhere.
 macro_rules! large {
-    ($operation:expr, $len:expr, { $($prep:tt)* }, |$t:ident| $call:expr) => {{
+    ($mpi:expr, $operation:expr, $len:expr, { $($prep:tt)* }, |$t:ident| $call:expr) => {{
         #[cfg(ferrompi_large_count)]
         {
             (|| {
                 $($prep)*
-                DerivedType::make($operation, |$t| $call)
+                DerivedType::make($mpi, $operation, |$t| $call)
             })()
         }
         #[cfg(not(ferrompi_large_count))]
@@ -228,6 +243,7 @@ macro_rules! large {
 impl<'mpi> DerivedType<'mpi> {
     /// Makes, commits and adopts a type: `create` writes the new handle.
     fn make(
+        mpi: &'mpi Mpi,
         operation: &'static str,
         create: impl FnOnce(*mut ffi::MPI_Datatype) -> c_int,
     ) -> Result<DerivedType<'mpi>> {
@@ -242,6 +258,15 @@ impl<'mpi> DerivedType<'mpi> {
                 return Err(e);
             }
         }
+        Self::adopt_committed(mpi, raw, operation)
+    }
+
+    /// Owns a committed handle made for this process: counts it, reads its bounds.
+    fn adopt_committed(
+        mpi: &'mpi Mpi,
+        raw: ffi::MPI_Datatype,
+        operation: &'static str,
+    ) -> Result<DerivedType<'mpi>> {
         crate::live::made(crate::live::Kind::Datatype);
         // Owned from here: a failure below frees it in the drop.
         let mut made = DerivedType {
@@ -253,10 +278,34 @@ impl<'mpi> DerivedType<'mpi> {
                 true_extent: 0,
                 size: 0,
             },
-            _mpi: PhantomData,
+            mpi,
         };
         made.bounds = Bounds::of(raw, operation)?;
         Ok(made)
+    }
+
+    /// Owns a derived handle MPI made for this process (a decoded type's argument): commits
+    /// it, so that it can be used like any other, or frees it on failure.
+    pub(crate) fn adopt(
+        mpi: &'mpi Mpi,
+        mut raw: ffi::MPI_Datatype,
+        operation: &'static str,
+    ) -> Result<DerivedType<'mpi>> {
+        {
+            let _gate = enter(operation)?;
+            // SAFETY: a derived datatype MPI made for this process.
+            if let Err(e) = check(unsafe { ffi::MPI_Type_commit(&mut raw) }, operation) {
+                // SAFETY: ours, never handed out.
+                unsafe { ffi::MPI_Type_free(&mut raw) };
+                return Err(e);
+            }
+        }
+        Self::adopt_committed(mpi, raw, operation)
+    }
+
+    /// The environment the type borrows.
+    pub(crate) fn mpi(&self) -> &'mpi Mpi {
+        self.mpi
     }
 
     /// `count` copies of `old`, one after another (`MPI_Type_contiguous`, MPI-4.0 §5.1.2).
@@ -278,12 +327,12 @@ impl<'mpi> DerivedType<'mpi> {
         old: impl Into<TypeRef<'a>>,
     ) -> Result<DerivedType<'mpi>> {
         const OP: &str = "type_contiguous";
-        let _ = mpi;
         let old = old.into().raw;
         match c_int::try_from(count) {
             // SAFETY: MPI writes one handle at `t`.
-            Ok(n) => Self::make(OP, |t| unsafe { ffi::MPI_Type_contiguous(n, old, t) }),
+            Ok(n) => Self::make(mpi, OP, |t| unsafe { ffi::MPI_Type_contiguous(n, old, t) }),
             Err(_) => large!(
+                mpi,
                 OP,
                 count,
                 {
@@ -320,18 +369,18 @@ impl<'mpi> DerivedType<'mpi> {
         old: impl Into<TypeRef<'a>>,
     ) -> Result<DerivedType<'mpi>> {
         const OP: &str = "type_vector";
-        let _ = mpi;
         let old = old.into().raw;
         match (
             c_int::try_from(count),
             c_int::try_from(blocklength),
             c_int::try_from(stride),
         ) {
-            (Ok(n), Ok(b), Ok(s)) => Self::make(OP, |t| {
+            (Ok(n), Ok(b), Ok(s)) => Self::make(mpi, OP, |t| {
                 // SAFETY: MPI writes one handle at `t`.
                 unsafe { ffi::MPI_Type_vector(n, b, s, old, t) }
             }),
             _ => large!(
+                mpi,
                 OP,
                 count,
                 {
@@ -367,15 +416,15 @@ impl<'mpi> DerivedType<'mpi> {
         old: impl Into<TypeRef<'a>>,
     ) -> Result<DerivedType<'mpi>> {
         const OP: &str = "type_create_hvector";
-        let _ = mpi;
         let old = old.into().raw;
         let stride = stride_bytes as ffi::MPI_Aint;
         match (c_int::try_from(count), c_int::try_from(blocklength)) {
-            (Ok(n), Ok(b)) => Self::make(OP, |t| {
+            (Ok(n), Ok(b)) => Self::make(mpi, OP, |t| {
                 // SAFETY: MPI writes one handle at `t`.
                 unsafe { ffi::MPI_Type_create_hvector(n, b, stride, old, t) }
             }),
             _ => large!(
+                mpi,
                 OP,
                 count,
                 {
@@ -413,13 +462,12 @@ impl<'mpi> DerivedType<'mpi> {
         old: impl Into<TypeRef<'a>>,
     ) -> Result<DerivedType<'mpi>> {
         const OP: &str = "type_indexed";
-        let _ = mpi;
         if lengths.len() != displacements.len() {
             return Err(lengths_differ(OP, "lengths and displacements"));
         }
         let old = old.into().raw;
         match (ints(&[lengths.len()]), ints(lengths), ints(displacements)) {
-            (Some(n), Some(l), Some(d)) => Self::make(OP, |t| {
+            (Some(n), Some(l), Some(d)) => Self::make(mpi, OP, |t| {
                 // SAFETY: two arrays of `n` ints; MPI writes one handle at `t`.
                 unsafe {
                     ffi::MPI_Type_indexed(
@@ -432,6 +480,7 @@ impl<'mpi> DerivedType<'mpi> {
                 }
             }),
             _ => large!(
+                mpi,
                 OP,
                 lengths.len(),
                 {
@@ -474,14 +523,13 @@ impl<'mpi> DerivedType<'mpi> {
         old: impl Into<TypeRef<'a>>,
     ) -> Result<DerivedType<'mpi>> {
         const OP: &str = "type_create_hindexed";
-        let _ = mpi;
         if lengths.len() != displacements_bytes.len() {
             return Err(lengths_differ(OP, "lengths and displacements"));
         }
         let old = old.into().raw;
         let d = aints(displacements_bytes);
         match (ints(&[lengths.len()]), ints(lengths)) {
-            (Some(n), Some(l)) => Self::make(OP, |t| {
+            (Some(n), Some(l)) => Self::make(mpi, OP, |t| {
                 // SAFETY: two arrays of `n` entries; MPI writes one handle at `t`.
                 unsafe {
                     ffi::MPI_Type_create_hindexed(
@@ -494,6 +542,7 @@ impl<'mpi> DerivedType<'mpi> {
                 }
             }),
             _ => large!(
+                mpi,
                 OP,
                 lengths.len(),
                 {
@@ -536,19 +585,19 @@ impl<'mpi> DerivedType<'mpi> {
         old: impl Into<TypeRef<'a>>,
     ) -> Result<DerivedType<'mpi>> {
         const OP: &str = "type_create_indexed_block";
-        let _ = mpi;
         let old = old.into().raw;
         match (
             ints(&[displacements.len(), blocklength]),
             ints(displacements),
         ) {
-            (Some(n), Some(d)) => Self::make(OP, |t| {
+            (Some(n), Some(d)) => Self::make(mpi, OP, |t| {
                 // SAFETY: an array of `n[0]` ints; MPI writes one handle at `t`.
                 unsafe {
                     ffi::MPI_Type_create_indexed_block(n[0], n[1], d.as_ptr().cast_mut(), old, t)
                 }
             }),
             _ => large!(
+                mpi,
                 OP,
                 displacements.len(),
                 {
@@ -593,17 +642,17 @@ impl<'mpi> DerivedType<'mpi> {
         old: impl Into<TypeRef<'a>>,
     ) -> Result<DerivedType<'mpi>> {
         const OP: &str = "type_create_hindexed_block";
-        let _ = mpi;
         let old = old.into().raw;
         let d = aints(displacements_bytes);
         match ints(&[displacements_bytes.len(), blocklength]) {
-            Some(n) => Self::make(OP, |t| {
+            Some(n) => Self::make(mpi, OP, |t| {
                 // SAFETY: an array of `n[0]` displacements; MPI writes one handle at `t`.
                 unsafe {
                     ffi::MPI_Type_create_hindexed_block(n[0], n[1], d.as_ptr().cast_mut(), old, t)
                 }
             }),
             None => large!(
+                mpi,
                 OP,
                 displacements_bytes.len(),
                 {
@@ -658,14 +707,13 @@ impl<'mpi> DerivedType<'mpi> {
         types: &[TypeRef<'_>],
     ) -> Result<DerivedType<'mpi>> {
         const OP: &str = "type_create_struct";
-        let _ = mpi;
         if lengths.len() != displacements_bytes.len() || lengths.len() != types.len() {
             return Err(lengths_differ(OP, "lengths, displacements and types"));
         }
         let d = aints(displacements_bytes);
         let raw: Vec<ffi::MPI_Datatype> = types.iter().map(|t| t.raw).collect();
         match (ints(&[lengths.len()]), ints(lengths)) {
-            (Some(n), Some(l)) => Self::make(OP, |t| {
+            (Some(n), Some(l)) => Self::make(mpi, OP, |t| {
                 // SAFETY: three arrays of `n` entries; MPI writes one handle at `t`.
                 unsafe {
                     ffi::MPI_Type_create_struct(
@@ -678,6 +726,7 @@ impl<'mpi> DerivedType<'mpi> {
                 }
             }),
             _ => large!(
+                mpi,
                 OP,
                 lengths.len(),
                 {
@@ -728,7 +777,6 @@ impl<'mpi> DerivedType<'mpi> {
         old: impl Into<TypeRef<'a>>,
     ) -> Result<DerivedType<'mpi>> {
         const OP: &str = "type_create_subarray";
-        let _ = mpi;
         if sizes.len() != subsizes.len() || sizes.len() != starts.len() {
             return Err(lengths_differ(OP, "sizes, subsizes and starts"));
         }
@@ -754,7 +802,7 @@ impl<'mpi> DerivedType<'mpi> {
             ints(subsizes),
             ints(starts),
         ) {
-            (Some(n), Some(s), Some(u), Some(b)) => Self::make(OP, |t| {
+            (Some(n), Some(s), Some(u), Some(b)) => Self::make(mpi, OP, |t| {
                 // SAFETY: three arrays of `n` ints; MPI writes one handle at `t`.
                 unsafe {
                     ffi::MPI_Type_create_subarray(
@@ -769,6 +817,7 @@ impl<'mpi> DerivedType<'mpi> {
                 }
             }),
             _ => large!(
+                mpi,
                 OP,
                 sizes.len(),
                 {
@@ -825,7 +874,6 @@ impl<'mpi> DerivedType<'mpi> {
         old: impl Into<TypeRef<'a>>,
     ) -> Result<DerivedType<'mpi>> {
         const OP: &str = "type_create_darray";
-        let _ = mpi;
         if gsizes.len() != distribs.len() || gsizes.len() != psizes.len() {
             return Err(lengths_differ(OP, "gsizes, distribs and psizes"));
         }
@@ -858,7 +906,7 @@ impl<'mpi> DerivedType<'mpi> {
             ints(gsizes),
             ints(psizes),
         ) {
-            (Some(n), Some(g), Some(p)) => Self::make(OP, |t| {
+            (Some(n), Some(g), Some(p)) => Self::make(mpi, OP, |t| {
                 // SAFETY: four arrays of `n[2]` ints; MPI writes one handle at `t`.
                 unsafe {
                     ffi::MPI_Type_create_darray(
@@ -876,6 +924,7 @@ impl<'mpi> DerivedType<'mpi> {
                 }
             }),
             _ => large!(
+                mpi,
                 OP,
                 size,
                 {
@@ -927,9 +976,8 @@ impl<'mpi> DerivedType<'mpi> {
         extent: isize,
     ) -> Result<DerivedType<'mpi>> {
         const OP: &str = "type_create_resized";
-        let _ = mpi;
         let old = old.into().raw;
-        Self::make(OP, |t| {
+        Self::make(mpi, OP, |t| {
             // SAFETY: MPI writes one handle at `t`.
             unsafe {
                 ffi::MPI_Type_create_resized(old, lb as ffi::MPI_Aint, extent as ffi::MPI_Aint, t)
@@ -944,7 +992,9 @@ impl<'mpi> DerivedType<'mpi> {
     pub fn dup(&self) -> Result<DerivedType<'mpi>> {
         let old = self.raw;
         // SAFETY: MPI writes one handle at `t`.
-        Self::make("type_dup", |t| unsafe { ffi::MPI_Type_dup(old, t) })
+        Self::make(self.mpi, "type_dup", |t| unsafe {
+            ffi::MPI_Type_dup(old, t)
+        })
     }
 
     /// The type's bounds, read once when it was made.

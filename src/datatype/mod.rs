@@ -46,11 +46,13 @@
 //! | `pack_external`, `unpack_external` | yes (derived structs on Open MPI only) | on Open MPI only |
 
 pub mod cache;
+mod decode;
 mod derived;
 pub mod pack;
 mod view;
 
 pub use cache::{Field, TypeCache, cached_by_type, struct_datatype};
+pub use decode::{Combiner, ContentType, Contents, Envelope};
 pub use derived::{Bounds, DerivedType, Distribution, Order, TypeRef};
 pub use view::{View, ViewMut};
 

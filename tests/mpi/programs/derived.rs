@@ -138,6 +138,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     let (next, prev) = ((rank + 1) % size, (rank + size - 1) % size);
 
     structs(mpi, &world, t, next, prev);
+    decoding(mpi, t);
     builders(mpi, &world, t);
     layouts(mpi, &world, t, next, prev);
     halos(mpi, &world, t);
@@ -872,6 +873,130 @@ fn packing(mpi: &Mpi, world: &ferrompi::Communicator<'_>, t: &mut Checks) {
         "unpack_external of a struct",
     );
     t.eq(two, one, "a struct through external32");
+}
+
+/// Decoding: each constructor's envelope and contents, a derived struct's datatype, and the
+/// derived types among the contents (owned, decodable in turn).
+fn decoding(mpi: &Mpi, t: &mut Checks) {
+    use ferrompi::datatype::{Combiner, ContentType, TypeRef};
+    let f = f64::datatype();
+    let named = TypeRef::from(f).envelope();
+    t.eq_ok(
+        named.map(|e| e.combiner),
+        Combiner::Named,
+        "a predefined type is named",
+    );
+    let vector = t.okay(DerivedType::vector(mpi, 3, 2, 5, f), "vector");
+    let contents = t.okay(vector.contents(), "vector's contents");
+    t.eq(
+        contents.integers.clone(),
+        vec![3, 2, 5],
+        "vector: count, blocklength, stride",
+    );
+    t.ok(
+        matches!(contents.datatypes[..], [ContentType::Named(d)] if d == f),
+        "vector: of MPI_DOUBLE",
+    );
+    let subarray = t.okay(
+        DerivedType::subarray(mpi, &[5, 3, 7], &[1, 3, 7], &[4, 0, 0], Order::C, f),
+        "subarray",
+    );
+    t.eq_ok(
+        subarray.envelope().map(|e| e.combiner),
+        Combiner::Subarray,
+        "subarray's combiner",
+    );
+    let contents = t.okay(subarray.contents(), "subarray's contents");
+    t.eq(
+        contents
+            .integers
+            .iter()
+            .take(10)
+            .copied()
+            .collect::<Vec<_>>(),
+        vec![3, 5, 3, 7, 1, 3, 7, 4, 0, 0],
+        "subarray: ndims, sizes, subsizes, starts",
+    );
+    t.eq(contents.integers.len(), 11, "subarray: and the order");
+    let spaced = t.okay(DerivedType::resized(mpi, &vector, -8, 200), "resized");
+    let contents = t.okay(spaced.contents(), "resized's contents");
+    t.eq(
+        contents.addresses.clone(),
+        vec![-8, 200],
+        "resized: lb, extent",
+    );
+    match &contents.datatypes[..] {
+        [ContentType::Derived(inner)] => {
+            t.eq_ok(
+                inner.envelope().map(|e| e.combiner),
+                Combiner::Vector,
+                "the resized vector",
+            );
+            t.eq(
+                inner.bounds(),
+                vector.bounds(),
+                "a decoded type has the original's bounds",
+            );
+        }
+        other => t.ok(false, format!("resized of a derived type: {other:?}")),
+    }
+    let copy = t.okay(vector.dup(), "dup");
+    t.eq_ok(
+        copy.envelope().map(|e| e.combiner),
+        Combiner::Dup,
+        "dup's combiner",
+    );
+    let mixed = t.okay(
+        DerivedType::create_struct(mpi, &[1, 2], &[16, 0], &[f.into(), i32::datatype().into()]),
+        "create_struct",
+    );
+    let contents = t.okay(mixed.contents(), "struct's contents");
+    t.eq(
+        contents.integers.clone(),
+        vec![2, 1, 2],
+        "struct: count, block lengths",
+    );
+    t.eq(
+        contents.addresses.clone(),
+        vec![16, 0],
+        "struct: displacements",
+    );
+    // A derived struct's datatype: resized to its size, over a struct of its three fields.
+    let envelope = TypeRef::from(Padded::datatype()).envelope();
+    t.eq_ok(
+        envelope.map(|e| e.combiner),
+        Combiner::Resized,
+        "a derived struct is resized",
+    );
+    let contents = t.okay(
+        TypeRef::from(Padded::datatype()).contents(mpi),
+        "its contents",
+    );
+    t.eq(
+        contents.addresses.clone(),
+        vec![0, std::mem::size_of::<Padded>() as isize],
+        "resized to the struct's size",
+    );
+    if let [ContentType::Derived(fields)] = &contents.datatypes[..] {
+        let inner = t.okay(fields.contents(), "the fields' struct");
+        t.eq(
+            inner.integers.clone(),
+            vec![3, 1, 1, 1],
+            "three fields of one element each",
+        );
+        let offsets = [
+            std::mem::offset_of!(Padded, tag),
+            std::mem::offset_of!(Padded, value),
+            std::mem::offset_of!(Padded, id),
+        ];
+        t.eq(
+            inner.addresses.clone(),
+            offsets.iter().map(|&o| o as isize).collect::<Vec<_>>(),
+            "at the fields' real offsets",
+        );
+    } else {
+        t.ok(false, "a derived struct's datatype decodes to a struct");
+    }
 }
 
 fn refusals(mpi: &Mpi, world: &ferrompi::Communicator<'_>, t: &mut Checks) {

@@ -44,6 +44,13 @@ static ALLOCATOR: harness::Counting = harness::Counting;
 // The C reference (benches/c/reference.c). Each runs `iters` iterations and returns seconds.
 unsafe extern "C" {
     fn ferrompi_c_pingpong(iters: c_long, buf: *mut u8, bytes: c_int) -> f64;
+    fn ferrompi_c_particle_type() -> ffi::MPI_Datatype;
+    fn ferrompi_c_pingpong_typed(
+        iters: c_long,
+        buf: *mut c_void,
+        count: c_int,
+        datatype: ffi::MPI_Datatype,
+    ) -> f64;
     fn ferrompi_c_bandwidth(
         iters: c_long,
         buf: *mut u8,
@@ -454,6 +461,116 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
     }
 }
 
+/// A particle with 4 bytes of padding at its end, as `#[derive(Equivalence)]` sends it: its
+/// fields only (the C side makes the same struct datatype by hand).
+#[derive(Equivalence, Clone, Copy)]
+#[repr(C)]
+struct Particle {
+    position: [f64; 3],
+    id: u32,
+}
+
+/// The same 32 bytes with the padding made a field, so that it is `bytemuck::Pod` and travels
+/// as `Bytes<T>` (contiguous bytes, padding included).
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct PodParticle {
+    position: [f64; 3],
+    id: u32,
+    pad: u32,
+}
+
+/// How many particles one message of the struct rows holds.
+const PARTICLES: usize = 1_000_000;
+
+/// Ping-pongs of 10^6 particles: as a derived struct (MPI gathers the fields, skipping the
+/// padding), against C's hand-made struct datatype; and as `Bytes<T>`, against C's `MPI_BYTE`.
+fn structs<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Communicator<'a>) {
+    let rank = world.rank();
+    let bytes = PARTICLES * std::mem::size_of::<Particle>();
+    let one = Particle {
+        position: [1.0, 2.0, 3.0],
+        id: 7,
+    };
+    let buf = shared(one, PARTICLES);
+    let ours = buf.clone();
+    bench.add("structs", "ferrompi", bytes, move |iters| {
+        let buf = &mut ours.borrow_mut()[..];
+        timed(iters, || match rank {
+            0 => {
+                world.send(buf, 1, 1).expect("send");
+                world.recv(buf, 1, 1).expect("recv");
+            }
+            1 => {
+                world.recv(buf, 0, 1).expect("recv");
+                world.send(buf, 0, 1).expect("send");
+            }
+            _ => {}
+        })
+    });
+    // SAFETY: makes and commits a datatype (kept until finalize), as the C program would.
+    let datatype = unsafe { ferrompi_c_particle_type() };
+    bench.add("structs", "c", bytes, move |iters| {
+        let mut buf = buf.borrow_mut();
+        // SAFETY: the C struct datatype describes one `Particle` (same fields, offsets and
+        // size); `buf` holds PARTICLES of them.
+        seconds(unsafe {
+            ferrompi_c_pingpong_typed(
+                iters as c_long,
+                buf.as_mut_ptr().cast(),
+                int(PARTICLES),
+                datatype,
+            )
+        })
+    });
+    rows.push(Row {
+        group: "structs",
+        what: "ping-pong of 10^6 derived structs (fields only)",
+        bytes,
+        target: 1.02,
+    });
+    let pod = PodParticle {
+        position: [1.0, 2.0, 3.0],
+        id: 7,
+        pad: 0,
+    };
+    let buf = shared(ferrompi::Bytes(pod), PARTICLES);
+    let ours = buf.clone();
+    bench.add("structs_bytes", "ferrompi", bytes, move |iters| {
+        let buf = &mut ours.borrow_mut()[..];
+        timed(iters, || match rank {
+            0 => {
+                world.send(buf, 1, 1).expect("send");
+                world.recv(buf, 1, 1).expect("recv");
+            }
+            1 => {
+                world.recv(buf, 0, 1).expect("recv");
+                world.send(buf, 0, 1).expect("send");
+            }
+            _ => {}
+        })
+    });
+    let raw = Raw::of(world);
+    bench.add("structs_bytes", "c", bytes, move |iters| {
+        let mut buf = buf.borrow_mut();
+        // SAFETY: `buf` holds `bytes` bytes.
+        seconds(unsafe {
+            ferrompi_c_pingpong_typed(
+                iters as c_long,
+                buf.as_mut_ptr().cast(),
+                int(bytes),
+                raw.byte,
+            )
+        })
+    });
+    rows.push(Row {
+        group: "structs_bytes",
+        what: "ping-pong of 10^6 structs as Bytes<T> (padding included)",
+        bytes,
+        target: 1.02,
+    });
+}
+
 fn collectives<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Communicator<'a>) {
     let size = world.size() as usize;
     bench.add("barrier", "ferrompi", 0, move |iters| {
@@ -696,6 +813,7 @@ fn main() {
     let mut rows = Vec::new();
     if ranks == 2 {
         point_to_point(&mut bench, &mut rows, world);
+        structs(&mut bench, &mut rows, world);
     }
     collectives(&mut bench, &mut rows, world);
     window_rows::windows(&mut bench, &mut rows, world, node);

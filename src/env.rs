@@ -722,6 +722,7 @@ impl Mpi {
             );
             crate::live::free_leaked_windows();
         }
+        crate::live::free_kept_datatypes();
         gate::finalize_started();
         // SAFETY: MPI is initialised and this is the initialising thread (`Mpi` is !Send). Every
         // handle borrowed `self`, so none is left to be used afterwards.

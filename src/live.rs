@@ -112,6 +112,34 @@ pub(crate) fn window_freed(raw: ffi::MPI_Win) {
     }
 }
 
+/// A datatype kept for the life of MPI (a derived struct's, `datatype::cache`).
+struct KeptDatatype(ffi::MPI_Datatype);
+
+// SAFETY: a datatype handle is an identifier MPI resolves internally (a pointer in Open MPI,
+// an integer in MPICH); it is only passed to MPI at finalize, on the initialising thread.
+unsafe impl Send for KeptDatatype {}
+
+/// The datatypes the caches keep, in the order they were made.
+static KEPT_DATATYPES: Mutex<Vec<KeptDatatype>> = Mutex::new(Vec::new());
+
+/// Records a datatype kept for the life of MPI, for [`free_kept_datatypes`].
+pub(crate) fn datatype_kept(raw: ffi::MPI_Datatype) {
+    let mut kept = KEPT_DATATYPES.lock().unwrap_or_else(|e| e.into_inner());
+    kept.push(KeptDatatype(raw));
+}
+
+/// Frees the datatypes the caches keep, newest first (a struct's before its fields'), just
+/// before `MPI_Finalize` (MPICH reports datatypes still alive there). Called by finalize, on
+/// the initialising thread; every handle that could use one borrowed `Mpi` and is gone, and the
+/// thread gate refuses every call from here on, so the caches' stale copies never reach MPI.
+pub(crate) fn free_kept_datatypes() {
+    let kept = std::mem::take(&mut *KEPT_DATATYPES.lock().unwrap_or_else(|e| e.into_inner()));
+    for KeptDatatype(mut raw) in kept.into_iter().rev() {
+        // SAFETY: a committed datatype a cache made; nothing uses it from here on (above).
+        let _ = unsafe { ffi::MPI_Type_free(&mut raw) };
+    }
+}
+
 /// What is still counted, as `"2 windows, 1 communicator"`; `None` when nothing is.
 pub(crate) fn leaked() -> Option<String> {
     let parts: Vec<String> = Kind::ALL

@@ -4,6 +4,7 @@
  * MPI_COMM_WORLD and returns the elapsed seconds. Built with -fno-plt, so that it calls MPI as
  * rustc does, through the GOT (tools/call-form.sh measures what the PLT changes). */
 #include <mpi.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,42 @@ void ferrompi_c_request_free(void *request) {
 }
 
 /* Round trips between ranks 0 and 1 (the others wait in the final barrier of the harness). */
+/* A particle as a C program declares it, and its datatype as a C program makes it: the fields
+ * at their offsets, resized to the struct's size (4 bytes of padding at the end, not sent). */
+struct ferrompi_c_particle {
+    double position[3];
+    unsigned int id;
+};
+
+MPI_Datatype ferrompi_c_particle_type(void) {
+    int lengths[2] = {3, 1};
+    MPI_Aint offsets[2] = {offsetof(struct ferrompi_c_particle, position),
+                           offsetof(struct ferrompi_c_particle, id)};
+    MPI_Datatype types[2] = {MPI_DOUBLE, MPI_UINT32_T}, joined, whole;
+    MPI_Type_create_struct(2, lengths, offsets, types, &joined);
+    MPI_Type_create_resized(joined, 0, sizeof(struct ferrompi_c_particle), &whole);
+    MPI_Type_free(&joined);
+    MPI_Type_commit(&whole);
+    return whole;
+}
+
+/* A ping-pong of `count` values of `type` (a struct datatype, or MPI_BYTE). */
+double ferrompi_c_pingpong_typed(long iters, void *buf, int count, MPI_Datatype type) {
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    double start = MPI_Wtime();
+    for (long i = 0; i < iters; i++) {
+        if (rank == 0) {
+            MPI_Send(buf, count, type, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(buf, count, type, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            MPI_Recv(buf, count, type, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buf, count, type, 0, 1, MPI_COMM_WORLD);
+        }
+    }
+    return MPI_Wtime() - start;
+}
+
 double ferrompi_c_pingpong(long iters, char *buf, int bytes) {
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

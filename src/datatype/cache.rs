@@ -4,9 +4,9 @@
 //! A struct's datatype is `MPI_Type_create_struct` over its fields, each at its real offset
 //! (`offset_of!`), resized so that its extent is the struct's size (MPI-4.0 §5.1.2, §5.1.7):
 //! padding is in no field, so MPI never sends it and never writes it. It is made the first
-//! time [`Equivalence::datatype`] asks for it, committed, and kept for as long as MPI runs
-//! (MPI frees it at `MPI_Finalize`, after which the thread gate refuses every call that could
-//! use it).
+//! time [`Equivalence::datatype`] asks for it, committed, and kept for as long as MPI runs:
+//! finalize frees every one just before `MPI_Finalize` (MPICH reports datatypes still alive
+//! there), after which the thread gate refuses every call that could use them.
 //!
 //! - A struct that is not generic keeps it in a `static` [`TypeCache`] of its own: finding it
 //!   is one atomic load and a test, as for a `OnceLock`.
@@ -137,6 +137,11 @@ pub fn struct_datatype<S>(fields: &[Field]) -> Result<Datatype> {
     Ok(unsafe { Datatype::from_raw(whole) })
 }
 
+/// Records a datatype a cache now keeps, for finalize to free (the cold path only).
+fn keep(made: Datatype) {
+    crate::live::datatype_kept(made.as_raw());
+}
+
 /// Frees a datatype [`struct_datatype`] made that lost the race to be cached.
 #[cold]
 fn free_made(made: Datatype) {
@@ -214,7 +219,10 @@ impl TypeCache {
             .0
             .compare_exchange(0, to_bits(made), Ordering::AcqRel, Ordering::Acquire)
         {
-            Ok(_) => made,
+            Ok(_) => {
+                keep(made);
+                made
+            }
             Err(theirs) => {
                 free_made(made);
                 // SAFETY: as in `get_or_build`: the bits another thread stored.
@@ -315,5 +323,6 @@ fn build_by_type(id: TypeId, first: usize, build: impl FnOnce() -> Result<Dataty
         }
         None => overflow.push((id, made)),
     }
+    keep(made);
     made
 }

@@ -149,6 +149,7 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream2> {
         #[automatically_derived]
         unsafe impl #impl_generics ::ferrompi::Equivalence for #name #ty_generics #where_clause {
             const ELEMENTS: usize = 1;
+            const PREDEFINED: bool = false;
             const NEEDS_REPAIR: bool =
                 false #(|| <#types as ::ferrompi::Equivalence>::NEEDS_REPAIR)*;
 

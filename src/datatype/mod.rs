@@ -130,7 +130,9 @@ impl Datatype {
 ///   that: it then skips `repair_received` after nonblocking receives, hands MPI's buffers to
 ///   user-defined reductions without copying, and allows a [`Window`](crate::Window) of `Self`
 ///   (zeroed, and written by any rank). A type that overrides `repair_received` must therefore
-///   set it to `true`, as `bool` does.
+///   set it to `true`, as `bool` does;
+/// - [`PREDEFINED`](Self::PREDEFINED) is `false` when [`datatype`](Self::datatype) is not a
+///   predefined MPI datatype.
 ///
 /// Structs get it with `#[derive(Equivalence)]` (feature `derive`): one value is one element
 /// of a struct datatype whose extent is the struct's size, and whose type map holds the fields
@@ -168,6 +170,13 @@ pub unsafe trait Equivalence: Copy + 'static {
 
     /// The predefined MPI datatype of one element.
     fn datatype() -> Datatype;
+
+    /// Whether [`datatype`](Self::datatype) is a predefined MPI datatype (`true`, the default)
+    /// or a derived one (`false`: `#[derive(Equivalence)]` structs). One-sided accumulates
+    /// (`accumulate`, `get_accumulate`, `fetch_and_op`) refuse derived types: MPI defines them
+    /// only on one predefined type, and MPICH aborts the process on a struct of mixed types.
+    /// A hand-written implementation whose datatype is derived must set it to `false`.
+    const PREDEFINED: bool = true;
 
     /// Whether some bit pattern is not a valid `Self`, so that received values need
     /// [`repair_received`](Self::repair_received). `false` (the default) promises that every bit
@@ -253,6 +262,7 @@ unsafe impl Equivalence for bool {
 // elements of `T`'s datatype; repairing it repairs its `N * len` values of `T`.
 unsafe impl<T: Equivalence, const N: usize> Equivalence for [T; N] {
     const ELEMENTS: usize = T::ELEMENTS * N;
+    const PREDEFINED: bool = T::PREDEFINED;
     const NEEDS_REPAIR: bool = T::NEEDS_REPAIR;
     #[inline(always)]
     fn datatype() -> Datatype {

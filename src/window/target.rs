@@ -378,7 +378,7 @@ impl Calls {
         }
     }
 
-    /// `MPI_Accumulate`.
+    /// `MPI_Accumulate` (not of a derived type: see [`derived_refused`]).
     ///
     /// # Safety
     /// See [`Calls`].
@@ -390,6 +390,7 @@ impl Calls {
         op: Operand,
     ) -> Result<()> {
         const OP: &str = "accumulate";
+        derived_refused::<T>(OP)?;
         let _gate = enter_with(self.pass, OP)?;
         // SAFETY: as in `put`; the op is predefined, REPLACE or NO_OP.
         let rc = unsafe {
@@ -421,6 +422,7 @@ impl Calls {
         op: Operand,
     ) -> Result<()> {
         const OP: &str = "get_accumulate";
+        derived_refused::<T>(OP)?;
         if origin.len() != result.len() {
             return Err(Error::BufferSize {
                 operation: OP,
@@ -461,6 +463,7 @@ impl Calls {
         t: Target,
         op: Operand,
     ) -> Result<T> {
+        derived_refused::<T>("fetch_and_op")?;
         // SAFETY: per the caller, as `fetching` requires; the call writes one `T` at `result`:
         // one element each side, alive until the flush, at a checked target.
         unsafe {
@@ -712,5 +715,28 @@ mod tests {
             l.locate::<[u8; 2]>(0, 0, MAX / 2, "put"),
             Ok(target(0, 16, MAX / 2 * 2))
         );
+    }
+}
+
+/// Refuses an accumulate of a derived type (a `#[derive(Equivalence)]` struct): MPI defines
+/// accumulates on one predefined type only (MPI-4.0 §12.3.4), and MPICH aborts the process
+/// on a struct of mixed types. Known at compile time: nothing is left of it for other types.
+#[inline(always)]
+fn derived_refused<T: Equivalence>(operation: &'static str) -> Result<()> {
+    if T::PREDEFINED {
+        Ok(())
+    } else {
+        Err(derived_accumulate(operation))
+    }
+}
+
+#[cold]
+fn derived_accumulate(operation: &'static str) -> Error {
+    Error::InvalidArgument {
+        operation,
+        reason: "accumulates take numbers, not derived structs (MPI defines them on one \
+                 predefined type); put and get move structs, or accumulate into a window of \
+                 the field's type"
+            .into(),
     }
 }

@@ -332,6 +332,26 @@ fn structs(mpi: &Mpi, world: &ferrompi::Communicator<'_>, t: &mut Checks, next: 
     t.eq(read[0], padded(prev, 5), "the struct a neighbour put");
     t.ok(canaries_hold(&read), "a get left the padding untouched");
     t.okay(world.barrier(), "barrier before the window's free");
+    let six = [padded(rank, 6)];
+    let acc = win.lock_all(Assert::empty(), |epoch| {
+        epoch
+            .target(next)?
+            .accumulate(&six, 0, ferrompi::op::Replace)
+    });
+    t.ok(
+        matches!(acc, Ok(Err(Error::InvalidArgument { .. }))),
+        "an accumulate of a derived struct is refused before MPI (MPICH aborts on it)",
+    );
+    let acc = win.lock_all(Assert::empty(), |epoch| {
+        epoch
+            .target(next)?
+            .fetch_and_op(padded(rank, 6), 0, ferrompi::op::NoOp)
+    });
+    t.ok(
+        matches!(acc, Ok(Err(Error::InvalidArgument { .. }))),
+        "a fetch_and_op of a derived struct is refused before MPI",
+    );
+    t.okay(world.barrier(), "barrier after");
 }
 
 /// Fills `n` values with their index, packs `count` copies of `ty` over them, and returns

@@ -480,13 +480,28 @@ struct PodParticle {
     pad: u32,
 }
 
+/// `iters` round trips of `buf` between ranks 0 and 1 through ferrompi's blocking calls.
+fn ping_pong<T: Equivalence>(world: &Communicator<'_>, iters: u64, buf: &mut [T]) -> Duration {
+    let rank = world.rank();
+    timed(iters, || match rank {
+        0 => {
+            world.send(buf, 1, 1).expect("send");
+            world.recv(buf, 1, 1).expect("recv");
+        }
+        1 => {
+            world.recv(buf, 0, 1).expect("recv");
+            world.send(buf, 0, 1).expect("send");
+        }
+        _ => {}
+    })
+}
+
 /// How many particles one message of the struct rows holds.
 const PARTICLES: usize = 1_000_000;
 
 /// Ping-pongs of 10^6 particles: as a derived struct (MPI gathers the fields, skipping the
 /// padding), against C's hand-made struct datatype; and as `Bytes<T>`, against C's `MPI_BYTE`.
 fn structs<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Communicator<'a>) {
-    let rank = world.rank();
     let bytes = PARTICLES * std::mem::size_of::<Particle>();
     let one = Particle {
         position: [1.0, 2.0, 3.0],
@@ -495,18 +510,7 @@ fn structs<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Communi
     let buf = shared(one, PARTICLES);
     let ours = buf.clone();
     bench.add("structs", "ferrompi", bytes, move |iters| {
-        let buf = &mut ours.borrow_mut()[..];
-        timed(iters, || match rank {
-            0 => {
-                world.send(buf, 1, 1).expect("send");
-                world.recv(buf, 1, 1).expect("recv");
-            }
-            1 => {
-                world.recv(buf, 0, 1).expect("recv");
-                world.send(buf, 0, 1).expect("send");
-            }
-            _ => {}
-        })
+        ping_pong(world, iters, &mut ours.borrow_mut()[..])
     });
     // SAFETY: makes and commits a datatype (kept until finalize), as the C program would.
     let datatype = unsafe { ferrompi_c_particle_type() };
@@ -537,18 +541,7 @@ fn structs<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Communi
     let buf = shared(ferrompi::Bytes(pod), PARTICLES);
     let ours = buf.clone();
     bench.add("structs_bytes", "ferrompi", bytes, move |iters| {
-        let buf = &mut ours.borrow_mut()[..];
-        timed(iters, || match rank {
-            0 => {
-                world.send(buf, 1, 1).expect("send");
-                world.recv(buf, 1, 1).expect("recv");
-            }
-            1 => {
-                world.recv(buf, 0, 1).expect("recv");
-                world.send(buf, 0, 1).expect("send");
-            }
-            _ => {}
-        })
+        ping_pong(world, iters, &mut ours.borrow_mut()[..])
     });
     let raw = Raw::of(world);
     bench.add("structs_bytes", "c", bytes, move |iters| {

@@ -248,7 +248,9 @@ impl TypeRef<'_> {
             return Err(e);
         }
         contents.integers = integers;
-        contents.addresses = addresses.into_iter().map(|a| a as isize).collect();
+        #[allow(clippy::unnecessary_cast)] // MPI_Aint is isize in Open MPI, i64 in MPICH
+        let addresses = addresses.into_iter().map(|a| a as isize).collect();
+        contents.addresses = addresses;
         Ok(contents)
     }
 }

@@ -181,6 +181,20 @@ unsafe impl Send for DerivedType<'_> {}
 // SAFETY: as for `Send`: `&DerivedType` only reads the handle and the bounds.
 unsafe impl Sync for DerivedType<'_> {}
 
+/// The block lengths of an indexed type: one per block, or one for every block.
+#[derive(Clone, Copy)]
+enum Blocks<'a> {
+    Each(&'a [usize]),
+    All(usize),
+}
+
+/// What an indexed type's displacements count: copies of the old type, or bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Unit {
+    Copies,
+    Bytes,
+}
+
 /// A constructor's counts as `int`s, or `None` if one does not fit.
 fn ints<I: Copy + TryInto<c_int>>(values: &[I]) -> Option<Vec<c_int>> {
     values.iter().map(|&v| v.try_into().ok()).collect()
@@ -461,45 +475,15 @@ impl<'mpi> DerivedType<'mpi> {
         displacements: &[isize],
         old: impl Into<TypeRef<'a>>,
     ) -> Result<DerivedType<'mpi>> {
-        const OP: &str = "type_indexed";
-        if lengths.len() != displacements.len() {
-            return Err(lengths_differ(OP, "lengths and displacements"));
-        }
-        let old = old.into().raw;
-        match (ints(&[lengths.len()]), ints(lengths), ints(displacements)) {
-            (Some(n), Some(l), Some(d)) => Self::make(mpi, OP, |t| {
-                // SAFETY: two arrays of `n` ints; MPI writes one handle at `t`.
-                unsafe {
-                    ffi::MPI_Type_indexed(
-                        n[0],
-                        l.as_ptr().cast_mut(),
-                        d.as_ptr().cast_mut(),
-                        old,
-                        t,
-                    )
-                }
-            }),
-            _ => large!(
-                mpi,
-                OP,
-                lengths.len(),
-                {
-                    let (l, d) = (counts(lengths, OP)?, counts(displacements, OP)?);
-                },
-                |t| {
-                    // SAFETY: as above, in MPI_Count.
-                    unsafe {
-                        ffi::MPI_Type_indexed_c(
-                            l.len() as ffi::MPI_Count,
-                            l.as_ptr().cast_mut(),
-                            d.as_ptr().cast_mut(),
-                            old,
-                            t,
-                        )
-                    }
-                }
-            ),
-        }
+        let blocks = Blocks::Each(lengths);
+        Self::irregular(
+            mpi,
+            "type_indexed",
+            blocks,
+            displacements,
+            Unit::Copies,
+            old.into(),
+        )
     }
 
     /// [`indexed`](Self::indexed) with the displacements in bytes
@@ -522,46 +506,15 @@ impl<'mpi> DerivedType<'mpi> {
         displacements_bytes: &[isize],
         old: impl Into<TypeRef<'a>>,
     ) -> Result<DerivedType<'mpi>> {
-        const OP: &str = "type_create_hindexed";
-        if lengths.len() != displacements_bytes.len() {
-            return Err(lengths_differ(OP, "lengths and displacements"));
-        }
-        let old = old.into().raw;
-        let d = aints(displacements_bytes);
-        match (ints(&[lengths.len()]), ints(lengths)) {
-            (Some(n), Some(l)) => Self::make(mpi, OP, |t| {
-                // SAFETY: two arrays of `n` entries; MPI writes one handle at `t`.
-                unsafe {
-                    ffi::MPI_Type_create_hindexed(
-                        n[0],
-                        l.as_ptr().cast_mut(),
-                        d.as_ptr().cast_mut(),
-                        old,
-                        t,
-                    )
-                }
-            }),
-            _ => large!(
-                mpi,
-                OP,
-                lengths.len(),
-                {
-                    let (l, dc) = (counts(lengths, OP)?, counts(displacements_bytes, OP)?);
-                },
-                |t| {
-                    // SAFETY: as above, in MPI_Count.
-                    unsafe {
-                        ffi::MPI_Type_create_hindexed_c(
-                            l.len() as ffi::MPI_Count,
-                            l.as_ptr().cast_mut(),
-                            dc.as_ptr().cast_mut(),
-                            old,
-                            t,
-                        )
-                    }
-                }
-            ),
-        }
+        let (blocks, unit) = (Blocks::Each(lengths), Unit::Bytes);
+        Self::irregular(
+            mpi,
+            "type_create_hindexed",
+            blocks,
+            displacements_bytes,
+            unit,
+            old.into(),
+        )
     }
 
     /// Blocks of `blocklength` copies of `old` at each of `displacements` (in copies of
@@ -584,42 +537,15 @@ impl<'mpi> DerivedType<'mpi> {
         displacements: &[isize],
         old: impl Into<TypeRef<'a>>,
     ) -> Result<DerivedType<'mpi>> {
-        const OP: &str = "type_create_indexed_block";
-        let old = old.into().raw;
-        match (
-            ints(&[displacements.len(), blocklength]),
-            ints(displacements),
-        ) {
-            (Some(n), Some(d)) => Self::make(mpi, OP, |t| {
-                // SAFETY: an array of `n[0]` ints; MPI writes one handle at `t`.
-                unsafe {
-                    ffi::MPI_Type_create_indexed_block(n[0], n[1], d.as_ptr().cast_mut(), old, t)
-                }
-            }),
-            _ => large!(
-                mpi,
-                OP,
-                displacements.len(),
-                {
-                    let (n, d) = (
-                        counts(&[displacements.len(), blocklength], OP)?,
-                        counts(displacements, OP)?,
-                    );
-                },
-                |t| {
-                    // SAFETY: as above, in MPI_Count.
-                    unsafe {
-                        ffi::MPI_Type_create_indexed_block_c(
-                            n[0],
-                            n[1],
-                            d.as_ptr().cast_mut(),
-                            old,
-                            t,
-                        )
-                    }
-                }
-            ),
-        }
+        let (blocks, unit) = (Blocks::All(blocklength), Unit::Copies);
+        Self::irregular(
+            mpi,
+            "type_create_indexed_block",
+            blocks,
+            displacements,
+            unit,
+            old.into(),
+        )
     }
 
     /// [`indexed_block`](Self::indexed_block) with the displacements in bytes
@@ -641,36 +567,91 @@ impl<'mpi> DerivedType<'mpi> {
         displacements_bytes: &[isize],
         old: impl Into<TypeRef<'a>>,
     ) -> Result<DerivedType<'mpi>> {
-        const OP: &str = "type_create_hindexed_block";
-        let old = old.into().raw;
-        let d = aints(displacements_bytes);
-        match ints(&[displacements_bytes.len(), blocklength]) {
-            Some(n) => Self::make(mpi, OP, |t| {
-                // SAFETY: an array of `n[0]` displacements; MPI writes one handle at `t`.
-                unsafe {
-                    ffi::MPI_Type_create_hindexed_block(n[0], n[1], d.as_ptr().cast_mut(), old, t)
-                }
-            }),
-            None => large!(
+        let (blocks, unit) = (Blocks::All(blocklength), Unit::Bytes);
+        let op = "type_create_hindexed_block";
+        Self::irregular(mpi, op, blocks, displacements_bytes, unit, old.into())
+    }
+
+    /// The four indexed constructors: blocks of one length each or all of one length, at
+    /// displacements in copies of `old` or in bytes.
+    fn irregular(
+        mpi: &'mpi Mpi,
+        operation: &'static str,
+        blocks: Blocks<'_>,
+        displacements: &[isize],
+        unit: Unit,
+        old: TypeRef<'_>,
+    ) -> Result<DerivedType<'mpi>> {
+        if let Blocks::Each(lengths) = blocks
+            && lengths.len() != displacements.len()
+        {
+            return Err(lengths_differ(operation, "lengths and displacements"));
+        }
+        let old = old.raw;
+        let lengths = match blocks {
+            Blocks::Each(lengths) => ints(lengths),
+            Blocks::All(length) => ints(&[length]),
+        };
+        let elements = ints(displacements).filter(|_| unit == Unit::Copies);
+        match (ints(&[displacements.len()]), lengths) {
+            (Some(n), Some(l)) if unit == Unit::Bytes || elements.is_some() => {
+                let (d, bytes) = (elements.unwrap_or_default(), aints(displacements));
+                let (l, d, bytes) = (
+                    l.as_ptr().cast_mut(),
+                    d.as_ptr().cast_mut(),
+                    bytes.as_ptr().cast_mut(),
+                );
+                Self::make(mpi, operation, |t| {
+                    // SAFETY: arrays of `n[0]` entries (one length for the block forms); MPI
+                    // writes one handle at `t`.
+                    unsafe {
+                        match (blocks, unit) {
+                            (Blocks::Each(_), Unit::Copies) => {
+                                ffi::MPI_Type_indexed(n[0], l, d, old, t)
+                            }
+                            (Blocks::Each(_), Unit::Bytes) => {
+                                ffi::MPI_Type_create_hindexed(n[0], l, bytes, old, t)
+                            }
+                            (Blocks::All(_), Unit::Copies) => {
+                                ffi::MPI_Type_create_indexed_block(n[0], *l, d, old, t)
+                            }
+                            (Blocks::All(_), Unit::Bytes) => {
+                                ffi::MPI_Type_create_hindexed_block(n[0], *l, bytes, old, t)
+                            }
+                        }
+                    }
+                })
+            }
+            _ => large!(
                 mpi,
-                OP,
-                displacements_bytes.len(),
+                operation,
+                displacements.len(),
                 {
-                    let (n, dc) = (
-                        counts(&[displacements_bytes.len(), blocklength], OP)?,
-                        counts(displacements_bytes, OP)?,
-                    );
+                    let l = match blocks {
+                        Blocks::Each(lengths) => counts(lengths, operation)?,
+                        Blocks::All(length) => counts(&[length], operation)?,
+                    };
+                    let d = counts(displacements, operation)?;
+                    let n = d.len() as ffi::MPI_Count;
+                    let (l, d) = (l.as_ptr().cast_mut(), d.as_ptr().cast_mut());
                 },
                 |t| {
                     // SAFETY: as above, in MPI_Count.
                     unsafe {
-                        ffi::MPI_Type_create_hindexed_block_c(
-                            n[0],
-                            n[1],
-                            dc.as_ptr().cast_mut(),
-                            old,
-                            t,
-                        )
+                        match (blocks, unit) {
+                            (Blocks::Each(_), Unit::Copies) => {
+                                ffi::MPI_Type_indexed_c(n, l, d, old, t)
+                            }
+                            (Blocks::Each(_), Unit::Bytes) => {
+                                ffi::MPI_Type_create_hindexed_c(n, l, d, old, t)
+                            }
+                            (Blocks::All(_), Unit::Copies) => {
+                                ffi::MPI_Type_create_indexed_block_c(n, *l, d, old, t)
+                            }
+                            (Blocks::All(_), Unit::Bytes) => {
+                                ffi::MPI_Type_create_hindexed_block_c(n, *l, d, old, t)
+                            }
+                        }
                     }
                 }
             ),

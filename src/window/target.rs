@@ -648,6 +648,29 @@ pub(crate) fn operand<T: Equivalence, O: AccumulateOp<T>>(op: &O) -> Operand {
     op.accumulate_operand()
 }
 
+/// Refuses an accumulate of a derived type (a `#[derive(Equivalence)]` struct): MPI defines
+/// accumulates on one predefined type only (MPI-4.0 §12.3.4), and MPICH aborts the process
+/// on a struct of mixed types. Known at compile time: nothing is left of it for other types.
+#[inline(always)]
+fn derived_refused<T: Equivalence>(operation: &'static str) -> Result<()> {
+    if T::PREDEFINED {
+        Ok(())
+    } else {
+        Err(derived_accumulate(operation))
+    }
+}
+
+#[cold]
+fn derived_accumulate(operation: &'static str) -> Error {
+    Error::InvalidArgument {
+        operation,
+        reason: "accumulates take numbers, not derived structs (MPI defines them on one \
+                 predefined type); put and get move structs, or accumulate into a window of \
+                 the field's type"
+            .into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -715,28 +738,5 @@ mod tests {
             l.locate::<[u8; 2]>(0, 0, MAX / 2, "put"),
             Ok(target(0, 16, MAX / 2 * 2))
         );
-    }
-}
-
-/// Refuses an accumulate of a derived type (a `#[derive(Equivalence)]` struct): MPI defines
-/// accumulates on one predefined type only (MPI-4.0 §12.3.4), and MPICH aborts the process
-/// on a struct of mixed types. Known at compile time: nothing is left of it for other types.
-#[inline(always)]
-fn derived_refused<T: Equivalence>(operation: &'static str) -> Result<()> {
-    if T::PREDEFINED {
-        Ok(())
-    } else {
-        Err(derived_accumulate(operation))
-    }
-}
-
-#[cold]
-fn derived_accumulate(operation: &'static str) -> Error {
-    Error::InvalidArgument {
-        operation,
-        reason: "accumulates take numbers, not derived structs (MPI defines them on one \
-                 predefined type); put and get move structs, or accumulate into a window of \
-                 the field's type"
-            .into(),
     }
 }

@@ -1020,6 +1020,18 @@ fn decoding(mpi: &Mpi, t: &mut Checks) {
 }
 
 fn refusals(mpi: &Mpi, world: &ferrompi::Communicator<'_>, t: &mut Checks) {
+    // A count beyond `int`: MPI-4's large-count constructor where the MPI has it (no memory
+    // is needed to describe 2 GiB), a count overflow elsewhere.
+    let huge = DerivedType::contiguous(mpi, 1usize << 31, u8::datatype());
+    if ferrompi::LARGE_COUNT_CALLS {
+        let extent = huge.map(|h| h.bounds().extent);
+        t.eq_ok(extent, 1i64 << 31, "a 2 GiB contiguous type through MPI_Type_contiguous_c");
+    } else {
+        t.ok(
+            matches!(huge, Err(Error::CountOverflow { .. })),
+            "a count beyond int without large-count constructors",
+        );
+    }
     let me = world.rank();
     let invalid = |r: &Result<(), Error>| matches!(r, Err(Error::InvalidArgument { .. }));
     let column = t.okay(DerivedType::vector(mpi, 3, 1, 4, f64::datatype()), "column");

@@ -236,18 +236,7 @@ fn point_to_point<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a 
         let buf = shared(1u8, bytes);
         let ours = buf.clone();
         bench.add("pingpong", "ferrompi", bytes, move |iters| {
-            let buf = &mut ours.borrow_mut()[..];
-            timed(iters, || match rank {
-                0 => {
-                    world.send(buf, 1, 1).expect("send");
-                    world.recv(buf, 1, 1).expect("recv");
-                }
-                1 => {
-                    world.recv(buf, 0, 1).expect("recv");
-                    world.send(buf, 0, 1).expect("send");
-                }
-                _ => {}
-            })
+            ping_pong(world, iters, &mut ours.borrow_mut()[..])
         });
         let (theirs, raw) = (buf.clone(), Raw::of(world));
         control(bench, "pingpong", bytes, move |iters| {

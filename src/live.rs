@@ -112,7 +112,7 @@ pub(crate) fn window_freed(raw: ffi::MPI_Win) {
     }
 }
 
-/// A datatype kept for the life of MPI (a derived struct's, `datatype::cache`).
+/// A datatype kept for the life of MPI (made by `datatype::struct_datatype`).
 struct KeptDatatype(ffi::MPI_Datatype);
 
 // SAFETY: a datatype handle is an identifier MPI resolves internally (a pointer in Open MPI,

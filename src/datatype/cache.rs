@@ -50,7 +50,8 @@ impl Field {
 }
 
 /// The datatype of a struct `S` made of `fields` (`MPI_Type_create_struct`, resized to
-/// `size_of::<S>()` and committed; MPI-4.0 §5.1.2, §5.1.7). MPI keeps it until finalize.
+/// `size_of::<S>()` and committed; MPI-4.0 §5.1.2, §5.1.7), kept until finalize frees it:
+/// made once per type by a cache, not per call.
 ///
 /// ```
 /// # let mpi = ferrompi::Mpi::init()?;
@@ -133,23 +134,10 @@ pub fn struct_datatype<S>(fields: &[Field]) -> Result<Datatype> {
         unsafe { ffi::MPI_Type_free(&mut whole) };
         return Err(e);
     }
-    // SAFETY: committed, and never freed before MPI_Finalize (the caches keep it).
+    // Kept for the life of MPI: finalize frees it (`live`), nothing before.
+    crate::live::datatype_kept(whole);
+    // SAFETY: committed, and never freed before finalize (above).
     Ok(unsafe { Datatype::from_raw(whole) })
-}
-
-/// Records a datatype a cache now keeps, for finalize to free (the cold path only).
-fn keep(made: Datatype) {
-    crate::live::datatype_kept(made.as_raw());
-}
-
-/// Frees a datatype [`struct_datatype`] made that lost the race to be cached.
-#[cold]
-fn free_made(made: Datatype) {
-    if let Ok(_gate) = enter("type_free") {
-        let mut raw = made.as_raw();
-        // SAFETY: a datatype this process made and never handed out.
-        unsafe { ffi::MPI_Type_free(&mut raw) };
-    }
 }
 
 /// The place a non-generic type keeps its committed datatype (see the module docs): the
@@ -211,7 +199,7 @@ impl TypeCache {
     #[inline(never)]
     fn build(&self, build: impl FnOnce() -> Result<Datatype>) -> Datatype {
         // No lock while building: a struct's build asks for its fields' datatypes, which may
-        // build too. Two threads may both build; the loser frees its own.
+        // build too. Two threads may both build; the loser's copy waits for finalize.
         let Ok(made) = build() else {
             return Datatype::NULL;
         };
@@ -219,12 +207,8 @@ impl TypeCache {
             .0
             .compare_exchange(0, to_bits(made), Ordering::AcqRel, Ordering::Acquire)
         {
-            Ok(_) => {
-                keep(made);
-                made
-            }
+            Ok(_) => made,
             Err(theirs) => {
-                free_made(made);
                 // SAFETY: as in `get_or_build`: the bits another thread stored.
                 unsafe { Datatype::from_raw(std::mem::transmute_copy(&theirs)) }
             }
@@ -310,8 +294,7 @@ fn build_by_type(id: TypeId, first: usize, build: impl FnOnce() -> Result<Dataty
     };
     let mut overflow = lock();
     if let Some(theirs) = find(&overflow) {
-        free_made(made);
-        return theirs;
+        return theirs; // ours waits for finalize, as in `TypeCache::build`
     }
     // Insertions happen only here, under the lock, into the first empty slot of the probe.
     match (0..GENERIC_SLOTS)
@@ -323,6 +306,5 @@ fn build_by_type(id: TypeId, first: usize, build: impl FnOnce() -> Result<Dataty
         }
         None => overflow.push((id, made)),
     }
-    keep(made);
     made
 }

@@ -1,10 +1,11 @@
 //! Datatypes: which Rust types travel in MPI messages, and as what (MPI-4.0 §3.2.2, §5.1).
 //!
 //! [`Equivalence`] is the one bound every buffer of the crate uses. A value of an `Equivalence`
-//! type is [`Equivalence::ELEMENTS`] elements of one predefined MPI datatype, so `[f64; 3]` is
-//! three `MPI_DOUBLE`s and a [`Bytes<T>`] of a `bytemuck::Pod` type is `size_of::<T>()`
-//! `MPI_BYTE`s. No derived datatype has to be created, committed or cached for them, and a
-//! reduction over `[f64; 3]` is element-wise, as it should be.
+//! type is [`Equivalence::ELEMENTS`] elements of one MPI datatype: for numbers, arrays and
+//! bytes a predefined one, so `[f64; 3]` is three `MPI_DOUBLE`s and a [`Bytes<T>`] of a
+//! `bytemuck::Pod` type is `size_of::<T>()` `MPI_BYTE`s (nothing to create or cache, and a
+//! reduction over `[f64; 3]` is element-wise, as it should be); for a derived struct, one
+//! element of its own struct datatype, made once ([`cache`]).
 //!
 //! | Rust | MPI datatype |
 //! |---|---|
@@ -62,17 +63,17 @@ use std::ffi::{c_int, c_void};
 use std::sync::atomic::AtomicU64;
 
 /// A committed MPI datatype handle that lives as long as MPI does: a predefined one, or the
-/// one a derived [`Equivalence`] type made and keeps ([`cache`]). Copyable and never freed by
-/// the crate (MPI frees the latter at finalize). A [`DerivedType`] is the owned kind, freed
-/// when dropped.
+/// one a derived [`Equivalence`] type made and keeps ([`cache`]; finalize frees those). Copyable;
+/// a [`DerivedType`] is the owned kind, freed when dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(transparent)]
 pub struct Datatype {
     raw: ffi::MPI_Datatype,
 }
 
-// SAFETY: a predefined datatype is an immutable, process-wide identifier (a pointer to a static
-// object in Open MPI, an int in MPICH) that MPI never frees; any thread may name it.
+// SAFETY: a committed datatype that lives until finalize (predefined, or kept by a cache) is an
+// immutable, process-wide identifier (a pointer in Open MPI, an int in MPICH); any thread may
+// name it, and the thread gate refuses every call after finalize.
 unsafe impl Send for Datatype {}
 // SAFETY: as for `Send`; `Datatype` has no interior mutability.
 unsafe impl Sync for Datatype {}

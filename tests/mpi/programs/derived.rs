@@ -1025,7 +1025,11 @@ fn refusals(mpi: &Mpi, world: &ferrompi::Communicator<'_>, t: &mut Checks) {
     let huge = DerivedType::contiguous(mpi, 1usize << 31, u8::datatype());
     if ferrompi::LARGE_COUNT_CALLS {
         let extent = huge.map(|h| h.bounds().extent);
-        t.eq_ok(extent, 1i64 << 31, "a 2 GiB contiguous type through MPI_Type_contiguous_c");
+        t.eq_ok(
+            extent,
+            1i64 << 31,
+            "a 2 GiB contiguous type through MPI_Type_contiguous_c",
+        );
     } else {
         t.ok(
             matches!(huge, Err(Error::CountOverflow { .. })),

@@ -1,5 +1,6 @@
-//! Operations on layouts: point-to-point and broadcast of a [`View`] or into a [`ViewMut`]
-//! (a buffer seen through a [`DerivedType`](crate::DerivedType), MPI-4.0 §5.1), and packing
+//! Operations on layouts: point-to-point and the blocking equal-block collectives (`bcast`,
+//! `gather`, `scatter`, `allgather`, `alltoall`) of a [`View`] or into a [`ViewMut`] (a buffer
+//! seen through a [`DerivedType`](crate::DerivedType), MPI-4.0 §5.1), and packing
 //! (`MPI_Pack`, `MPI_Unpack`, `MPI_Pack_size`, §5.2).
 
 use super::Communicator;

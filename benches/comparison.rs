@@ -491,63 +491,71 @@ const PARTICLES: usize = 1_000_000;
 /// Ping-pongs of 10^6 particles: as a derived struct (MPI gathers the fields, skipping the
 /// padding), against C's hand-made struct datatype; and as `Bytes<T>`, against C's `MPI_BYTE`.
 fn structs<'a>(bench: &mut MpiBench<'a>, rows: &mut Vec<Row>, world: &'a Communicator<'a>) {
-    let bytes = PARTICLES * std::mem::size_of::<Particle>();
     let one = Particle {
         position: [1.0, 2.0, 3.0],
         id: 7,
     };
-    let buf = shared(one, PARTICLES);
-    let ours = buf.clone();
-    bench.add("structs", "ferrompi", bytes, move |iters| {
-        ping_pong(world, iters, &mut ours.borrow_mut()[..])
-    });
     // SAFETY: makes and commits a datatype (kept until finalize), as the C program would.
     let datatype = unsafe { ferrompi_c_particle_type() };
-    bench.add("structs", "c", bytes, move |iters| {
-        let mut buf = buf.borrow_mut();
-        // SAFETY: the C struct datatype describes one `Particle` (same fields, offsets and
-        // size); `buf` holds PARTICLES of them.
-        seconds(unsafe {
-            ferrompi_c_pingpong_typed(
-                iters as c_long,
-                buf.as_mut_ptr().cast(),
-                int(PARTICLES),
-                datatype,
-            )
-        })
-    });
-    rows.push(Row {
-        group: "structs",
-        what: "ping-pong of 10^6 derived structs (fields only)",
-        bytes,
-        target: 1.02,
-    });
+    let what = "ping-pong of 10^6 derived structs (fields only)";
+    // SAFETY: the C struct datatype describes one `Particle` (same fields, offsets and size).
+    unsafe { typed_ping_pong(bench, rows, world, ("structs", what), one, (datatype, 1)) };
     let pod = PodParticle {
         position: [1.0, 2.0, 3.0],
         id: 7,
         pad: 0,
     };
-    let buf = shared(ferrompi::Bytes(pod), PARTICLES);
+    let what = "ping-pong of 10^6 structs as Bytes<T> (padding included)";
+    let (group, bytes) = ("structs_bytes", std::mem::size_of::<PodParticle>());
+    let byte = Raw::of(world).byte;
+    // SAFETY: one `PodParticle` is `bytes` MPI_BYTEs.
+    unsafe {
+        typed_ping_pong(
+            bench,
+            rows,
+            world,
+            (group, what),
+            ferrompi::Bytes(pod),
+            (byte, bytes),
+        )
+    };
+}
+
+/// One row of [`structs`]: PARTICLES values of `T` ping-ponged by ferrompi, and by C with
+/// `per_value` elements of `datatype` for each value.
+///
+/// # Safety
+/// `per_value` elements of `datatype` describe one `T`, within its bytes.
+unsafe fn typed_ping_pong<'a, T: Equivalence>(
+    bench: &mut MpiBench<'a>,
+    rows: &mut Vec<Row>,
+    world: &'a Communicator<'a>,
+    (group, what): (&'static str, &'static str),
+    value: T,
+    (datatype, per_value): (ffi::MPI_Datatype, usize),
+) {
+    let bytes = PARTICLES * std::mem::size_of::<T>();
+    let buf = shared(value, PARTICLES);
     let ours = buf.clone();
-    bench.add("structs_bytes", "ferrompi", bytes, move |iters| {
+    bench.add(group, "ferrompi", bytes, move |iters| {
         ping_pong(world, iters, &mut ours.borrow_mut()[..])
     });
-    let raw = Raw::of(world);
-    bench.add("structs_bytes", "c", bytes, move |iters| {
+    bench.add(group, "c", bytes, move |iters| {
         let mut buf = buf.borrow_mut();
-        // SAFETY: `buf` holds `bytes` bytes.
+        // SAFETY: `buf` holds PARTICLES values, each `per_value` elements of `datatype` (the
+        // caller's promise).
         seconds(unsafe {
             ferrompi_c_pingpong_typed(
                 iters as c_long,
                 buf.as_mut_ptr().cast(),
-                int(bytes),
-                raw.byte,
+                int(PARTICLES * per_value),
+                datatype,
             )
         })
     });
     rows.push(Row {
-        group: "structs_bytes",
-        what: "ping-pong of 10^6 structs as Bytes<T> (padding included)",
+        group,
+        what,
         bytes,
         target: 1.02,
     });

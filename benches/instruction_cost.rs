@@ -851,9 +851,9 @@ fn handmade_struct(fields: &[(isize, ffi::MPI_Datatype)], size: isize) -> ffi::M
     unsafe {
         ffi::MPI_Type_create_struct(
             fields.len() as c_int,
-            lengths.as_ptr().cast_mut(),
-            offsets.as_ptr().cast_mut(),
-            types.as_ptr().cast_mut(),
+            lengths.as_ptr(),
+            offsets.as_ptr(),
+            types.as_ptr(),
             &mut joined,
         );
         ffi::MPI_Type_create_resized(joined, 0, size as ffi::MPI_Aint, &mut whole);

@@ -4,10 +4,10 @@
 //! (`MPI_Pack`, `MPI_Unpack`, `MPI_Pack_size`, §5.2).
 
 use super::Communicator;
-use super::call::MoveFn;
+use super::call::{MoveFn, SendMode};
 use super::p2p::{Destination, Source, TagMatch, check_tag, raw_tag};
 use crate::datatype::pack::{Packable, Unpackable, check_room};
-use crate::datatype::{Equivalence, View, ViewMut};
+use crate::datatype::{Equivalence, View, ViewMut, count_of};
 use crate::env::{enter, enter_with, gated};
 use crate::error::{Result, check};
 use crate::ffi;
@@ -41,16 +41,7 @@ impl Communicator<'_> {
     /// [`Error::InvalidTag`](crate::Error::InvalidTag) before any communication;
     /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi).
     pub fn send_view(&self, view: View<'_>, dest: impl Into<Destination>, tag: i32) -> Result<()> {
-        const OP: &str = "send";
-        let dest = self.raw_dest(dest.into(), OP)?;
-        check_tag(tag, OP)?;
-        let (ptr, count, datatype) = view.raw();
-        // SAFETY: the view reaches only its slice (checked when it was made), borrowed for
-        // the blocking call, and MPI only reads it.
-        let rc = gated(OP, || unsafe {
-            ffi::MPI_Send(ptr, count, datatype, dest, tag, self.raw)
-        })?;
-        check(rc, OP)
+        self.send_view_with(SendMode::Standard, view, dest.into(), tag, "send")
     }
 
     /// [`send_view`](Self::send_view) in synchronous mode (`MPI_Ssend`, MPI-4.0 §3.4).
@@ -58,15 +49,27 @@ impl Communicator<'_> {
     /// # Errors
     /// As [`send_view`](Self::send_view).
     pub fn ssend_view(&self, view: View<'_>, dest: impl Into<Destination>, tag: i32) -> Result<()> {
-        const OP: &str = "ssend";
-        let dest = self.raw_dest(dest.into(), OP)?;
-        check_tag(tag, OP)?;
+        self.send_view_with(SendMode::Synchronous, view, dest.into(), tag, "ssend")
+    }
+
+    /// A blocking send of a view in one of the send modes.
+    fn send_view_with(
+        &self,
+        mode: SendMode,
+        view: View<'_>,
+        dest: Destination,
+        tag: i32,
+        operation: &'static str,
+    ) -> Result<()> {
+        let dest = self.raw_dest(dest, operation)?;
+        check_tag(tag, operation)?;
         let (ptr, count, datatype) = view.raw();
-        // SAFETY: as in `send_view`.
-        let rc = gated(OP, || unsafe {
-            ffi::MPI_Ssend(ptr, count, datatype, dest, tag, self.raw)
+        // SAFETY: the view reaches only its slice (checked when it was made), borrowed for
+        // the blocking call, and MPI only reads it.
+        let rc = gated(operation, || unsafe {
+            mode.call(ptr, count, datatype, dest, tag, self.raw)
         })?;
-        check(rc, OP)
+        check(rc, operation)
     }
 
     /// Receives into what `view` selects, from `source` with `tag` (`MPI_Recv` with its
@@ -493,7 +496,10 @@ impl Communicator<'_> {
             self.pack_bound(count, datatype, OP)?,
             OP,
         )?;
-        let (size, mut at) = (int_len(out.len(), OP)?, int_len(*position, OP)?);
+        let (size, mut at) = (
+            count_of::<u8>(out.len(), OP)?,
+            count_of::<u8>(*position, OP)?,
+        );
         let rc = {
             let _gate = enter(OP)?;
             // SAFETY: `input` reaches only its own memory; MPI writes at most the bound from
@@ -536,7 +542,10 @@ impl Communicator<'_> {
             self.pack_bound(count, datatype, OP)?,
             OP,
         )?;
-        let (size, mut at) = (int_len(input.len(), OP)?, int_len(*position, OP)?);
+        let (size, mut at) = (
+            count_of::<u8>(input.len(), OP)?,
+            count_of::<u8>(*position, OP)?,
+        );
         let rc = {
             let _gate = enter(OP)?;
             // SAFETY: MPI reads at most the bound from `at`, inside `input` (checked above),
@@ -557,9 +566,4 @@ impl Communicator<'_> {
         output.repair();
         check(rc, OP)
     }
-}
-
-/// A byte length or position as MPI's `int`.
-fn int_len(n: usize, operation: &'static str) -> Result<c_int> {
-    c_int::try_from(n).map_err(|_| crate::datatype::count_overflow(n, 1, operation))
 }

@@ -115,9 +115,9 @@ pub fn struct_datatype<S>(fields: &[Field]) -> Result<Datatype> {
     let rc = unsafe {
         ffi::MPI_Type_create_struct(
             count,
-            lengths.as_ptr().cast_mut(),
-            offsets.as_ptr().cast_mut(),
-            types.as_ptr().cast_mut(),
+            lengths.as_ptr(),
+            offsets.as_ptr(),
+            types.as_ptr(),
             &mut joined,
         )
     };
@@ -307,4 +307,83 @@ fn build_by_type(id: TypeId, first: usize, build: impl FnOnce() -> Result<Dataty
         None => overflow.push((id, made)),
     }
     made
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    /// Builds made by `lookup`, over the whole test.
+    static BUILDS: AtomicUsize = AtomicUsize::new(0);
+
+    /// A predefined datatype standing for instantiation `k` (no MPI needed to name one).
+    fn pick(k: usize) -> Datatype {
+        [
+            f64::datatype(),
+            f32::datatype(),
+            i32::datatype(),
+            u8::datatype(),
+        ][k % 4]
+    }
+
+    fn lookup<T: 'static>(k: usize) -> Datatype {
+        cached_by_type::<T>(|| {
+            BUILDS.fetch_add(1, Ordering::Relaxed);
+            Ok(pick(k))
+        })
+    }
+
+    /// `check(k, found)` for 400 distinct types, `[[u8; A]; B]` for A, B in 0..20: more than
+    /// the table's slots, so the overflow list is used too.
+    macro_rules! each_type {
+        ($check:ident; $($a:literal)*) => {
+            $( each_type!(@row $check; $a; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19); )*
+        };
+        (@row $check:ident; $a:literal; $($b:literal)*) => {
+            $( $check($a * 20 + $b, lookup::<[[u8; $a]; $b]>($a * 20 + $b)); )*
+        };
+    }
+
+    #[test]
+    fn generic_instantiations_keep_their_own_datatype_past_the_table() {
+        let mut wrong = Vec::new();
+        let mut check = |k: usize, found: Datatype| {
+            if found != pick(k) {
+                wrong.push(k);
+            }
+        };
+        for _ in 0..2 {
+            each_type!(check; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19);
+        }
+        assert_eq!(
+            wrong,
+            Vec::<usize>::new(),
+            "instantiations given another's datatype"
+        );
+        assert_eq!(
+            BUILDS.load(Ordering::Relaxed),
+            400,
+            "each built once, found after"
+        );
+        const { assert!(GENERIC_SLOTS < 400) };
+        assert_eq!(OVERFLOW.lock().unwrap().len(), 400 - GENERIC_SLOTS);
+    }
+
+    #[test]
+    fn a_static_cache_builds_once_and_keeps_no_failure() {
+        static CACHE: TypeCache = TypeCache::new();
+        let failed = CACHE.get_or_build(|| {
+            Err(Error::InvalidArgument {
+                operation: "test",
+                reason: "no MPI".into(),
+            })
+        });
+        assert_eq!(failed, Datatype::NULL);
+        assert_eq!(CACHE.get_or_build(|| Ok(f64::datatype())), f64::datatype());
+        assert_eq!(
+            CACHE.get_or_build(|| unreachable!("built again")),
+            f64::datatype()
+        );
+    }
 }

@@ -225,7 +225,9 @@ impl TypeRef<'_> {
         // Every handle is adopted before any error can return, so none leaks.
         let mut failed = None;
         for raw in datatypes {
-            match TypeRef::from_raw(raw).envelope() {
+            // SAFETY: a handle MPI just returned, valid until it is adopted or, if predefined,
+            // for as long as MPI is.
+            match unsafe { TypeRef::from_raw(raw) }.envelope() {
                 Ok(e) if e.combiner == Combiner::Named => {
                     // SAFETY: a predefined datatype, valid while MPI is.
                     contents

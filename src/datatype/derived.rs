@@ -1,6 +1,6 @@
 //! Derived datatypes made at run time (MPI-4.0 §5.1): [`DerivedType`] and its constructors.
 
-use super::Datatype;
+use super::{Datatype, count_overflow};
 use crate::env::{Mpi, enter};
 use crate::error::{Error, Result, check};
 use crate::ffi;
@@ -33,8 +33,11 @@ impl TypeRef<'_> {
         self.raw
     }
 
-    /// A handle valid for as long as the caller uses the result.
-    pub(crate) fn from_raw(raw: ffi::MPI_Datatype) -> TypeRef<'static> {
+    /// Borrows a raw handle.
+    ///
+    /// # Safety
+    /// `raw` is a valid datatype for as long as the caller uses the result.
+    pub(crate) unsafe fn from_raw(raw: ffi::MPI_Datatype) -> TypeRef<'static> {
         TypeRef {
             raw,
             _borrow: PhantomData,
@@ -210,17 +213,7 @@ fn counts<I: Copy + TryInto<ffi::MPI_Count>>(
         .iter()
         .map(|&v| v.try_into().ok())
         .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| overflow(values.len(), operation))
-}
-
-/// The error for a constructor argument over what MPI counts.
-#[cold]
-fn overflow(len: usize, operation: &'static str) -> Error {
-    Error::CountOverflow {
-        operation,
-        count: u64::try_from(len).unwrap_or(u64::MAX),
-        max: i64::from(c_int::MAX),
-    }
+        .ok_or_else(|| count_overflow(values.len(), 1, operation))
 }
 
 /// The error for arrays of a constructor whose lengths differ.
@@ -249,7 +242,7 @@ macro_rules! large {
         }
         #[cfg(not(ferrompi_large_count))]
         {
-            Err::<DerivedType<'_>, Error>(overflow($len, $operation))
+            Err::<DerivedType<'_>, Error>(count_overflow($len, 1, $operation))
         }
     }};
 }
@@ -596,11 +589,7 @@ impl<'mpi> DerivedType<'mpi> {
         match (ints(&[displacements.len()]), lengths) {
             (Some(n), Some(l)) if unit == Unit::Bytes || elements.is_some() => {
                 let (d, bytes) = (elements.unwrap_or_default(), aints(displacements));
-                let (l, d, bytes) = (
-                    l.as_ptr().cast_mut(),
-                    d.as_ptr().cast_mut(),
-                    bytes.as_ptr().cast_mut(),
-                );
+                let (l, d, bytes) = (l.as_ptr(), d.as_ptr(), bytes.as_ptr());
                 Self::make(mpi, operation, |t| {
                     // SAFETY: arrays of `n[0]` entries (one length for the block forms); MPI
                     // writes one handle at `t`.
@@ -633,7 +622,7 @@ impl<'mpi> DerivedType<'mpi> {
                     };
                     let d = counts(displacements, operation)?;
                     let n = d.len() as ffi::MPI_Count;
-                    let (l, d) = (l.as_ptr().cast_mut(), d.as_ptr().cast_mut());
+                    let (l, d) = (l.as_ptr(), d.as_ptr());
                 },
                 |t| {
                     // SAFETY: as above, in MPI_Count.
@@ -697,13 +686,7 @@ impl<'mpi> DerivedType<'mpi> {
             (Some(n), Some(l)) => Self::make(mpi, OP, |t| {
                 // SAFETY: three arrays of `n` entries; MPI writes one handle at `t`.
                 unsafe {
-                    ffi::MPI_Type_create_struct(
-                        n[0],
-                        l.as_ptr().cast_mut(),
-                        d.as_ptr().cast_mut(),
-                        raw.as_ptr().cast_mut(),
-                        t,
-                    )
+                    ffi::MPI_Type_create_struct(n[0], l.as_ptr(), d.as_ptr(), raw.as_ptr(), t)
                 }
             }),
             _ => large!(
@@ -718,9 +701,9 @@ impl<'mpi> DerivedType<'mpi> {
                     unsafe {
                         ffi::MPI_Type_create_struct_c(
                             l.len() as ffi::MPI_Count,
-                            l.as_ptr().cast_mut(),
-                            dc.as_ptr().cast_mut(),
-                            raw.as_ptr().cast_mut(),
+                            l.as_ptr(),
+                            dc.as_ptr(),
+                            raw.as_ptr(),
                             t,
                         )
                     }
@@ -788,9 +771,9 @@ impl<'mpi> DerivedType<'mpi> {
                 unsafe {
                     ffi::MPI_Type_create_subarray(
                         n[0],
-                        s.as_ptr().cast_mut(),
-                        u.as_ptr().cast_mut(),
-                        b.as_ptr().cast_mut(),
+                        s.as_ptr(),
+                        u.as_ptr(),
+                        b.as_ptr(),
                         order.raw(),
                         old,
                         t,
@@ -813,9 +796,9 @@ impl<'mpi> DerivedType<'mpi> {
                     unsafe {
                         ffi::MPI_Type_create_subarray_c(
                             s.len() as c_int,
-                            s.as_ptr().cast_mut(),
-                            u.as_ptr().cast_mut(),
-                            b.as_ptr().cast_mut(),
+                            s.as_ptr(),
+                            u.as_ptr(),
+                            b.as_ptr(),
                             order.raw(),
                             old,
                             t,
@@ -878,7 +861,7 @@ impl<'mpi> DerivedType<'mpi> {
             kinds.push(kind);
             args.push(match arg {
                 None => default,
-                Some(a) => c_int::try_from(a).map_err(|_| overflow(a, OP))?,
+                Some(a) => c_int::try_from(a).map_err(|_| count_overflow(a, 1, OP))?,
             });
         }
         let old = old.into().raw;
@@ -894,10 +877,10 @@ impl<'mpi> DerivedType<'mpi> {
                         n[0],
                         n[1],
                         n[2],
-                        g.as_ptr().cast_mut(),
-                        kinds.as_ptr().cast_mut(),
-                        args.as_ptr().cast_mut(),
-                        p.as_ptr().cast_mut(),
+                        g.as_ptr(),
+                        kinds.as_ptr(),
+                        args.as_ptr(),
+                        p.as_ptr(),
                         order.raw(),
                         old,
                         t,
@@ -910,10 +893,11 @@ impl<'mpi> DerivedType<'mpi> {
                 size,
                 {
                     let (n, g) = (
-                        ints(&[size, rank, gsizes.len()]).ok_or_else(|| overflow(size, OP))?,
+                        ints(&[size, rank, gsizes.len()])
+                            .ok_or_else(|| count_overflow(size, 1, OP))?,
                         counts(gsizes, OP)?,
                     );
-                    let p = ints(psizes).ok_or_else(|| overflow(psizes.len(), OP))?;
+                    let p = ints(psizes).ok_or_else(|| count_overflow(psizes.len(), 1, OP))?;
                 },
                 |t| {
                     // SAFETY: as above, the global sizes in MPI_Count.
@@ -922,10 +906,10 @@ impl<'mpi> DerivedType<'mpi> {
                             n[0],
                             n[1],
                             n[2],
-                            g.as_ptr().cast_mut(),
-                            kinds.as_ptr().cast_mut(),
-                            args.as_ptr().cast_mut(),
-                            p.as_ptr().cast_mut(),
+                            g.as_ptr(),
+                            kinds.as_ptr(),
+                            args.as_ptr(),
+                            p.as_ptr(),
                             order.raw(),
                             old,
                             t,

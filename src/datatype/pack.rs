@@ -178,9 +178,8 @@ pub fn pack_external_size(input: &(impl Packable + ?Sized)) -> Result<usize> {
     let mut size: ffi::MPI_Aint = 0;
     let _gate = enter(OP)?;
     // SAFETY: a committed datatype and a NUL-terminated representation name; writes one Aint.
-    let rc = unsafe {
-        ffi::MPI_Pack_external_size(EXTERNAL32.as_ptr().cast_mut(), count, datatype, &mut size)
-    };
+    let rc =
+        unsafe { ffi::MPI_Pack_external_size(EXTERNAL32.as_ptr(), count, datatype, &mut size) };
     check(rc, OP)?;
     Ok(usize::try_from(size).unwrap_or(usize::MAX))
 }
@@ -206,8 +205,8 @@ pub fn pack_external(
     // most the size bound from `at`, which fits in `out` (checked above).
     let rc = unsafe {
         ffi::MPI_Pack_external(
-            EXTERNAL32.as_ptr().cast_mut(),
-            ptr.cast_mut(),
+            EXTERNAL32.as_ptr(),
+            ptr,
             count,
             datatype,
             recv_ptr(out),
@@ -238,9 +237,8 @@ pub fn unpack_external(
     let rc = {
         let _gate = enter(OP)?;
         // SAFETY: as in `pack_external_size`.
-        let rc = unsafe {
-            ffi::MPI_Pack_external_size(EXTERNAL32.as_ptr().cast_mut(), count, datatype, &mut need)
-        };
+        let rc =
+            unsafe { ffi::MPI_Pack_external_size(EXTERNAL32.as_ptr(), count, datatype, &mut need) };
         check(rc, OP)?;
         check_room(
             input.len(),
@@ -253,8 +251,8 @@ pub fn unpack_external(
         // and writes only the memory `output` reaches (a slice, or a checked view).
         let rc = unsafe {
             ffi::MPI_Unpack_external(
-                EXTERNAL32.as_ptr().cast_mut(),
-                send_ptr(input).cast_mut(),
+                EXTERNAL32.as_ptr(),
+                send_ptr(input),
                 input.len() as ffi::MPI_Aint,
                 &mut at,
                 ptr,

@@ -1,14 +1,15 @@
 //! The instructions ferrompi's own code executes per operation, the steady measure beside the
-//! timings: `tools/instruction-cost.sh` runs this program under callgrind, once per path and
-//! at two iteration counts, and counts only the instructions executed in this program's own
+//! timings: `tools/instruction-cost.sh` runs this program under callgrind, each path at two
+//! iteration counts, and counts only the instructions executed in this program's own
 //! code (ferrompi inlines into it; MPI's libraries are not counted). The difference between a
 //! ferrompi path and its `ffi` twin, per operation, is the binding's work: checks, thread gate,
 //! request bookkeeping. Unlike a time, it is the same on every run. Every operation measured
 //! is also called from a second site that never runs ([`second_call_sites`]), so that what is
 //! counted is what a program that calls it from several places gets.
 //!
-//! `instruction_cost <path> <iterations>`, one process (a singleton or `mpirun -n 1`), where
-//! `path` is one of
+//! `instruction_cost <path> <iterations>`, or `instruction_cost phases <low> <high> <path>...`
+//! (each path once to warm up, then `low` and `high` times, with [`ferrompi_cost_mark`] after
+//! each run), one process (a singleton or `mpirun -n 1`), where `path` is one of
 //!
 //! - `exchange`, `exchange-ffi`: 8 receives and 8 sends to this process and a wait for all,
 //!   through `scope` + `RequestSet` and through `ffi` (16 requests an iteration; the exchange
@@ -88,8 +89,29 @@ fn main() {
         println!("instruction_cost: every path ran");
         return;
     }
+    if let ["phases", low, high, paths @ ..] = &words[..] {
+        let counts = [
+            1,
+            low.parse().expect("low: a number"),
+            high.parse().expect("high: a number"),
+        ];
+        for path in paths {
+            assert!(
+                PATHS.contains(path),
+                "unknown path {path:?} (paths: {PATHS:?})"
+            );
+            for iterations in counts {
+                run(&mpi, path, iterations);
+                ferrompi_cost_mark();
+            }
+        }
+        return;
+    }
     let [path, iterations] = words[..] else {
-        panic!("usage: instruction_cost <path> <iterations> (paths: {PATHS:?})");
+        panic!(
+            "usage: instruction_cost <path> <iterations> | phases <low> <high> <path>... \
+             (paths: {PATHS:?})"
+        );
     };
     assert!(
         PATHS.contains(&path),
@@ -349,6 +371,15 @@ fn exchange(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
         }
         exchange.delivered(path);
     }
+}
+
+/// The end of a phase: `tools/instruction-cost.sh` has callgrind dump its counts after each
+/// call (`--dump-after=ferrompi_cost_mark`), so one process measures many paths, each path's
+/// warm-up, `low` and `high` runs in dumps of their own.
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub extern "C" fn ferrompi_cost_mark() {
+    std::hint::black_box(());
 }
 
 /// Runs `body` in a function of its own: each path's closure is a type of its own, so each

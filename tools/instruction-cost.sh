@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The binding's own instructions per operation, counted by callgrind: a measure that is the
 # same on every run, unlike timings on a shared machine. For each path of benches/instruction_cost.rs
-# (a ferrompi path and its ffi twin) it runs the program as a singleton under
+# (a ferrompi path and its ffi twin) it runs the path in a singleton under
 # `valgrind --tool=callgrind` at two iteration counts and sums the instructions executed in the
 # program's own code (ferrompi is inlined into it; MPI's libraries are not counted). The
 # per-iteration difference between the two counts, ferrompi path minus ffi path, divided by the
@@ -10,7 +10,8 @@
 #
 # Every row has a ceiling: the target and a small margin. A row over its ceiling, or above
 # rsmpi's count, fails the run (the test suite runs it), so a change that adds instructions
-# to a hot path is caught when it is made. A few minutes per MPI, one callgrind run per core.
+# to a hot path is caught when it is made. Under a minute per MPI once built: one callgrind run
+# per core, each over a share of the paths.
 #
 #   tools/instruction-cost.sh                 # Debian's Open MPI and MPICH
 #   tools/instruction-cost.sh mpich openmpi5  # these (any of tools/setup.sh's mpi_env names)
@@ -108,20 +109,39 @@ for impl in "${impls[@]}"; do
     IFS='|' read -r path _ <<< "$row"
     [[ -z ${ONLY:-} || " $ONLY " == *" $path "* ]] && chosen+=("$row")
   done
-  # Every count first, one callgrind run per core at a time: each is a singleton of its own.
-  for row in "${chosen[@]}"; do
-    IFS='|' read -r path _ <<< "$row"
-    for variant in "$path" "$path-ffi"; do
-      for n in "$low" "$high"; do
-        echo "ferrompi $exe $variant $n"
-        if [[ -n $rsmpi && $rsmpi_paths == *" $path "* ]]; then echo "rsmpi $rsmpi $variant $n"; fi
+  # Every count first: a few singleton processes under callgrind, one per core at a time, each
+  # running its share of the paths, every path three times (once to warm up, then at the two
+  # iteration counts). The program calls ferrompi_cost_mark after each run, where callgrind
+  # dumps the counts since the last dump (--dump-after): dump 3k+2 is the k-th path's low run,
+  # 3k+3 its high run, renamed here to SIDE-PATH-ITERATIONS.out.
+  {
+    shares=() rsmpi_share=""
+    i=0
+    for row in "${chosen[@]}"; do
+      IFS='|' read -r path _ <<< "$row"
+      for variant in "$path" "$path-ffi"; do
+        shares[i % $(nproc)]+=" $variant"
+        i=$((i + 1))
+        if [[ -n $rsmpi && $rsmpi_paths == *" $path "* ]]; then rsmpi_share+=" $variant"; fi
       done
     done
-  done | xargs -P "$(nproc)" -n 4 sh -c '
-    out="$0/$1-$2-$4-$5" # out_dir impl side exe variant iterations
-    valgrind --tool=callgrind --callgrind-out-file="$out.out" "$3" "$4" "$5" > "$out.log" 2>&1 \
-      || { echo "$2: $4 at $5 iterations failed on $1:" >&2; tail -n 20 "$out.log" >&2; exit 255; }
-  ' "$out_dir" "$impl" 2>&1 \
+    for i in "${!shares[@]}"; do echo "ferrompi $exe $i${shares[i]}"; done
+    if [[ -n $rsmpi_share ]]; then echo "rsmpi $rsmpi 0$rsmpi_share"; fi
+  } | xargs -P "$(nproc)" -L 1 sh -c '
+    out_dir=$0 impl=$1 low=$2 high=$3 side=$4 exe=$5 share=$6
+    shift 6
+    base="$out_dir/$impl-$side-share$share"
+    rm -f "$base".out*
+    valgrind --tool=callgrind --dump-after=ferrompi_cost_mark --callgrind-out-file="$base.out" \
+      "$exe" phases "$low" "$high" "$@" > "$base.log" 2>&1 \
+      || { echo "$side: $* failed on $impl:" >&2; tail -n 20 "$base.log" >&2; exit 255; }
+    k=0
+    for variant in "$@"; do
+      mv "$base.out.$((3 * k + 2))" "$out_dir/$impl-$side-$variant-$low.out"
+      mv "$base.out.$((3 * k + 3))" "$out_dir/$impl-$side-$variant-$high.out"
+      k=$((k + 1))
+    done
+  ' "$out_dir" "$impl" "$low" "$high" 2>&1 \
     | sed 's/^/  /' >&2 || { echo "instruction-cost: a run failed on $impl" >&2; exit 1; }
   # own SIDE PROGRAM PATH OPS: instructions per operation beyond the path's `ffi` twin.
   own() {

@@ -53,6 +53,20 @@ fn main() {
         println!("rsmpi-instruction-cost: every path ran");
         return;
     }
+    if args.first().map(String::as_str) == Some("phases") {
+        let [_, low, high, paths @ ..] = &args[..] else {
+            panic!("usage: rsmpi-instruction-cost phases <low> <high> <path>...");
+        };
+        let counts = [1, low.parse().expect("low: a number"), high.parse().expect("high: a number")];
+        for path in paths {
+            assert!(PATHS.contains(&path.as_str()), "unknown path {path:?}");
+            for iterations in counts {
+                run(&world, path, iterations);
+                ferrompi_cost_mark();
+            }
+        }
+        return;
+    }
     let [path, iterations] = &args[..] else {
         panic!("usage: rsmpi-instruction-cost <path> <iterations> (paths: {PATHS:?})");
     };
@@ -82,6 +96,13 @@ fn run(world: &mpi::topology::SimpleCommunicator, path: &str, iterations: usize)
         others: "iallreduce" "iallreduce-ffi" "ibarrier" "ibarrier-ffi" "ibcast" "ibcast-ffi"
             "sendrecv" "sendrecv-ffi";
     }
+}
+
+/// The end of a phase, where callgrind dumps its counts (see `benches/instruction_cost.rs`).
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn ferrompi_cost_mark() {
+    std::hint::black_box(());
 }
 
 /// Runs `body` in a function of its own (see `benches/instruction_cost.rs`).

@@ -230,7 +230,8 @@ pub use comm::probe::Message;
 pub use comm::typed::RecvValue;
 pub use comm::{Communicator, Comparison, HwResource, OpenMpiLocality, SplitType};
 pub use datatype::{
-    Bounds, Bytes, Datatype, DerivedType, Distribution, Equivalence, Order, View, ViewMut,
+    Bounds, Bytes, Datatype, DerivedType, Distribution, Elementwise, Equivalence, Order, View,
+    ViewMut,
 };
 /// `#[derive(Equivalence)]` for structs (feature `derive`, on by default): see
 /// [`Equivalence`] and [`datatype`]'s "Structured data".

@@ -29,7 +29,9 @@
 //! forbidden inside the closure (MPI-4.0 §6.9.5): any made through ferrompi return
 //! [`Error::InCallback`].
 
-use crate::datatype::{Datatype, Equivalence, count_overflow, recv_ptr, repair, send_ptr};
+use crate::datatype::{
+    Datatype, Elementwise, Equivalence, count_overflow, recv_ptr, repair, send_ptr,
+};
 use crate::env::{Mpi, enter};
 use crate::error::{Error, Result, check};
 use crate::ffi;
@@ -55,6 +57,28 @@ unsafe impl Sync for Operand {}
 
 mod sealed {
     pub trait Sealed {}
+    /// The elements each op is defined on (the markers below extend them to every
+    /// `Elementwise` type made of them).
+    #[diagnostic::on_unimplemented(
+        message = "`MPI_SUM` and `MPI_PROD` are not defined on `{Self}`",
+        note = "they are on integers and floating point"
+    )]
+    pub trait ArithmeticElement {}
+    #[diagnostic::on_unimplemented(
+        message = "`MPI_MIN` and `MPI_MAX` are not defined on `{Self}`",
+        note = "they are on integers and floating point"
+    )]
+    pub trait OrderedElement {}
+    #[diagnostic::on_unimplemented(
+        message = "the logical ops are not defined on `{Self}`",
+        note = "they are on integers and `bool`"
+    )]
+    pub trait LogicalElement {}
+    #[diagnostic::on_unimplemented(
+        message = "the bitwise ops are not defined on `{Self}`",
+        note = "they are on integers"
+    )]
+    pub trait BitwiseElement {}
 }
 
 /// A reduction operation applicable to values of `T`. Implemented by the predefined op types
@@ -124,38 +148,43 @@ rma_only! {
     NoOp = MPI_NO_OP;
 }
 
+/// A marker of the types an op is defined on: its element types, and every [`Elementwise`]
+/// type made of them (arrays, `#[equivalence(elementwise)]` structs).
 macro_rules! marker {
-    ($(#[$doc:meta])* $name:ident: $($ty:ty),*) => {
+    ($(#[$doc:meta])* $name:ident / $element:ident: $($ty:ty),*) => {
         $(#[$doc])*
+        #[diagnostic::on_unimplemented(
+            message = "this predefined op is not defined on `{Self}`",
+            label = "not a type of this op",
+            note = "numbers, `bool` for the logical ops, arrays of them and structs derived with `#[equivalence(elementwise)]` (every field of one element type, no padding) are; reduce other structs with a `UserOp`"
+        )]
         pub trait $name: Equivalence + sealed::Sealed {}
-        $( impl $name for $ty {} )*
-        impl<T: $name, const N: usize> $name for [T; N] {}
+        $( impl sealed::$element for $ty {} )*
+        impl<T: Elementwise<Element: sealed::$element>> $name for T {}
     };
 }
 
-macro_rules! sealed_types {
-    ($($ty:ty),*) => { $( impl sealed::Sealed for $ty {} )* };
-}
-sealed_types!(
-    i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64, bool
-);
-impl<T: sealed::Sealed, const N: usize> sealed::Sealed for [T; N] {}
+impl<T: Elementwise> sealed::Sealed for T {}
 
 marker!(
-    /// Types `MPI_SUM` and `MPI_PROD` are defined on: C integers and floating point.
-    Arithmetic: i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64
+    /// Types `MPI_SUM` and `MPI_PROD` are defined on: C integers and floating point, and
+    /// arrays and elementwise structs of them.
+    Arithmetic / ArithmeticElement: i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64
 );
 marker!(
-    /// Types `MPI_MIN` and `MPI_MAX` are defined on: C integers and floating point.
-    Ordered: i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64
+    /// Types `MPI_MIN` and `MPI_MAX` are defined on: C integers and floating point, and
+    /// arrays and elementwise structs of them.
+    Ordered / OrderedElement: i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64
 );
 marker!(
-    /// Types the logical ops are defined on: C integers and `bool` (`MPI_C_BOOL`).
-    Logical: i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, bool
+    /// Types the logical ops are defined on: C integers and `bool` (`MPI_C_BOOL`), and arrays
+    /// and elementwise structs of them.
+    Logical / LogicalElement: i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, bool
 );
 marker!(
-    /// Types the bitwise ops are defined on: C integers.
-    Bitwise: i8, i16, i32, i64, isize, u8, u16, u32, u64, usize
+    /// Types the bitwise ops are defined on: C integers, and arrays and elementwise structs
+    /// of them.
+    Bitwise / BitwiseElement: i8, i16, i32, i64, isize, u8, u16, u32, u64, usize
 );
 
 macro_rules! predefined {
@@ -164,6 +193,8 @@ macro_rules! predefined {
         #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
         pub struct $name;
         impl sealed::Sealed for $name {}
+        // MPI sees `T::ELEMENTS` values of the element's predefined datatype: for an array
+        // or an elementwise struct, its elements one by one.
         impl<T: $bound> Op<T> for $name {
             #[inline(always)]
             fn operand(&self) -> Operand {
@@ -317,7 +348,6 @@ pub trait LocPair: Equivalence + sealed::Sealed {}
 
 macro_rules! loc_pairs {
     ($($v:ty => $konst:ident),*) => {$(
-        impl sealed::Sealed for Loc<$v> {}
         impl LocPair for Loc<$v> {}
         // SAFETY: `Loc<V>` is `repr(C)` `{ V, int }`, the C struct MPI's pair datatype describes
         // (its type map covers the two fields; MPI never touches the trailing padding). One MPI
@@ -329,6 +359,10 @@ macro_rules! loc_pairs {
                 // SAFETY: a predefined datatype (`ffi`'s handle constants), valid while MPI is.
                 unsafe { Datatype::from_raw(ffi::$konst) }
             }
+        }
+        // SAFETY: one element of a predefined pair datatype per value, its own element.
+        unsafe impl Elementwise for Loc<$v> {
+            type Element = Loc<$v>;
         }
     )*};
 }

@@ -16,6 +16,7 @@
 //! | `[T; N]` | `N ×` that of `T` |
 //! | [`Bytes<T>`] for `T: bytemuck::Pod` | `size_of::<T>() ×` `MPI_BYTE` |
 //! | a struct with `#[derive(Equivalence)]` | its fields' datatypes at their offsets ([`cache`]) |
+//! | the same with `#[equivalence(elementwise)]` | `ELEMENTS ×` its fields' one element type ([`Elementwise`]) |
 //!
 //! # Structured data
 //!
@@ -26,8 +27,11 @@
 //!   real offsets, resized to the struct's size. Padding is never sent, and a receive never
 //!   writes it. Such a struct then travels wherever an `f64` does: every send, receive and
 //!   collective, blocking, nonblocking and persistent, windows, and [`UserOp`](crate::UserOp)
-//!   reductions. The predefined reductions (`Sum`, `Max`, ...) do not apply to a struct, and
-//!   do not compile on one.
+//!   reductions. A struct whose fields are all of one number type, with no padding, can be
+//!   derived with `#[equivalence(elementwise)]` instead: it then travels as a run of that
+//!   number's predefined datatype (no derived type at all), and the predefined reductions
+//!   (`Sum`, `Max`, ...) and one-sided accumulates apply to it field by field ([`Elementwise`]).
+//!   On a struct of mixed fields they do not compile.
 //! - **Layouts within a buffer**: a [`DerivedType`] (vector, indexed, subarray, darray, struct,
 //!   resized, ...) selects parts of a slice, such as a matrix's column or a 3-D block's face.
 //!   [`DerivedType::view`] and [`DerivedType::view_mut`] check, before any MPI call, that every
@@ -198,6 +202,61 @@ pub unsafe trait Equivalence: Copy + 'static {
     }
 }
 
+/// A type whose value is [`Equivalence::ELEMENTS`] values of one predefined element type, end
+/// to end: numbers, `bool`, [`Loc`](crate::op::Loc) pairs, arrays of them, and structs derived
+/// with `#[derive(Equivalence)]` and `#[equivalence(elementwise)]` whose fields are all of one
+/// element type with no padding. MPI's predefined reductions (`Sum`, `Max`, ...) apply to
+/// these element by element (MPI-4.0 §6.9.2 defines them on predefined types only, which is
+/// what such a value is to MPI), and one-sided accumulates take them.
+///
+/// ```
+/// # #[cfg(feature = "derive")] {
+/// # let mpi = ferrompi::Mpi::init()?;
+/// # let world = mpi.world();
+/// use ferrompi::{Equivalence, op::Sum};
+/// #[derive(Equivalence, Clone, Copy, Debug, PartialEq)]
+/// #[equivalence(elementwise)] // three f64s to MPI: MPI_SUM adds them one by one
+/// struct Momentum {
+///     x: f64,
+///     y: f64,
+///     z: f64,
+/// }
+/// let mine = [Momentum { x: 1.0, y: 2.0, z: 3.0 }];
+/// let mut total = [Momentum { x: 0.0, y: 0.0, z: 0.0 }];
+/// world.allreduce(&mine, &mut total, Sum)?;
+/// let n = f64::from(world.size());
+/// assert_eq!(total[0], Momentum { x: n, y: 2.0 * n, z: 3.0 * n });
+/// # }
+/// # Ok::<(), ferrompi::Error>(())
+/// ```
+///
+/// A struct of mixed fields is not `Elementwise`, and a predefined op on it does not compile
+/// (reduce it with a [`UserOp`](crate::UserOp)):
+///
+/// ```compile_fail
+/// # let mpi = ferrompi::Mpi::init().unwrap();
+/// # let world = mpi.world();
+/// #[derive(ferrompi::Equivalence, Clone, Copy)]
+/// struct Sample { value: f64, count: u32 }
+/// let (mine, mut total) = ([Sample { value: 1.0, count: 1 }], [Sample { value: 0.0, count: 0 }]);
+/// world.allreduce(&mine, &mut total, ferrompi::op::Sum).unwrap();
+/// ```
+///
+/// # Safety
+/// A value of `Self` is exactly `Self::ELEMENTS` values of `Self::Element` laid end to end
+/// (`size_of::<Self>() == Self::ELEMENTS * size_of::<Self::Element>()`), `Self::datatype()`
+/// is `Self::Element::datatype()`, a predefined datatype, and `Self::Element` is itself
+/// `Elementwise` with `Element = Self::Element` and one element per value.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a run of one predefined element type, so MPI's predefined ops cannot reduce it",
+    label = "not `Elementwise`",
+    note = "numbers, `bool`, `Loc` pairs, arrays of them and structs derived with `#[equivalence(elementwise)]` (every field of one element type, no padding) are; reduce other structs with a `UserOp`"
+)]
+pub unsafe trait Elementwise: Equivalence {
+    /// The predefined element a value is made of (`f64` for `[f64; 3]`).
+    type Element: Elementwise<Element = Self::Element>;
+}
+
 macro_rules! equivalence {
     ($($ty:ty => $konst:ident),* $(,)?) => {$(
         // SAFETY: the type is a primitive of the same size as the MPI datatype named (exact-width
@@ -209,6 +268,10 @@ macro_rules! equivalence {
                 // SAFETY: a predefined datatype (`ffi`'s handle constants), valid while MPI is.
                 unsafe { Datatype::from_raw(ffi::$konst) }
             }
+        }
+        // SAFETY: one value of a predefined datatype, its own element.
+        unsafe impl Elementwise for $ty {
+            type Element = $ty;
         }
     )*};
 }
@@ -257,6 +320,18 @@ unsafe impl Equivalence for bool {
             }
         }
     }
+}
+
+// SAFETY: `MPI_C_BOOL`, a predefined datatype, one element per value, its own element.
+#[cfg(ferrompi_c_bool)]
+unsafe impl Elementwise for bool {
+    type Element = bool;
+}
+
+// SAFETY: `N` values of `T` end to end, each `T::ELEMENTS` elements of `T::Element`, with
+// `T`'s (predefined) datatype.
+unsafe impl<T: Elementwise, const N: usize> Elementwise for [T; N] {
+    type Element = T::Element;
 }
 
 // SAFETY: `[T; N]` is `N` values of `T` with no padding between them, hence `N * T::ELEMENTS`

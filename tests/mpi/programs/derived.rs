@@ -1,6 +1,7 @@
 //! Structured data: derived structs (padding never sent nor written, nested and array fields,
-//! generic instantiations kept apart) through point-to-point, nonblocking, persistent,
-//! collective, one-sided and user-reduction calls; every `DerivedType` constructor checked
+//! generic instantiations kept apart, over-aligned) through point-to-point, nonblocking,
+//! persistent, collective, one-sided and user-reduction calls; elementwise structs reduced
+//! field by field by the predefined ops and accumulated; every `DerivedType` constructor checked
 //! against the elements a hand-written loop selects (through `MPI_Pack`); layouts sent and
 //! received in place, 3-D halo faces at odd sizes; packing, `external32`; bad layouts refused
 //! before MPI runs.
@@ -56,6 +57,43 @@ struct Stats {
     sum: f64,
     count: u32,
     max: i64,
+}
+
+/// Structs of one element type: to MPI, runs of `f64`, `i32` or `bool`, reduced element by
+/// element by the predefined ops. Nested, array and generic fields.
+#[derive(Equivalence, Clone, Copy, Debug, PartialEq, Default)]
+#[equivalence(elementwise)]
+struct Vec3 {
+    x: f64,
+    y: f64,
+    z: f64,
+}
+
+#[derive(Equivalence, Clone, Copy, Debug, PartialEq, Default)]
+#[equivalence(elementwise)]
+#[repr(C)]
+struct Body {
+    position: Vec3,
+    velocity: [f64; 3],
+    mass: f64,
+}
+
+#[derive(Equivalence, Clone, Copy, Debug, PartialEq, Default)]
+#[equivalence(elementwise)]
+struct Span<T> {
+    low: T,
+    high: [T; 2],
+}
+
+#[derive(Equivalence, Clone, Copy, Debug, PartialEq, Default)]
+#[equivalence(elementwise)]
+struct Flags(bool, [bool; 2]);
+
+/// An over-aligned struct: 8 bytes of data in 32.
+#[derive(Equivalence, Clone, Copy, Debug, PartialEq, Default)]
+#[repr(C, align(32))]
+struct Wide {
+    value: f64,
 }
 
 const CANARY: u8 = 0xA5;
@@ -138,6 +176,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     let (next, prev) = ((rank + 1) % size, (rank + size - 1) % size);
 
     structs(mpi, &world, t, next, prev);
+    elementwise(&world, t, next);
     decoding(mpi, t);
     builders(mpi, &world, t);
     layouts(mpi, &world, t, next, prev);
@@ -352,6 +391,239 @@ fn structs(mpi: &Mpi, world: &ferrompi::Communicator<'_>, t: &mut Checks, next: 
         "a fetch_and_op of a derived struct is refused before MPI",
     );
     t.okay(world.barrier(), "barrier after");
+}
+
+/// `#[equivalence(elementwise)]` structs: their predefined datatypes and element counts, the
+/// predefined reductions element by element (blocking, nonblocking, persistent, in place),
+/// point-to-point, and one-sided accumulates, which take them.
+fn elementwise(world: &ferrompi::Communicator<'_>, t: &mut Checks, next: i32) {
+    use ferrompi::op::{LogicalOr, Max, Min, Sum};
+    let (rank, size) = (world.rank(), world.size());
+    let (r, n) = (f64::from(rank), f64::from(size));
+    t.eq(
+        (
+            Vec3::ELEMENTS,
+            Body::ELEMENTS,
+            Span::<i32>::ELEMENTS,
+            Flags::ELEMENTS,
+        ),
+        (3, 7, 3, 3),
+        "elements per value",
+    );
+    t.ok(
+        Body::datatype().as_raw() == f64::datatype().as_raw()
+            && Span::<i32>::datatype().as_raw() == i32::datatype().as_raw()
+            && Flags::datatype().as_raw() == bool::datatype().as_raw()
+            && Body::PREDEFINED,
+        "an elementwise struct travels as its element's predefined datatype",
+    );
+    let body = |k: f64| Body {
+        position: Vec3 {
+            x: k,
+            y: 2.0 * k,
+            z: -k,
+        },
+        velocity: [k + 0.5; 3],
+        mass: 1.0 + k,
+    };
+    let mine = [body(r), body(r + 10.0)];
+    let mut total = [Body::default(); 2];
+    t.okay(
+        world.allreduce(&mine, &mut total, Sum),
+        "allreduce Sum of structs",
+    );
+    let sum = n * (n - 1.0) / 2.0; // of the ranks
+    let expected = |shift: f64| Body {
+        position: Vec3 {
+            x: sum + shift * n,
+            y: 2.0 * (sum + shift * n),
+            z: -(sum + shift * n),
+        },
+        velocity: [sum + (shift + 0.5) * n; 3],
+        mass: n + sum + shift * n,
+    };
+    t.eq(
+        total,
+        [expected(0.0), expected(10.0)],
+        "summed field by field",
+    );
+
+    let mut span = [Span {
+        low: rank,
+        high: [-rank, rank * 3],
+    }];
+    t.okay(
+        world.allreduce_in_place(&mut span, Max),
+        "allreduce_in_place Max",
+    );
+    t.eq(
+        span[0],
+        Span {
+            low: size - 1,
+            high: [0, (size - 1) * 3],
+        },
+        "largest of each field",
+    );
+    let mut lowest = Span::default();
+    let mine = [Span {
+        low: rank + 5,
+        high: [rank, -rank],
+    }];
+    t.okay(
+        world.reduce(&mine, std::slice::from_mut(&mut lowest), Min, 0),
+        "reduce Min to the root",
+    );
+    if rank == 0 {
+        t.eq(
+            lowest,
+            Span {
+                low: 5,
+                high: [0, -(size - 1)],
+            },
+            "smallest of each field",
+        );
+    }
+    let mut any = [Flags(rank == 0, [rank == size - 1, false])];
+    t.okay(
+        world.allreduce_in_place(&mut any, LogicalOr),
+        "allreduce LogicalOr of bools",
+    );
+    t.eq(any[0], Flags(true, [true, false]), "or of each field");
+
+    let mut started = [Vec3::default()];
+    let mine = [Vec3 {
+        x: 1.0,
+        y: r,
+        z: 2.0,
+    }];
+    t.okay(
+        ferrompi::scope(|s| {
+            world
+                .iallreduce(s, &mine, &mut started, Sum)?
+                .wait()
+                .map(drop)
+        }),
+        "iallreduce Sum of structs",
+    );
+    t.eq(
+        started[0],
+        Vec3 {
+            x: n,
+            y: sum,
+            z: 2.0 * n,
+        },
+        "nonblocking sum",
+    );
+    let mut persistent = t.okay(
+        world.allreduce_init(
+            vec![Vec3 {
+                x: r,
+                y: 1.0,
+                z: 0.0,
+            }],
+            vec![Vec3::default()],
+            Sum,
+        ),
+        "allreduce_init of structs",
+    );
+    for round in 0..3 {
+        t.okay(
+            persistent.start().and_then(|a| a.wait()),
+            "persistent start + wait",
+        );
+        t.eq(
+            persistent.recv()[0],
+            Vec3 {
+                x: sum,
+                y: n,
+                z: 0.0,
+            },
+            format!("round {round}"),
+        );
+    }
+
+    // Point-to-point: a run of f64s, received as one.
+    let mut got = [Vec3::default(); 2];
+    let out = [
+        Vec3 { x: r, y: r, z: r },
+        Vec3 {
+            x: -r,
+            y: 0.5,
+            z: 1.5,
+        },
+    ];
+    t.okay(
+        world.sendrecv(&out, next, 7, &mut got, ferrompi::ANY_SOURCE, 7),
+        "sendrecv of structs",
+    );
+    let prev = f64::from((rank + size - 1) % size);
+    t.eq(
+        got,
+        [
+            Vec3 {
+                x: prev,
+                y: prev,
+                z: prev,
+            },
+            Vec3 {
+                x: -prev,
+                y: 0.5,
+                z: 1.5,
+            },
+        ],
+        "received",
+    );
+
+    let mut wide = [Wide::default(); 2];
+    t.okay(
+        world.sendrecv(
+            &[Wide { value: r }, Wide { value: -r }],
+            next,
+            8,
+            &mut wide,
+            ferrompi::ANY_SOURCE,
+            8,
+        ),
+        "sendrecv of an over-aligned struct",
+    );
+    t.eq(
+        wide,
+        [Wide { value: prev }, Wide { value: -prev }],
+        "over-aligned structs received",
+    );
+
+    // One-sided: an accumulate of a struct is an accumulate of its elements.
+    let win = t.okay(
+        Window::<Vec3>::allocate(world, 1),
+        "window of elementwise structs",
+    );
+    t.okay(world.barrier(), "barrier before accumulates");
+    let one = [Vec3 {
+        x: 1.0,
+        y: r,
+        z: -1.0,
+    }];
+    let acc = win.lock_all(Assert::empty(), |epoch| {
+        epoch.target(next)?.accumulate(&one, 0, Sum)?;
+        epoch.flush_all()
+    });
+    t.okay(acc.and_then(|r| r), "accumulate Sum of a struct");
+    t.okay(world.barrier(), "barrier after accumulates");
+    let mut here = [Vec3::default()];
+    let read = win.lock_all(Assert::empty(), |epoch| {
+        epoch.target(rank)?.get_now(&mut here, 0)
+    });
+    t.okay(read.and_then(|r| r), "get_now of the accumulated struct");
+    t.eq(
+        here[0],
+        Vec3 {
+            x: 1.0,
+            y: prev,
+            z: -1.0,
+        },
+        "accumulated from the previous rank",
+    );
+    t.okay(world.barrier(), "barrier before the window's free");
 }
 
 /// Fills `n` values with their index, packs `count` copies of `ty` over them, and returns

@@ -42,7 +42,7 @@ pub(crate) enum StartSend {
 impl StartSend {
     /// The operation's name in errors.
     #[inline(always)]
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             StartSend::Isend => "isend",
             StartSend::Issend => "issend",
@@ -59,7 +59,7 @@ impl StartSend {
     /// As the MPI function: `buf` holds `count` elements of `dt` and outlives the operation.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn call(
+    pub(crate) unsafe fn call(
         self,
         buf: *const c_void,
         count: c_int,

@@ -1,17 +1,20 @@
-//! Operations on layouts: point-to-point and the blocking equal-block collectives (`bcast`,
-//! `gather`, `scatter`, `allgather`, `alltoall`) of a [`View`] or into a [`ViewMut`] (a buffer
-//! seen through a [`DerivedType`](crate::DerivedType), MPI-4.0 §5.1), and packing
-//! (`MPI_Pack`, `MPI_Unpack`, `MPI_Pack_size`, §5.2).
+//! Operations on layouts: point-to-point (blocking, nonblocking, persistent) and the blocking
+//! equal-block collectives (`bcast`, `gather`, `scatter`, `allgather`, `alltoall`) of a
+//! [`View`] or into a [`ViewMut`] (a buffer seen through a
+//! [`DerivedType`](crate::DerivedType), MPI-4.0 §5.1), and packing (`MPI_Pack`, `MPI_Unpack`,
+//! `MPI_Pack_size`, §5.2).
 
 use super::Communicator;
 use super::call::{MoveFn, SendMode};
+use super::nonblocking::StartSend;
 use super::p2p::{Destination, Source, TagMatch, check_tag, raw_tag};
 use crate::datatype::pack::{Packable, Unpackable, check_room};
-use crate::datatype::{Equivalence, View, ViewMut, count_of};
+use crate::datatype::{DerivedType, Equivalence, View, ViewMut, count_of};
 use crate::env::{enter, enter_with, gated};
 use crate::error::{Result, check};
 use crate::ffi;
-use crate::request::{Kind, RawRequest, Repair, Request, Scope};
+use crate::gate::Pass;
+use crate::request::{Kind, OwnedBuffer, PersistentRequest, RawRequest, Repair, Request, Scope};
 use crate::status::Status;
 use std::ffi::c_int;
 use std::mem::MaybeUninit;
@@ -362,28 +365,18 @@ impl Communicator<'_> {
         dest: impl Into<Destination>,
         tag: i32,
     ) -> Result<Request<'s>> {
-        const OP: &str = "isend";
-        let dest = self.raw_dest(dest.into(), OP)?;
-        check_tag(tag, OP)?;
-        let (ptr, count, datatype) = view.raw();
-        let mut raw = MaybeUninit::<ffi::MPI_Request>::uninit();
-        let rc = {
-            let _gate = enter_with(scope.in_flight.pass, OP)?;
-            // SAFETY: the view reaches only its slice, borrowed for 's, which the scope
-            // outlasts by completing or aborting; MPI writes the handle.
-            unsafe { ffi::MPI_Isend(ptr, count, datatype, dest, tag, self.raw, raw.as_mut_ptr()) }
+        // SAFETY: the view reaches only its slice, borrowed for 's, which the scope outlasts
+        // by completing or aborting.
+        let raw = unsafe {
+            self.start_send_view(
+                StartSend::Isend,
+                view,
+                dest.into(),
+                tag,
+                scope.in_flight.pass,
+            )?
         };
-        check(rc, OP)?;
-        // SAFETY: the start succeeded, so MPI wrote the handle.
-        let raw = unsafe { raw.assume_init() };
-        Ok(Request::started(
-            RawRequest {
-                raw,
-                kind: Kind::Send,
-            },
-            None,
-            &scope.in_flight,
-        ))
+        Ok(Request::started(raw, None, &scope.in_flight))
     }
 
     /// Starts receiving into what `view` selects (`MPI_Irecv`, MPI-4.0 §3.7.2), its slice
@@ -398,19 +391,152 @@ impl Communicator<'_> {
         source: impl Into<Source>,
         tag: impl Into<TagMatch>,
     ) -> Result<Request<'s>> {
-        const OP: &str = "irecv";
-        let source = self.raw_source(source.into(), OP)?;
-        let tag = raw_tag(tag.into(), OP)?;
         let (buf, count, datatype) = view.into_parts();
         let repair = Repair::for_slice(buf);
         let ptr = crate::datatype::recv_ptr(buf);
+        // SAFETY: the view reaches only its slice, exclusively borrowed for 's, which the scope
+        // outlasts by completing or aborting.
+        let raw = unsafe {
+            self.start_recv_view(
+                false,
+                (ptr, count, datatype),
+                source.into(),
+                tag.into(),
+                scope.in_flight.pass,
+            )?
+        };
+        Ok(Request::started(raw, repair, &scope.in_flight))
+    }
+
+    /// A persistent send of `count` copies of `layout` over the buffer it takes
+    /// (`MPI_Send_init` with a derived type, MPI-4.0 §3.9, §5.1): a halo face sent from the
+    /// same place at every start. The request owns the buffer, as
+    /// [`send_init`](Self::send_init)'s does, and borrows the layout; the copies are checked
+    /// to lie inside the buffer once, here (the request's buffer cannot change length).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{DerivedType, Equivalence};
+    /// // Column 0 of a 3 x 3 row-major matrix, sent to this rank at every start.
+    /// let column = DerivedType::vector(&mpi, 3, 1, 3, f64::datatype())?;
+    /// let me = world.rank();
+    /// let mut send = world.send_init_view(vec![0.0f64; 9], &column, 1, me, 0)?;
+    /// let mut recv = world.recv_init_view(vec![0.0f64; 9], &column, 1, me, 0)?;
+    /// for step in 0..3 {
+    ///     send.buffer_mut().iter_mut().step_by(3).for_each(|x| *x = step as f64);
+    ///     let receiving = recv.start()?;
+    ///     send.start()?.wait()?;
+    ///     receiving.wait()?;
+    ///     let got: Vec<f64> = recv.buffer().iter().step_by(3).copied().collect();
+    ///     assert_eq!(got, [step as f64; 3]);
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if the copies reach outside
+    /// the buffer; [`Error::CountOverflow`](crate::Error::CountOverflow); otherwise as
+    /// [`send_init`](Self::send_init).
+    pub fn send_init_view<'c, B: OwnedBuffer>(
+        &'c self,
+        buf: B,
+        layout: &'c DerivedType<'_>,
+        count: usize,
+        dest: impl Into<Destination>,
+        tag: i32,
+    ) -> Result<PersistentRequest<'c, B>> {
+        let view = layout.view(buf.as_slice(), count)?;
+        // SAFETY: the view reaches only the buffer's heap storage, which moves into the request
+        // with the buffer and stays there until the request is freed (see `send_init`); the
+        // request borrows the layout for as long.
+        let raw =
+            unsafe { self.start_send_view(StartSend::SendInit, view, dest.into(), tag, None)? };
+        Ok(PersistentRequest::created(raw, buf))
+    }
+
+    /// A persistent receive into `count` copies of `layout` over the buffer it takes
+    /// (`MPI_Recv_init` with a derived type, MPI-4.0 §3.9, §5.1); see
+    /// [`send_init_view`](Self::send_init_view).
+    ///
+    /// # Errors
+    /// As [`send_init_view`](Self::send_init_view), and as [`recv_init`](Self::recv_init).
+    pub fn recv_init_view<'c, B: OwnedBuffer>(
+        &'c self,
+        mut buf: B,
+        layout: &'c DerivedType<'_>,
+        count: usize,
+        source: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<PersistentRequest<'c, B>> {
+        let mut view = layout.view_mut(buf.as_mut_slice(), count)?;
+        let args = view.raw();
+        // SAFETY: as in `send_init_view`; MPI writes only what the view selects.
+        let raw = unsafe { self.start_recv_view(true, args, source.into(), tag.into(), None)? };
+        Ok(PersistentRequest::created(raw, buf))
+    }
+
+    /// Starts a send of a view in one of the modes (`MPI_Isend`, `MPI_Send_init`, ...).
+    ///
+    /// # Safety
+    /// The view's slice stays valid and unwritten until the operation completes (for a
+    /// persistent one, until its request is freed).
+    unsafe fn start_send_view(
+        &self,
+        start: StartSend,
+        view: View<'_>,
+        dest: Destination,
+        tag: i32,
+        pass: Option<Pass>,
+    ) -> Result<RawRequest> {
+        let operation = start.name();
+        let dest = self.raw_dest(dest, operation)?;
+        check_tag(tag, operation)?;
+        let (ptr, count, datatype) = view.raw();
         let mut raw = MaybeUninit::<ffi::MPI_Request>::uninit();
         let rc = {
-            let _gate = enter_with(scope.in_flight.pass, OP)?;
-            // SAFETY: the view reaches only its slice, exclusively borrowed for 's, which the
-            // scope outlasts by completing or aborting; MPI writes the handle.
+            let _gate = enter_with(pass, operation)?;
+            // SAFETY: the view reaches only its slice, valid for the operation per the
+            // caller; MPI writes the handle.
+            unsafe { start.call(ptr, count, datatype, dest, tag, self.raw, raw.as_mut_ptr()) }
+        };
+        check(rc, operation)?;
+        Ok(RawRequest {
+            // SAFETY: the start succeeded, so MPI wrote the handle.
+            raw: unsafe { raw.assume_init() },
+            kind: Kind::Send,
+        })
+    }
+
+    /// Starts a receive into a view's `(address, count, datatype)` (`MPI_Irecv`, or
+    /// `MPI_Recv_init` when `persistent`).
+    ///
+    /// # Safety
+    /// The view's slice stays valid, and no reference reads it, until the operation completes
+    /// (for a persistent one, until its request is freed).
+    unsafe fn start_recv_view(
+        &self,
+        persistent: bool,
+        (ptr, count, datatype): (*mut std::ffi::c_void, c_int, ffi::MPI_Datatype),
+        source: Source,
+        tag: TagMatch,
+        pass: Option<Pass>,
+    ) -> Result<RawRequest> {
+        let operation = if persistent { "recv_init" } else { "irecv" };
+        let source = self.raw_source(source, operation)?;
+        let tag = raw_tag(tag, operation)?;
+        let mut raw = MaybeUninit::<ffi::MPI_Request>::uninit();
+        let rc = {
+            let _gate = enter_with(pass, operation)?;
+            let start = if persistent {
+                ffi::MPI_Recv_init
+            } else {
+                ffi::MPI_Irecv
+            };
+            // SAFETY: the view reaches only its slice, valid for the operation per the
+            // caller; MPI writes the handle.
             unsafe {
-                ffi::MPI_Irecv(
+                start(
                     ptr,
                     count,
                     datatype,
@@ -421,17 +547,12 @@ impl Communicator<'_> {
                 )
             }
         };
-        check(rc, OP)?;
-        // SAFETY: the start succeeded, so MPI wrote the handle.
-        let raw = unsafe { raw.assume_init() };
-        Ok(Request::started(
-            RawRequest {
-                raw,
-                kind: Kind::Recv,
-            },
-            repair,
-            &scope.in_flight,
-        ))
+        check(rc, operation)?;
+        Ok(RawRequest {
+            // SAFETY: the start succeeded, so MPI wrote the handle.
+            raw: unsafe { raw.assume_init() },
+            kind: Kind::Recv,
+        })
     }
 
     /// The bytes `input` takes packed for this communicator (`MPI_Pack_size`, MPI-4.0

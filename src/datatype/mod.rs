@@ -43,9 +43,9 @@
 //! | operation | a slice of `Equivalence` values (derived structs too) | a [`View`] / [`ViewMut`] |
 //! |---|---|---|
 //! | blocking point-to-point (`send`, `ssend`, `recv`, `sendrecv`, ...) | yes | `send_view`, `ssend_view`, `recv_view`, `sendrecv_view` |
-//! | nonblocking and persistent point-to-point | yes | `isend_view`, `irecv_view` (in a scope) |
+//! | nonblocking and persistent point-to-point | yes | `isend_view`, `irecv_view` (in a scope); `send_init_view`, `recv_init_view` (a layout over the request's own buffer) |
 //! | collectives: blocking, nonblocking, persistent, `v` variants | yes | blocking `bcast_view`, `gather_view`, `scatter_view`, `allgather_view`, `alltoall_view` |
-//! | reductions | with an [`Op`](crate::op::Op) for the type: predefined on numbers, [`UserOp`](crate::UserOp) on anything | – |
+//! | reductions | with an [`Op`](crate::op::Op) for the type: predefined on [`Elementwise`] types (numbers, arrays, elementwise structs), [`UserOp`](crate::UserOp) on anything | – |
 //! | one-sided (`Window<T>`) | yes (`T` with no invalid bit patterns) | – |
 //! | `pack`, `unpack` | yes | yes |
 //! | `pack_external`, `unpack_external` | yes (derived structs on Open MPI only) | on Open MPI only |

@@ -869,6 +869,63 @@ fn layouts(mpi: &Mpi, world: &ferrompi::Communicator<'_>, t: &mut Checks, next: 
         "a column arrives as a run of values",
     );
 
+    // Persistent: column 2 of a matrix the request owns, to the next rank's column 4, at
+    // every start (subarrays carry the column's offset).
+    let at = |column: usize| {
+        DerivedType::subarray(
+            mpi,
+            &[4, 5],
+            &[4, 1],
+            &[0, column],
+            Order::C,
+            f64::datatype(),
+        )
+    };
+    let (two, four) = (t.okay(at(2), "column 2"), t.okay(at(4), "column 4"));
+    let mut sending = t.okay(
+        world.send_init_view(matrix.clone(), &two, 1, next, 13),
+        "send_init_view",
+    );
+    let mut receiving = t.okay(
+        world.recv_init_view(vec![-1.0f64; 20], &four, 1, prev, 13),
+        "recv_init_view",
+    );
+    for round in 0..3 {
+        for (i, x) in sending.buffer_mut().iter_mut().enumerate() {
+            *x = f64::from(rank) * 100.0 + f64::from(round * 20 + i as i32);
+        }
+        let result = receiving.start().and_then(|active| {
+            sending.start()?.wait()?;
+            active.wait()
+        });
+        t.okay(result, format!("persistent column exchange, round {round}"));
+        let want: Vec<f64> = (0..20)
+            .map(|i| {
+                if i % 5 == 4 {
+                    f64::from(prev) * 100.0 + f64::from(round * 20 + i - 2)
+                } else {
+                    -1.0
+                }
+            })
+            .collect();
+        t.eq(
+            receiving.buffer().to_vec(),
+            want,
+            format!("round {round}: only column 4 was written"),
+        );
+    }
+    t.ok(
+        matches!(
+            world.send_init_view(vec![0.0f64; 20], &column, 2, next, 13),
+            Err(Error::InvalidArgument { .. })
+        ) && matches!(
+            world.recv_init_view(vec![0.0f64; 19], &four, 1, prev, 13),
+            Err(Error::InvalidArgument { .. })
+        ),
+        "a persistent layout reaching past its buffer is refused",
+    );
+    drop((sending, receiving));
+
     // A struct field of every record: the `value` of each Padded, by hvector.
     let values = t.okay(
         DerivedType::hvector(

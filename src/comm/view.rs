@@ -1,11 +1,12 @@
-//! Operations on layouts: point-to-point (blocking, nonblocking, persistent) and the blocking
-//! equal-block collectives (`bcast`, `gather`, `scatter`, `allgather`, `alltoall`) of a
+//! Operations on layouts: point-to-point (blocking, nonblocking, persistent) and the
+//! equal-block collectives, blocking and nonblocking (`bcast`, `gather`, `scatter`,
+//! `allgather`, `alltoall`, and their `i` forms) of a
 //! [`View`] or into a [`ViewMut`] (a buffer seen through a
 //! [`DerivedType`](crate::DerivedType), MPI-4.0 §5.1), and packing (`MPI_Pack`, `MPI_Unpack`,
 //! `MPI_Pack_size`, §5.2).
 
 use super::Communicator;
-use super::call::{MoveFn, SendMode};
+use super::call::{MoveFn, Req, SendMode};
 use super::nonblocking::StartSend;
 use super::p2p::{Destination, Source, TagMatch, check_tag, raw_tag};
 use crate::datatype::pack::{Packable, Unpackable, check_room};
@@ -16,7 +17,7 @@ use crate::ffi;
 use crate::gate::Pass;
 use crate::request::{Kind, OwnedBuffer, PersistentRequest, RawRequest, Repair, Request, Scope};
 use crate::status::Status;
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 use std::mem::MaybeUninit;
 
 /// Layouts: a matrix's column, a block's face, any [`DerivedType`](crate::DerivedType) over a
@@ -181,29 +182,45 @@ impl Communicator<'_> {
         let rc = {
             let _gate = enter(OP)?;
             // SAFETY: the view reaches only its slice, exclusively borrowed for the call.
-            unsafe { ffi::MPI_Bcast(ptr, count, datatype, root, self.raw) }
+            unsafe { self.raw_bcast_typed((ptr, count, datatype), root, None) }
         };
         view.repair();
         check(rc, OP)
     }
 
-    /// The equal-block data movements on views: `send` and `recv` may be of different types
-    /// whose type signatures match block by block (a column sent, a row received). A view
-    /// holding blocks for every rank (`recv` of gather and allgather, `send` of scatter, both
-    /// of alltoall) holds `size` blocks of `count / size` copies, block `i` starting
-    /// `i * count / size` extents in.
-    fn move_view<T: Equivalence>(
+    /// `MPI_Bcast`, or `MPI_Ibcast` with `r`.
+    ///
+    /// # Safety
+    /// The address holds what the count and datatype reach, valid for the operation.
+    unsafe fn raw_bcast_typed(
+        &self,
+        (ptr, count, datatype): (*mut c_void, c_int, ffi::MPI_Datatype),
+        root: c_int,
+        r: Req<'_>,
+    ) -> c_int {
+        // SAFETY: per the contract.
+        unsafe {
+            match r {
+                None => ffi::MPI_Bcast(ptr, count, datatype, root, self.raw),
+                Some(r) => ffi::MPI_Ibcast(ptr, count, datatype, root, self.raw, r),
+            }
+        }
+    }
+
+    /// The per-rank counts of an equal-block data movement on views: `send` and `recv` may be
+    /// of different types whose type signatures match block by block (a column sent, a row
+    /// received). A view holding blocks for every rank (`recv` of gather and allgather,
+    /// `send` of scatter, both of alltoall) holds `size` blocks of `count / size` copies,
+    /// block `i` starting `i * count / size` extents in.
+    fn move_counts(
         &self,
         f: MoveFn,
-        send: View<'_>,
-        mut recv: ViewMut<'_, T>,
+        (sc, rc): (c_int, c_int),
         root: i32,
-    ) -> Result<()> {
-        let operation = f.name(false);
-        let (s, sc, st) = send.raw();
-        let (r, rc, rt) = recv.raw();
+        operation: &'static str,
+    ) -> Result<(c_int, c_int)> {
         let share = |n: c_int| -> Result<c_int> { Ok(self.share(n as usize, operation)? as c_int) };
-        let (sn, rn) = match f {
+        Ok(match f {
             MoveFn::Gather => (
                 sc,
                 if self.is_root(root, operation)? {
@@ -222,24 +239,81 @@ impl Communicator<'_> {
             ),
             MoveFn::Allgather => (sc, share(rc)?),
             MoveFn::Alltoall => (share(sc)?, share(rc)?),
-        };
+        })
+    }
+
+    /// `MPI_Gather`, `MPI_Igather`, ... (per `f` and `r`) with a datatype on each side.
+    ///
+    /// # Safety
+    /// Each side's address holds what its count and datatype reach, `size` blocks of it for
+    /// the side that holds every rank's, valid for the operation.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn raw_move_typed(
+        &self,
+        f: MoveFn,
+        (s, sn, st): (*const c_void, c_int, ffi::MPI_Datatype),
+        (d, dn, dt): (*mut c_void, c_int, ffi::MPI_Datatype),
+        root: c_int,
+        r: Req<'_>,
+    ) -> c_int {
         let c = self.raw;
+        // SAFETY: per the contract.
+        unsafe {
+            match (f, r) {
+                (MoveFn::Gather, None) => ffi::MPI_Gather(s, sn, st, d, dn, dt, root, c),
+                (MoveFn::Gather, Some(r)) => ffi::MPI_Igather(s, sn, st, d, dn, dt, root, c, r),
+                (MoveFn::Scatter, None) => ffi::MPI_Scatter(s, sn, st, d, dn, dt, root, c),
+                (MoveFn::Scatter, Some(r)) => ffi::MPI_Iscatter(s, sn, st, d, dn, dt, root, c, r),
+                (MoveFn::Allgather, None) => ffi::MPI_Allgather(s, sn, st, d, dn, dt, c),
+                (MoveFn::Allgather, Some(r)) => ffi::MPI_Iallgather(s, sn, st, d, dn, dt, c, r),
+                (MoveFn::Alltoall, None) => ffi::MPI_Alltoall(s, sn, st, d, dn, dt, c),
+                (MoveFn::Alltoall, Some(r)) => ffi::MPI_Ialltoall(s, sn, st, d, dn, dt, c, r),
+            }
+        }
+    }
+
+    /// An equal-block data movement on views, blocking (see [`move_counts`](Self::move_counts)).
+    fn move_view<T: Equivalence>(
+        &self,
+        f: MoveFn,
+        send: View<'_>,
+        mut recv: ViewMut<'_, T>,
+        root: i32,
+    ) -> Result<()> {
+        let operation = f.name(false);
+        let (s, sc, st) = send.raw();
+        let (d, dc, dt) = recv.raw();
+        let (sn, dn) = self.move_counts(f, (sc, dc), root, operation)?;
         let code = {
             let _gate = enter(operation)?;
             // SAFETY: each view reaches only its own slice (checked when it was made), and
             // MPI reaches at most `size` blocks of the per-rank counts, which are the views'
             // counts divided among the ranks; both are borrowed for the blocking call.
-            unsafe {
-                match f {
-                    MoveFn::Gather => ffi::MPI_Gather(s, sn, st, r, rn, rt, root, c),
-                    MoveFn::Scatter => ffi::MPI_Scatter(s, sn, st, r, rn, rt, root, c),
-                    MoveFn::Allgather => ffi::MPI_Allgather(s, sn, st, r, rn, rt, c),
-                    MoveFn::Alltoall => ffi::MPI_Alltoall(s, sn, st, r, rn, rt, c),
-                }
-            }
+            unsafe { self.raw_move_typed(f, (s, sn, st), (d, dn, dt), root, None) }
         };
         recv.repair();
         check(code, operation)
+    }
+
+    /// An equal-block data movement on views, started in `scope`.
+    fn imove_view<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        f: MoveFn,
+        send: View<'s>,
+        recv: ViewMut<'s, T>,
+        root: i32,
+    ) -> Result<Request<'s>> {
+        let operation = f.name(true);
+        let (s, sc, st) = send.raw();
+        let (buf, dc, dt) = recv.into_parts();
+        let (sn, dn) = self.move_counts(f, (sc, dc), root, operation)?;
+        let d = crate::datatype::recv_ptr(buf);
+        // SAFETY: as in `move_view`; both views' slices are borrowed for 's, which the scope
+        // outlasts by completing the operation.
+        self.nonblocking(scope, operation, Repair::for_slice(buf), |r| unsafe {
+            self.raw_move_typed(f, (s, sn, st), (d, dn, dt), root, r)
+        })
     }
 
     /// Collects what each process's `send` selects into `recv` at `root`, in rank order
@@ -335,6 +409,98 @@ impl Communicator<'_> {
         recv: ViewMut<'_, T>,
     ) -> Result<()> {
         self.move_view(MoveFn::Alltoall, send, recv, 0)
+    }
+
+    /// Starts a broadcast into what `view` selects (`MPI_Ibcast` with its derived type,
+    /// MPI-4.0 §6.12.2), its slice borrowed for the scope.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{DerivedType, Equivalence};
+    /// let diagonal = DerivedType::vector(&mpi, 3, 1, 4, f64::datatype())?; // of a 3 x 3
+    /// let mut matrix = [0.0f64; 9];
+    /// if world.rank() == 0 {
+    ///     matrix = [1.0, 9.0, 9.0, 9.0, 2.0, 9.0, 9.0, 9.0, 3.0];
+    /// }
+    /// ferrompi::scope(|s| world.ibcast_view(s, diagonal.view_mut(&mut matrix, 1)?, 0)?.wait().map(drop))?;
+    /// assert_eq!([matrix[0], matrix[4], matrix[8]], [1.0, 2.0, 3.0]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`bcast_view`](Self::bcast_view).
+    pub fn ibcast_view<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        view: ViewMut<'s, T>,
+        root: i32,
+    ) -> Result<Request<'s>> {
+        const OP: &str = "ibcast";
+        self.check_rank(root, "root", OP)?;
+        let (buf, count, datatype) = view.into_parts();
+        let ptr = crate::datatype::recv_ptr(buf);
+        // SAFETY: the view reaches only its slice, exclusively borrowed for 's, which the scope
+        // outlasts by completing the operation.
+        self.nonblocking(scope, OP, Repair::for_slice(buf), |r| unsafe {
+            self.raw_bcast_typed((ptr, count, datatype), root, r)
+        })
+    }
+
+    /// Starts a [`gather_view`](Self::gather_view) (`MPI_Igather`, MPI-4.0 §6.12.3).
+    ///
+    /// # Errors
+    /// As [`gather_view`](Self::gather_view).
+    pub fn igather_view<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: View<'s>,
+        recv: ViewMut<'s, T>,
+        root: i32,
+    ) -> Result<Request<'s>> {
+        self.imove_view(scope, MoveFn::Gather, send, recv, root)
+    }
+
+    /// Starts a [`scatter_view`](Self::scatter_view) (`MPI_Iscatter`, MPI-4.0 §6.12.4).
+    ///
+    /// # Errors
+    /// As [`scatter_view`](Self::scatter_view).
+    pub fn iscatter_view<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: View<'s>,
+        recv: ViewMut<'s, T>,
+        root: i32,
+    ) -> Result<Request<'s>> {
+        self.imove_view(scope, MoveFn::Scatter, send, recv, root)
+    }
+
+    /// Starts an [`allgather_view`](Self::allgather_view) (`MPI_Iallgather`, MPI-4.0
+    /// §6.12.5).
+    ///
+    /// # Errors
+    /// As [`allgather_view`](Self::allgather_view).
+    pub fn iallgather_view<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: View<'s>,
+        recv: ViewMut<'s, T>,
+    ) -> Result<Request<'s>> {
+        self.imove_view(scope, MoveFn::Allgather, send, recv, 0)
+    }
+
+    /// Starts an [`alltoall_view`](Self::alltoall_view) (`MPI_Ialltoall`, MPI-4.0 §6.12.6): a
+    /// distributed transpose overlapped with other work.
+    ///
+    /// # Errors
+    /// As [`alltoall_view`](Self::alltoall_view).
+    pub fn ialltoall_view<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: View<'s>,
+        recv: ViewMut<'s, T>,
+    ) -> Result<Request<'s>> {
+        self.imove_view(scope, MoveFn::Alltoall, send, recv, 0)
     }
 
     /// Starts sending what `view` selects (`MPI_Isend`, MPI-4.0 §3.7.2), its slice borrowed
@@ -517,7 +683,7 @@ impl Communicator<'_> {
     unsafe fn start_recv_view(
         &self,
         persistent: bool,
-        (ptr, count, datatype): (*mut std::ffi::c_void, c_int, ffi::MPI_Datatype),
+        (ptr, count, datatype): (*mut c_void, c_int, ffi::MPI_Datatype),
         source: Source,
         tag: TagMatch,
         pass: Option<Pass>,

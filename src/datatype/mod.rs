@@ -44,7 +44,7 @@
 //! |---|---|---|
 //! | blocking point-to-point (`send`, `ssend`, `recv`, `sendrecv`, ...) | yes | `send_view`, `ssend_view`, `recv_view`, `sendrecv_view` |
 //! | nonblocking and persistent point-to-point | yes | `isend_view`, `irecv_view` (in a scope); `send_init_view`, `recv_init_view` (a layout over the request's own buffer) |
-//! | collectives: blocking, nonblocking, persistent, `v` variants | yes | blocking `bcast_view`, `gather_view`, `scatter_view`, `allgather_view`, `alltoall_view` |
+//! | collectives: blocking, nonblocking, persistent, `v` variants | yes | `bcast_view`, `gather_view`, `scatter_view`, `allgather_view`, `alltoall_view`, and their nonblocking `i…_view` forms |
 //! | reductions | with an [`Op`](crate::op::Op) for the type: predefined on [`Elementwise`] types (numbers, arrays, elementwise structs), [`UserOp`](crate::UserOp) on anything | – |
 //! | one-sided (`Window<T>`) | yes (`T` with no invalid bit patterns) | – |
 //! | `pack`, `unpack` | yes | yes |

@@ -1016,6 +1016,59 @@ fn layouts(mpi: &Mpi, world: &ferrompi::Communicator<'_>, t: &mut Checks, next: 
         (0..n).all(|q| (0..n).all(|i| everyone[q * n + i] == (q * 1000 + i * n) as f64)),
         "allgather_view: column 0 of every rank",
     );
+    // The same four, started in a scope and waited for together: the same results.
+    let (mut rows2, mut gathered2) = (vec![-1.0f64; n * n], vec![-1.0f64; n * n]);
+    let (mut mine2, mut everyone2) = (vec![-1.0f64; n], vec![-1.0f64; n * n]);
+    let started = ferrompi::scope(|s| {
+        let transpose =
+            world.ialltoall_view(s, cols.view(&square, n)?, row.view_mut(&mut rows2, n)?)?;
+        let gather = world.igather_view(
+            s,
+            col.view(&square[me % n..], 1)?,
+            row.view_mut(&mut gathered2, if rank == root { n } else { 0 })?,
+            root,
+        )?;
+        let scatter = world.iscatter_view(
+            s,
+            cols.view(&square, if rank == root { n } else { 0 })?,
+            row.view_mut(&mut mine2, 1)?,
+            root,
+        )?;
+        let allgather =
+            world.iallgather_view(s, col.view(&square, 1)?, row.view_mut(&mut everyone2, n)?)?;
+        let mut all = ferrompi::RequestSet::with_capacity(s, 4);
+        for request in [transpose, gather, scatter, allgather] {
+            all.push(request);
+        }
+        all.wait_all()
+    });
+    t.okay(
+        started,
+        "ialltoall_view, igather_view, iscatter_view, iallgather_view",
+    );
+    t.eq(rows2, rows.clone(), "ialltoall_view: as alltoall_view");
+    if rank == root {
+        t.eq(gathered2, gathered.clone(), "igather_view: as gather_view");
+    }
+    t.eq(mine2, mine.clone(), "iscatter_view: as scatter_view");
+    t.eq(
+        everyone2,
+        everyone.clone(),
+        "iallgather_view: as allgather_view",
+    );
+    if n > 1 {
+        let mut odd = vec![0.0f64; (n + 1) * n];
+        let refused = ferrompi::scope(|s| {
+            world
+                .ialltoall_view(s, cols.view(&square, n)?, row.view_mut(&mut odd, n + 1)?)
+                .map(drop)
+        });
+        t.ok(
+            matches!(refused, Err(Error::InvalidArgument { .. })),
+            "ialltoall_view: a receive view that does not divide among the ranks",
+        );
+    }
+
     let mut wide = vec![0.0f64; (n + 1) * n];
     let recv = t.okay(row.view_mut(&mut wide, n + 1), "a view of n + 1 rows");
     let send = t.okay(col.view(&square, 1), "a column");
@@ -1051,6 +1104,27 @@ fn layouts(mpi: &Mpi, world: &ferrompi::Communicator<'_>, t: &mut Checks, next: 
             }
         }),
         "bcast_view wrote the interior only",
+    );
+    let mut again = [-1i32; 16];
+    if rank == root {
+        again = std::array::from_fn(|i| i as i32 * 2);
+    }
+    let started = ferrompi::scope(|s| {
+        world
+            .ibcast_view(s, interior.view_mut(&mut again, 1)?, root)?
+            .wait()
+            .map(drop)
+    });
+    t.okay(started, "ibcast_view");
+    t.ok(
+        again.iter().enumerate().all(|(i, &v)| {
+            v == if inside(i) || rank == root {
+                i as i32 * 2
+            } else {
+                -1
+            }
+        }),
+        "ibcast_view wrote the interior only",
     );
 }
 

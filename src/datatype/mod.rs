@@ -46,7 +46,7 @@
 //! | nonblocking and persistent point-to-point | yes | `isend_view`, `irecv_view` (in a scope); `send_init_view`, `recv_init_view` (a layout over the request's own buffer) |
 //! | collectives: blocking, nonblocking, persistent, `v` variants | yes | `bcast_view`, `gather_view`, `scatter_view`, `allgather_view`, `alltoall_view`, and their nonblocking `i…_view` forms |
 //! | reductions | with an [`Op`](crate::op::Op) for the type: predefined on [`Elementwise`] types (numbers, arrays, elementwise structs), [`UserOp`](crate::UserOp) on anything | – |
-//! | one-sided (`Window<T>`) | yes (`T` with no invalid bit patterns) | – |
+//! | one-sided (`Window<T>`) | yes (`T` with no invalid bit patterns) | `put_view`, `get_view` and their `_now` forms: a view at the origin, a layout at the target checked against its window |
 //! | `pack`, `unpack` | yes | yes |
 //! | `pack_external`, `unpack_external` | yes (derived structs on Open MPI only) | on Open MPI only |
 

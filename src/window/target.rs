@@ -1,7 +1,7 @@
 //! The typed one-sided calls both window kinds make (MPI-4.0 §12.3), and the bounds check
 //! that keeps every one of them inside the target's window.
 
-use crate::datatype::{Equivalence, count_of, recv_ptr, send_ptr};
+use crate::datatype::{DerivedType, Equivalence, count_of, count_overflow, recv_ptr, send_ptr};
 use crate::env::enter_with;
 use crate::error::{Error, Result, check};
 use crate::ffi;
@@ -193,6 +193,119 @@ impl Layout {
         // In bounds of a window that exists, so the product fits an MPI_Aint.
         let disp = (index as ffi::MPI_Aint) * self.scale + self.reach[r].base;
         Ok(Target { rank, disp, count })
+    }
+}
+
+/// A checked target of a call that lays a derived type over the target's window: rank,
+/// displacement, and what MPI is given on the target side. Made only by
+/// [`Layout::locate_layout`], so [`Calls`] can trust it to lie inside the target's window.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LayoutTarget {
+    rank: c_int,
+    disp: ffi::MPI_Aint,
+    count: c_int,
+    datatype: ffi::MPI_Datatype,
+}
+
+impl Layout {
+    /// Checks that `count` copies of `layout`, laid from element `index` of `target`'s window
+    /// (which the caller checked with [`Layout::locate`] for `len` 0: the rank, the epoch, the
+    /// index), reach only bytes of that window, negative lower bounds and resized types
+    /// included.
+    ///
+    /// # Errors
+    /// [`Error::OutOfBounds`] (with the bytes the layout reaches, in elements rounded out);
+    /// [`Error::CountOverflow`].
+    pub(crate) fn locate_layout<T: Equivalence>(
+        &self,
+        target: Target,
+        index: usize,
+        layout: &DerivedType<'_>,
+        count: usize,
+        operation: &'static str,
+    ) -> Result<LayoutTarget> {
+        let r = target.rank as usize; // checked by `locate`
+        let size = std::mem::size_of::<T>() as i128;
+        let window = self.lens[r] as i128 * size;
+        let reach = layout.bounds().reach(count);
+        let (start, end) = (
+            index as i128 * size + reach.start,
+            index as i128 * size + reach.end,
+        );
+        if start < 0 || end > window {
+            // In elements: the first the layout touches and how many, rounded out.
+            let first = start.div_euclid(size.max(1));
+            let last = (end + size - 1).div_euclid(size.max(1));
+            return Err(out_of_bounds(
+                operation,
+                target.rank,
+                usize::try_from(first).unwrap_or(0),
+                usize::try_from(last - first).unwrap_or(usize::MAX),
+                self.lens[r],
+            ));
+        }
+        let count = c_int::try_from(count).map_err(|_| count_overflow(count, 1, operation))?;
+        Ok(LayoutTarget {
+            rank: target.rank,
+            disp: target.disp,
+            count,
+            datatype: layout.as_raw(),
+        })
+    }
+}
+
+impl Calls {
+    /// `MPI_Put` of what `origin` selects into `t`'s layout, then `then`.
+    ///
+    /// # Safety
+    /// See [`Calls`]; the origin's slice stays unmodified until completion.
+    pub(crate) unsafe fn put_layout(
+        &self,
+        (ptr, count, dt): (*const c_void, c_int, ffi::MPI_Datatype),
+        t: LayoutTarget,
+        then: Completion,
+    ) -> Result<()> {
+        const OP: &str = "put";
+        let (rc, then_rc) = {
+            let _gate = enter_with(self.pass, OP)?;
+            // SAFETY: `t` was checked against the target's window (`locate_layout`); the origin
+            // view reaches only its slice; per the caller, it stays unmodified until completion.
+            let rc = unsafe {
+                ffi::MPI_Put(
+                    ptr, count, dt, t.rank, t.disp, t.count, t.datatype, self.win,
+                )
+            };
+            (rc, self.then_complete(rc, then, t.rank))
+        };
+        check(rc, OP)?;
+        completed(then_rc, then);
+        Ok(())
+    }
+
+    /// `MPI_Get` from `t`'s layout into what `origin` selects, then `then`.
+    ///
+    /// # Safety
+    /// See [`Calls`]; the origin's slice stays valid, and unread by Rust, until completion.
+    pub(crate) unsafe fn get_layout(
+        &self,
+        (ptr, count, dt): (*mut c_void, c_int, ffi::MPI_Datatype),
+        t: LayoutTarget,
+        then: Completion,
+    ) -> Result<()> {
+        const OP: &str = "get";
+        let (rc, then_rc) = {
+            let _gate = enter_with(self.pass, OP)?;
+            // SAFETY: as in `put_layout`; MPI writes only what the origin view selects.
+            let rc = unsafe {
+                ffi::MPI_Get(
+                    ptr, count, dt, t.rank, t.disp, t.count, t.datatype, self.win,
+                )
+            };
+            (rc, self.then_complete(rc, then, t.rank))
+        };
+        check(rc, OP)?;
+        completed(then_rc, then);
+        Ok(())
     }
 }
 

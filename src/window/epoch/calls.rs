@@ -2,7 +2,7 @@
 //! put, get and the accumulates, their request-based forms, and the flushes and sync.
 
 use super::WindowEpoch;
-use crate::datatype::Equivalence;
+use crate::datatype::{DerivedType, Equivalence, View, ViewMut, recv_ptr};
 use crate::env::enter_with;
 use crate::error::{Result, check};
 use crate::ffi;
@@ -153,6 +153,111 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
                 unsafe { calls.get(buf, t, Completion::FlushLocal) }
             },
         )
+    }
+
+    /// Writes what `origin` selects into `count` copies of `layout` laid over `target`'s
+    /// window from element `index` (`MPI_Put` with derived types on both sides, MPI-4.0
+    /// §12.3.1): a strided column, a halo face, scattered slots, in one call. Checked before
+    /// MPI runs: every byte the copies reach lies inside the target's window (the origin view
+    /// was checked against its slice when it was made). Complete at the epoch's end, as
+    /// [`put`](Self::put).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{DerivedType, Equivalence, Window, window::Assert};
+    /// let me = world.rank();
+    /// let win = Window::<f64>::allocate(&world, 9)?; // a 3 x 3 matrix per rank
+    /// let column = DerivedType::vector(&mpi, 3, 1, 3, f64::datatype())?;
+    /// let three = DerivedType::contiguous(&mpi, 3, f64::datatype())?;
+    /// let values = [1.0, 2.0, 3.0];
+    /// // The three values into column 1 of my own matrix.
+    /// win.fence(Assert::empty(), |epoch| epoch.put_view(three.view(&values, 1)?, me, 1, &column, 1))??;
+    /// let mut matrix = [0.0f64; 9];
+    /// win.fence(Assert::empty(), |epoch| epoch.get(&mut matrix, me, 0))??;
+    /// assert_eq!(matrix, [0.0, 1.0, 0.0, 0.0, 2.0, 0.0, 0.0, 3.0, 0.0]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::OutOfBounds`](crate::Error::OutOfBounds) if the copies reach outside the
+    /// target's window; otherwise as [`WindowEpoch::put`].
+    pub fn put_view(
+        &self,
+        origin: View<'buf>,
+        target: i32,
+        index: usize,
+        layout: &DerivedType<'_>,
+        count: usize,
+    ) -> Result<()> {
+        self.with_layout_target(false, target, index, (layout, count), "put", |t, calls| {
+            // SAFETY: the origin's slice is borrowed for 'buf, beyond the epoch's completion.
+            unsafe { calls.put_layout(origin.raw(), t, Completion::AtEpochEnd) }
+        })
+    }
+
+    /// Reads `count` copies of `layout` laid over `target`'s window from element `index` into
+    /// what `origin` selects (`MPI_Get` with derived types on both sides, MPI-4.0 §12.3.2);
+    /// checked as [`put_view`](Self::put_view), there once the epoch is complete.
+    ///
+    /// # Errors
+    /// As [`put_view`](Self::put_view).
+    pub fn get_view(
+        &self,
+        origin: ViewMut<'buf, T>,
+        target: i32,
+        index: usize,
+        layout: &DerivedType<'_>,
+        count: usize,
+    ) -> Result<()> {
+        let (buf, n, datatype) = origin.into_parts();
+        let ptr = recv_ptr(buf);
+        self.with_layout_target(false, target, index, (layout, count), "get", |t, calls| {
+            // SAFETY: the origin's slice is exclusively borrowed for 'buf, beyond the epoch's
+            // completion; `T` has no invalid bit patterns (a window's type), so nothing needs
+            // repair.
+            unsafe { calls.get_layout((ptr, n, datatype), t, Completion::AtEpochEnd) }
+        })
+    }
+
+    /// [`put_view`](Self::put_view), complete on return (`MPI_Put`, then `MPI_Win_flush`), as
+    /// [`put_now`](Self::put_now): `origin` is borrowed for this call only. Passive epochs only.
+    ///
+    /// # Errors
+    /// As [`put_view`](Self::put_view) and [`put_now`](Self::put_now).
+    pub fn put_view_now(
+        &self,
+        origin: View<'_>,
+        target: i32,
+        index: usize,
+        layout: &DerivedType<'_>,
+        count: usize,
+    ) -> Result<()> {
+        self.with_layout_target(true, target, index, (layout, count), "put", |t, calls| {
+            // SAFETY: the origin's slice is borrowed until the flush has completed the put.
+            unsafe { calls.put_layout(origin.raw(), t, Completion::Flush) }
+        })
+    }
+
+    /// [`get_view`](Self::get_view), complete on return (`MPI_Get`, then
+    /// `MPI_Win_flush_local`), as [`get_now`](Self::get_now). Passive epochs only.
+    ///
+    /// # Errors
+    /// As [`get_view`](Self::get_view) and [`get_now`](Self::get_now).
+    pub fn get_view_now(
+        &self,
+        mut origin: ViewMut<'_, T>,
+        target: i32,
+        index: usize,
+        layout: &DerivedType<'_>,
+        count: usize,
+    ) -> Result<()> {
+        let args = origin.raw();
+        self.with_layout_target(true, target, index, (layout, count), "get", |t, calls| {
+            // SAFETY: the origin's slice is exclusively borrowed until the local flush has
+            // completed the get.
+            unsafe { calls.get_layout(args, t, Completion::FlushLocal) }
+        })
     }
 
     /// Combines `buf` into `target`'s window with `op` (`MPI_Accumulate`, MPI-4.0 §12.3.4),

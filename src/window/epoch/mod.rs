@@ -4,10 +4,10 @@
 //! The target side of post/wait ([`Exposure`](super::Exposure)) is in `exposure`.
 
 use super::rma::{ACCESS, EXPOSED, FENCE_OPEN, Window};
-use super::target::{Calls, Layout, Reach, Target, admits};
+use super::target::{Calls, Layout, LayoutTarget, Reach, Target, admits};
 use super::{Assert, LockType};
 use crate::comm::group::Group;
-use crate::datatype::Equivalence;
+use crate::datatype::{DerivedType, Equivalence};
 use crate::env::enter;
 use crate::error::{Error, Result, check};
 use crate::ffi;
@@ -509,6 +509,25 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
         // window's.
         let target = unsafe { Target::inside::<T>(rank, index, len, self.scale, base) };
         call(target, calls)
+    }
+
+    /// Makes `call` with `count` copies of `layout` laid from element `index` of `rank`'s
+    /// window, once checked: the rank and the epoch as [`WindowEpoch::check_target`] does,
+    /// and every byte the copies reach inside the window ([`Layout::locate_layout`]).
+    fn with_layout_target<R>(
+        &self,
+        passive_only: bool,
+        rank: i32,
+        index: usize,
+        (layout, count): (&DerivedType<'_>, usize),
+        operation: &'static str,
+        call: impl FnOnce(LayoutTarget, Calls) -> Result<R>,
+    ) -> Result<R> {
+        let at = self.check_target(passive_only, rank, index, 0, operation)?;
+        let target = self
+            .layout
+            .locate_layout::<T>(at, index, layout, count, operation)?;
+        call(target, self.calls)
     }
 
     /// [`WindowEpoch::with_target`] for a call its fast path did not pass.

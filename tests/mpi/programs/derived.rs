@@ -181,6 +181,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     builders(mpi, &world, t);
     layouts(mpi, &world, t, next, prev);
     halos(mpi, &world, t);
+    one_sided(mpi, &world, t, next, prev);
     packing(mpi, &world, t);
     refusals(mpi, &world, t);
     let _ = (rank, size);
@@ -1126,6 +1127,107 @@ fn layouts(mpi: &Mpi, world: &ferrompi::Communicator<'_>, t: &mut Checks, next: 
         }),
         "ibcast_view wrote the interior only",
     );
+}
+
+/// One-sided calls on layouts: a column put into the next rank's matrix and read back by
+/// `get_view`, the same complete on return in a passive epoch, and layouts reaching outside
+/// the target's window refused before MPI runs.
+fn one_sided(mpi: &Mpi, world: &ferrompi::Communicator<'_>, t: &mut Checks, next: i32, prev: i32) {
+    let rank = world.rank();
+    // A 4 x 3 row-major matrix per rank; column 1 of the next rank's gets my four values.
+    let win = t.okay(
+        Window::<f64>::allocate(world, 12),
+        "window of a 4 x 3 matrix",
+    );
+    let column = t.okay(DerivedType::vector(mpi, 4, 1, 3, f64::datatype()), "column");
+    let four = t.okay(
+        DerivedType::contiguous(mpi, 4, f64::datatype()),
+        "four in a row",
+    );
+    let mine: Vec<f64> = (0..4).map(|i| f64::from(rank * 10 + i)).collect();
+    let put = win.fence(Assert::empty(), |epoch| {
+        epoch.put_view(four.view(&mine, 1)?, next, 1, &column, 1)
+    });
+    t.okay(put.and_then(|r| r), "put_view of a column");
+    let mut matrix = [-1.0f64; 12];
+    let read = win.fence(Assert::empty(), |epoch| epoch.get(&mut matrix, rank, 0));
+    t.okay(read.and_then(|r| r), "get of the matrix");
+    let want: Vec<f64> = (0..12)
+        .map(|k| {
+            if k % 3 == 1 {
+                f64::from(prev * 10 + k / 3)
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    t.eq(matrix.to_vec(), want, "put_view wrote column 1 only");
+    // Read the next rank's column 1 (my own values) into every other slot of eight.
+    let every_other = t.okay(
+        DerivedType::vector(mpi, 4, 1, 2, f64::datatype()),
+        "every other",
+    );
+    let mut back = [-1.0f64; 8];
+    let got = win.fence(Assert::empty(), |epoch| {
+        epoch.get_view(every_other.view_mut(&mut back, 1)?, next, 1, &column, 1)
+    });
+    t.okay(got.and_then(|r| r), "get_view of a column");
+    t.eq(
+        back,
+        [mine[0], -1.0, mine[1], -1.0, mine[2], -1.0, mine[3], -1.0],
+        "get_view: my column back from the next rank, into every other slot",
+    );
+    t.okay(
+        win.fence(Assert::NOSUCCEED, |_| ()),
+        "fence before the passive epoch",
+    );
+
+    // Complete on return: column 2 of my own matrix, in a passive epoch.
+    let twice: Vec<f64> = mine.iter().map(|x| x * 2.0).collect();
+    let mut again = [0.0f64; 4];
+    let passive = win.lock_all(Assert::empty(), |epoch| {
+        epoch.put_view_now(four.view(&twice, 1)?, rank, 2, &column, 1)?;
+        epoch.get_view_now(four.view_mut(&mut again, 1)?, rank, 2, &column, 1)
+    });
+    t.okay(passive.and_then(|r| r), "put_view_now + get_view_now");
+    t.eq(
+        again.to_vec(),
+        twice,
+        "the column written and read back on return",
+    );
+
+    // Refused before MPI: past the window's end (a column from element 3 reaches element 12),
+    // before its start (a lower bound of -8 at element 0), a count too many, and the
+    // complete-on-return form in an active epoch.
+    let before = t.okay(
+        DerivedType::create_struct(mpi, &[1], &[-8], &[f64::datatype().into()]),
+        "a type reaching 8 bytes before its origin",
+    );
+    let refusals = win.fence(Assert::empty(), |epoch| {
+        [
+            epoch.put_view(four.view(&mine, 1).unwrap(), next, 3, &column, 1),
+            epoch.put_view(four.view(&mine, 1).unwrap(), next, 0, &before, 1),
+            epoch.put_view(four.view(&mine, 1).unwrap(), next, 0, &column, 2),
+            epoch.put_view(four.view(&mine, 1).unwrap(), world.size(), 0, &column, 1),
+        ]
+        .map(|r| r.err())
+    });
+    let refusals = t.okay(refusals, "fence of refusals");
+    t.ok(
+        matches!(refusals[0], Some(Error::OutOfBounds { .. }))
+            && matches!(refusals[1], Some(Error::OutOfBounds { .. }))
+            && matches!(refusals[2], Some(Error::OutOfBounds { .. }))
+            && matches!(refusals[3], Some(Error::InvalidRank { .. })),
+        format!("layouts outside the target's window refused: {refusals:?}"),
+    );
+    let active = win.fence(Assert::empty(), |epoch| {
+        epoch.put_view_now(four.view(&mine, 1)?, next, 1, &column, 1)
+    });
+    t.ok(
+        matches!(active, Ok(Err(Error::EpochMisuse { .. }))),
+        "put_view_now in a fence epoch refused",
+    );
+    t.okay(win.fence(Assert::NOSUCCEED, |_| ()), "closing fence");
 }
 
 /// Halo faces of a 3-D block at odd sizes: each of the six faces, packed by a subarray type,

@@ -10,12 +10,14 @@ use super::call::{MoveFn, Req, SendMode};
 use super::nonblocking::StartSend;
 use super::p2p::{Destination, Source, TagMatch, check_tag, raw_tag};
 use crate::datatype::pack::{Packable, Unpackable, check_room};
-use crate::datatype::{DerivedType, Equivalence, View, ViewMut, count_of};
+use crate::datatype::{Equivalence, View, ViewMut, count_of, recv_ptr, send_ptr};
 use crate::env::{enter, enter_with, gated};
 use crate::error::{Result, check};
 use crate::ffi;
 use crate::gate::Pass;
-use crate::request::{Kind, OwnedBuffer, PersistentRequest, RawRequest, Repair, Request, Scope};
+use crate::request::{
+    Kind, OwnedBuffer, OwnedView, PersistentRequest, RawRequest, Repair, Request, Scope,
+};
 use crate::status::Status;
 use std::ffi::{c_int, c_void};
 use std::mem::MaybeUninit;
@@ -140,7 +142,7 @@ impl Communicator<'_> {
                 datatype,
                 dest,
                 send_tag,
-                crate::datatype::recv_ptr(recv),
+                recv_ptr(recv),
                 args.count,
                 R::datatype().as_raw(),
                 args.source,
@@ -212,7 +214,7 @@ impl Communicator<'_> {
     /// received). A view holding blocks for every rank (`recv` of gather and allgather,
     /// `send` of scatter, both of alltoall) holds `size` blocks of `count / size` copies,
     /// block `i` starting `i * count / size` extents in.
-    fn move_counts(
+    pub(in crate::comm) fn move_counts(
         &self,
         f: MoveFn,
         (sc, rc): (c_int, c_int),
@@ -308,7 +310,7 @@ impl Communicator<'_> {
         let (s, sc, st) = send.raw();
         let (buf, dc, dt) = recv.into_parts();
         let (sn, dn) = self.move_counts(f, (sc, dc), root, operation)?;
-        let d = crate::datatype::recv_ptr(buf);
+        let d = recv_ptr(buf);
         // SAFETY: as in `move_view`; both views' slices are borrowed for 's, which the scope
         // outlasts by completing the operation.
         self.nonblocking(scope, operation, Repair::for_slice(buf), |r| unsafe {
@@ -439,7 +441,7 @@ impl Communicator<'_> {
         const OP: &str = "ibcast";
         self.check_rank(root, "root", OP)?;
         let (buf, count, datatype) = view.into_parts();
-        let ptr = crate::datatype::recv_ptr(buf);
+        let ptr = recv_ptr(buf);
         // SAFETY: the view reaches only its slice, exclusively borrowed for 's, which the scope
         // outlasts by completing the operation.
         self.nonblocking(scope, OP, Repair::for_slice(buf), |r| unsafe {
@@ -536,7 +538,7 @@ impl Communicator<'_> {
         let raw = unsafe {
             self.start_send_view(
                 StartSend::Isend,
-                view,
+                view.raw(),
                 dest.into(),
                 tag,
                 scope.in_flight.pass,
@@ -559,7 +561,7 @@ impl Communicator<'_> {
     ) -> Result<Request<'s>> {
         let (buf, count, datatype) = view.into_parts();
         let repair = Repair::for_slice(buf);
-        let ptr = crate::datatype::recv_ptr(buf);
+        let ptr = recv_ptr(buf);
         // SAFETY: the view reaches only its slice, exclusively borrowed for 's, which the scope
         // outlasts by completing or aborting.
         let raw = unsafe {
@@ -574,11 +576,12 @@ impl Communicator<'_> {
         Ok(Request::started(raw, repair, &scope.in_flight))
     }
 
-    /// A persistent send of `count` copies of `layout` over the buffer it takes
-    /// (`MPI_Send_init` with a derived type, MPI-4.0 §3.9, §5.1): a halo face sent from the
-    /// same place at every start. The request owns the buffer, as
-    /// [`send_init`](Self::send_init)'s does, and borrows the layout; the copies are checked
-    /// to lie inside the buffer once, here (the request's buffer cannot change length).
+    /// A persistent send of what `view` selects in the buffer it holds (`MPI_Send_init` with
+    /// a derived type, MPI-4.0 §3.9, §5.1): a halo face sent from the same place at every
+    /// start. The request owns the buffer, as [`send_init`](Self::send_init)'s does, and
+    /// borrows the layout; [`DerivedType::owned_view`](crate::DerivedType::owned_view)
+    /// checked the copies against the buffer, whose length cannot change while the request
+    /// has it.
     ///
     /// ```
     /// # let mpi = ferrompi::Mpi::init()?;
@@ -587,8 +590,8 @@ impl Communicator<'_> {
     /// // Column 0 of a 3 x 3 row-major matrix, sent to this rank at every start.
     /// let column = DerivedType::vector(&mpi, 3, 1, 3, f64::datatype())?;
     /// let me = world.rank();
-    /// let mut send = world.send_init_view(vec![0.0f64; 9], &column, 1, me, 0)?;
-    /// let mut recv = world.recv_init_view(vec![0.0f64; 9], &column, 1, me, 0)?;
+    /// let mut send = world.send_init_view(column.owned_view(vec![0.0f64; 9], 1)?, me, 0)?;
+    /// let mut recv = world.recv_init_view(column.owned_view(vec![0.0f64; 9], 1)?, me, 0)?;
     /// for step in 0..3 {
     ///     send.buffer_mut().iter_mut().step_by(3).for_each(|x| *x = step as f64);
     ///     let receiving = recv.start()?;
@@ -601,48 +604,43 @@ impl Communicator<'_> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if the copies reach outside
-    /// the buffer; [`Error::CountOverflow`](crate::Error::CountOverflow); otherwise as
-    /// [`send_init`](Self::send_init).
+    /// As [`send_init`](Self::send_init).
     pub fn send_init_view<'c, B: OwnedBuffer>(
         &'c self,
-        buf: B,
-        layout: &'c DerivedType<'_>,
-        count: usize,
+        view: OwnedView<'c, B>,
         dest: impl Into<Destination>,
         tag: i32,
     ) -> Result<PersistentRequest<'c, B>> {
-        let view = layout.view(buf.as_slice(), count)?;
+        let (buf, count, datatype) = view.into_parts();
+        let args = (send_ptr(buf.as_slice()), count, datatype);
         // SAFETY: the view reaches only the buffer's heap storage, which moves into the request
         // with the buffer and stays there until the request is freed (see `send_init`); the
         // request borrows the layout for as long.
         let raw =
-            unsafe { self.start_send_view(StartSend::SendInit, view, dest.into(), tag, None)? };
+            unsafe { self.start_send_view(StartSend::SendInit, args, dest.into(), tag, None)? };
         Ok(PersistentRequest::created(raw, buf))
     }
 
-    /// A persistent receive into `count` copies of `layout` over the buffer it takes
-    /// (`MPI_Recv_init` with a derived type, MPI-4.0 §3.9, §5.1); see
-    /// [`send_init_view`](Self::send_init_view).
+    /// A persistent receive into what `view` selects in the buffer it holds (`MPI_Recv_init`
+    /// with a derived type, MPI-4.0 §3.9, §5.1); see [`send_init_view`](Self::send_init_view).
     ///
     /// # Errors
-    /// As [`send_init_view`](Self::send_init_view), and as [`recv_init`](Self::recv_init).
+    /// As [`recv_init`](Self::recv_init).
     pub fn recv_init_view<'c, B: OwnedBuffer>(
         &'c self,
-        mut buf: B,
-        layout: &'c DerivedType<'_>,
-        count: usize,
+        view: OwnedView<'c, B>,
         source: impl Into<Source>,
         tag: impl Into<TagMatch>,
     ) -> Result<PersistentRequest<'c, B>> {
-        let mut view = layout.view_mut(buf.as_mut_slice(), count)?;
-        let args = view.raw();
+        let (mut buf, count, datatype) = view.into_parts();
+        let args = (recv_ptr(buf.as_mut_slice()), count, datatype);
         // SAFETY: as in `send_init_view`; MPI writes only what the view selects.
         let raw = unsafe { self.start_recv_view(true, args, source.into(), tag.into(), None)? };
         Ok(PersistentRequest::created(raw, buf))
     }
 
-    /// Starts a send of a view in one of the modes (`MPI_Isend`, `MPI_Send_init`, ...).
+    /// Starts a send of a view's `(address, count, datatype)` in one of the modes
+    /// (`MPI_Isend`, `MPI_Send_init`, ...).
     ///
     /// # Safety
     /// The view's slice stays valid and unwritten until the operation completes (for a
@@ -650,7 +648,7 @@ impl Communicator<'_> {
     unsafe fn start_send_view(
         &self,
         start: StartSend,
-        view: View<'_>,
+        (ptr, count, datatype): (*const c_void, c_int, ffi::MPI_Datatype),
         dest: Destination,
         tag: i32,
         pass: Option<Pass>,
@@ -658,7 +656,6 @@ impl Communicator<'_> {
         let operation = start.name();
         let dest = self.raw_dest(dest, operation)?;
         check_tag(tag, operation)?;
-        let (ptr, count, datatype) = view.raw();
         let mut raw = MaybeUninit::<ffi::MPI_Request>::uninit();
         let rc = {
             let _gate = enter_with(pass, operation)?;
@@ -791,17 +788,7 @@ impl Communicator<'_> {
             let _gate = enter(OP)?;
             // SAFETY: `input` reaches only its own memory; MPI writes at most the bound from
             // `at`, which fits in `out` (checked above).
-            unsafe {
-                ffi::MPI_Pack(
-                    ptr,
-                    count,
-                    datatype,
-                    crate::datatype::recv_ptr(out),
-                    size,
-                    &mut at,
-                    self.raw,
-                )
-            }
+            unsafe { ffi::MPI_Pack(ptr, count, datatype, recv_ptr(out), size, &mut at, self.raw) }
         };
         check(rc, OP)?;
         *position = usize::try_from(at).unwrap_or(*position);

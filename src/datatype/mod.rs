@@ -36,15 +36,16 @@
 //!   resized, ...) selects parts of a slice, such as a matrix's column or a 3-D block's face.
 //!   [`DerivedType::view`] and [`DerivedType::view_mut`] check, before any MPI call, that every
 //!   byte the type reaches, `count` times over, lies inside the slice; the checked [`View`] and
-//!   [`ViewMut`] then go to the operations that take them.
+//!   [`ViewMut`] then go to the operations that take them; [`DerivedType::owned_view`] lays a
+//!   type over a buffer a persistent request will own ([`OwnedView`](crate::OwnedView)).
 //! - **Packing**: [`Communicator::pack`](crate::Communicator::pack) and its kin copy any of
 //!   these into a byte buffer and back ([`pack`]).
 //!
 //! | operation | a slice of `Equivalence` values (derived structs too) | a [`View`] / [`ViewMut`] |
 //! |---|---|---|
 //! | blocking point-to-point (`send`, `ssend`, `recv`, `sendrecv`, ...) | yes | `send_view`, `ssend_view`, `recv_view`, `sendrecv_view` |
-//! | nonblocking and persistent point-to-point | yes | `isend_view`, `irecv_view` (in a scope); `send_init_view`, `recv_init_view` (a layout over the request's own buffer) |
-//! | collectives: blocking, nonblocking, persistent, `v` variants | yes | `bcast_view`, `gather_view`, `scatter_view`, `allgather_view`, `alltoall_view`, and their nonblocking `i…_view` forms |
+//! | nonblocking and persistent point-to-point | yes | `isend_view`, `irecv_view` (in a scope); `send_init_view`, `recv_init_view` (an [`OwnedView`](crate::OwnedView): a layout over the buffer the request owns) |
+//! | collectives: blocking, nonblocking, persistent, `v` variants | yes | `bcast_view`, `gather_view`, `scatter_view`, `allgather_view`, `alltoall_view`, their nonblocking `i…_view` and persistent `…_init_view` forms; not the `v` variants |
 //! | reductions | with an [`Op`](crate::op::Op) for the type: predefined on [`Elementwise`] types (numbers, arrays, elementwise structs), [`UserOp`](crate::UserOp) on anything | – |
 //! | one-sided (`Window<T>`) | yes (`T` with no invalid bit patterns) | `put_view`, `get_view` and their `_now` forms: a view at the origin, a layout at the target checked against its window |
 //! | `pack`, `unpack` | yes | yes |

@@ -121,6 +121,19 @@ impl<'mpi> DerivedType<'mpi> {
     }
 }
 
+impl DerivedType<'_> {
+    /// `count` checked to copy this type over `bytes` bytes only (as [`DerivedType::view`]
+    /// checks), as MPI's count.
+    pub(crate) fn count_over(
+        &self,
+        bytes: usize,
+        count: usize,
+        operation: &'static str,
+    ) -> Result<c_int> {
+        check_reach(&self.bounds(), count, bytes, operation)
+    }
+}
+
 impl View<'_> {
     /// How many copies of its type the view holds.
     #[inline]

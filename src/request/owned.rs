@@ -2,11 +2,71 @@
 
 use super::{Kind, RawRequest, progress};
 use crate::Status;
-use crate::datatype::{Equivalence, repair};
+use crate::datatype::{DerivedType, Equivalence, repair};
 use crate::error::Result;
+use crate::ffi;
+use std::ffi::c_int;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+
+/// `count` copies of a [`DerivedType`] laid over a buffer a persistent request will own (a
+/// halo face sent from the same place at every start): made by [`DerivedType::owned_view`],
+/// which checked that every byte the copies reach lies inside the buffer. The buffer's length
+/// cannot change while the view or the request has it, so the check holds for the request's
+/// whole life. Taken by `send_init_view`, `recv_init_view` and the persistent collectives on
+/// layouts ([`Communicator`](crate::Communicator)'s `*_init_view`).
+#[derive(Debug)]
+pub struct OwnedView<'t, B: OwnedBuffer> {
+    buf: B,
+    count: c_int,
+    datatype: ffi::MPI_Datatype,
+    _type: PhantomData<&'t DerivedType<'t>>,
+}
+
+impl DerivedType<'_> {
+    /// `count` copies of this type over `buf`, which the view takes, to hand to a persistent
+    /// request: checked as [`view`](DerivedType::view) checks.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// use ferrompi::{DerivedType, Equivalence};
+    /// let column = DerivedType::vector(&mpi, 3, 1, 4, f64::datatype())?;
+    /// assert!(column.owned_view(vec![0.0f64; 12], 1).is_ok());
+    /// assert!(column.owned_view(vec![0.0f64; 8], 1).is_err()); // would reach element 8
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`view`](DerivedType::view).
+    pub fn owned_view<B: OwnedBuffer>(&self, buf: B, count: usize) -> Result<OwnedView<'_, B>> {
+        let bytes = std::mem::size_of_val(buf.as_slice());
+        let count = self.count_over(bytes, count, "owned_view")?;
+        Ok(OwnedView {
+            buf,
+            count,
+            datatype: self.as_raw(),
+            _type: PhantomData,
+        })
+    }
+}
+
+impl<B: OwnedBuffer> OwnedView<'_, B> {
+    /// How many copies of its type the view holds.
+    pub fn count(&self) -> usize {
+        self.count as usize
+    }
+
+    /// Gives the buffer back.
+    pub fn into_buffer(self) -> B {
+        self.buf
+    }
+
+    /// The buffer, and what MPI is given besides its address: the count and the datatype.
+    pub(crate) fn into_parts(self) -> (B, c_int, ffi::MPI_Datatype) {
+        (self.buf, self.count, self.datatype)
+    }
+}
 
 /// A buffer a request can own: its elements stay at the same address when the buffer value is
 /// moved, and it holds no borrow, so leaking it leaks the memory rather than freeing it.

@@ -39,10 +39,12 @@ pub(super) enum Call {
         dt: ffi::MPI_Datatype,
         op: ffi::MPI_Op,
     },
+    /// `st` the send side's datatype, `dt` the receive side's (the same but for layouts).
     Move {
         f: MoveFn,
         s: *const c_void,
         sn: c_int,
+        st: ffi::MPI_Datatype,
         d: *mut c_void,
         dn: c_int,
         dt: ffi::MPI_Datatype,
@@ -207,22 +209,23 @@ impl Call {
                     f,
                     s,
                     sn,
+                    st,
                     d,
                     dn,
                     dt,
                     root,
                 } => match f {
                     MoveFn::Gather => init!(
-                        MPI_Gather_init / MPIX_Gather_init(s, sn, dt, d, dn, dt, root, c, i, r)
+                        MPI_Gather_init / MPIX_Gather_init(s, sn, st, d, dn, dt, root, c, i, r)
                     ),
                     MoveFn::Scatter => init!(
-                        MPI_Scatter_init / MPIX_Scatter_init(s, sn, dt, d, dn, dt, root, c, i, r)
+                        MPI_Scatter_init / MPIX_Scatter_init(s, sn, st, d, dn, dt, root, c, i, r)
                     ),
                     MoveFn::Allgather => init!(
-                        MPI_Allgather_init / MPIX_Allgather_init(s, sn, dt, d, dn, dt, c, i, r)
+                        MPI_Allgather_init / MPIX_Allgather_init(s, sn, st, d, dn, dt, c, i, r)
                     ),
                     MoveFn::Alltoall => {
-                        init!(MPI_Alltoall_init / MPIX_Alltoall_init(s, sn, dt, d, dn, dt, c, i, r))
+                        init!(MPI_Alltoall_init / MPIX_Alltoall_init(s, sn, st, d, dn, dt, c, i, r))
                     }
                 },
                 Call::Gatherv {
@@ -316,15 +319,16 @@ impl Call {
                     f,
                     s,
                     sn,
+                    st,
                     d,
                     dn,
                     dt,
                     root,
                 } => match f {
-                    MoveFn::Gather => ffi::MPI_Igather(s, sn, dt, d, dn, dt, root, c, r),
-                    MoveFn::Scatter => ffi::MPI_Iscatter(s, sn, dt, d, dn, dt, root, c, r),
-                    MoveFn::Allgather => ffi::MPI_Iallgather(s, sn, dt, d, dn, dt, c, r),
-                    MoveFn::Alltoall => ffi::MPI_Ialltoall(s, sn, dt, d, dn, dt, c, r),
+                    MoveFn::Gather => ffi::MPI_Igather(s, sn, st, d, dn, dt, root, c, r),
+                    MoveFn::Scatter => ffi::MPI_Iscatter(s, sn, st, d, dn, dt, root, c, r),
+                    MoveFn::Allgather => ffi::MPI_Iallgather(s, sn, st, d, dn, dt, c, r),
+                    MoveFn::Alltoall => ffi::MPI_Ialltoall(s, sn, st, d, dn, dt, c, r),
                 },
                 Call::Gatherv {
                     s,

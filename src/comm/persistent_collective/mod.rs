@@ -94,6 +94,7 @@ mod call;
 mod emulated;
 pub mod inits;
 pub mod vector_inits;
+mod views;
 
 use crate::comm::Communicator;
 use crate::comm::call::{MoveFn, ReduceFn};
@@ -388,6 +389,7 @@ impl<'env> Communicator<'env> {
             f,
             s,
             sn,
+            st: dt,
             d,
             dn,
             dt,

@@ -268,11 +268,13 @@ pub(super) fn layouts(
     };
     let (two, four) = (t.okay(at(2), "column 2"), t.okay(at(4), "column 4"));
     let mut sending = t.okay(
-        world.send_init_view(matrix.clone(), &two, 1, next, 13),
+        two.owned_view(matrix.clone(), 1)
+            .and_then(|view| world.send_init_view(view, next, 13)),
         "send_init_view",
     );
     let mut receiving = t.okay(
-        world.recv_init_view(vec![-1.0f64; 20], &four, 1, prev, 13),
+        four.owned_view(vec![-1.0f64; 20], 1)
+            .and_then(|view| world.recv_init_view(view, prev, 13)),
         "recv_init_view",
     );
     for round in 0..3 {
@@ -301,13 +303,13 @@ pub(super) fn layouts(
     }
     t.ok(
         matches!(
-            world.send_init_view(vec![0.0f64; 20], &column, 2, next, 13),
+            column.owned_view(vec![0.0f64; 20], 2),
             Err(Error::InvalidArgument { .. })
         ) && matches!(
-            world.recv_init_view(vec![0.0f64; 19], &four, 1, prev, 13),
+            four.owned_view(vec![0.0f64; 19], 1),
             Err(Error::InvalidArgument { .. })
         ),
-        "a persistent layout reaching past its buffer is refused",
+        "an owned view reaching past its buffer is refused",
     );
     drop((sending, receiving));
 
@@ -454,6 +456,68 @@ pub(super) fn layouts(
         );
     }
 
+    // Persistent: the same four set up once over buffers the requests own, started twice.
+    let at_root = |len: usize| if rank == root { len } else { 0 };
+    let transpose = cols
+        .owned_view(square.clone(), n)
+        .and_then(|send| Ok((send, row.owned_view(vec![-1.0f64; n * n], n)?)))
+        .and_then(|(send, recv)| world.alltoall_init_view(send, recv));
+    let gather = col
+        .owned_view(square.clone(), 1)
+        .and_then(|send| {
+            Ok((
+                send,
+                row.owned_view(vec![-1.0f64; at_root(n * n)], at_root(n))?,
+            ))
+        })
+        .and_then(|(send, recv)| world.gather_init_view(send, recv, root));
+    let scatter = cols
+        .owned_view(square[..at_root(n * n)].to_vec(), at_root(n))
+        .and_then(|send| Ok((send, row.owned_view(vec![-1.0f64; n], 1)?)))
+        .and_then(|(send, recv)| world.scatter_init_view(send, recv, root));
+    let allgather = col
+        .owned_view(square.clone(), 1)
+        .and_then(|send| Ok((send, row.owned_view(vec![-1.0f64; n * n], n)?)))
+        .and_then(|(send, recv)| world.allgather_init_view(send, recv));
+    let mut transpose = t.okay(transpose, "alltoall_init_view");
+    let mut gather = t.okay(gather, "gather_init_view");
+    let mut scatter = t.okay(scatter, "scatter_init_view");
+    let mut allgather = t.okay(allgather, "allgather_init_view");
+    for round in 0..2 {
+        let done = transpose.start().and_then(|a| a.wait()).and_then(|_| {
+            gather.start()?.wait()?;
+            scatter.start()?.wait()?;
+            allgather.start()?.wait()
+        });
+        t.okay(
+            done,
+            format!("persistent collectives on layouts, round {round}"),
+        );
+        t.eq(
+            transpose.recv().to_vec(),
+            rows.clone(),
+            "alltoall_init_view: as alltoall_view",
+        );
+        if rank == root {
+            t.ok(
+                (0..n)
+                    .all(|q| (0..n).all(|i| gather.recv()[q * n + i] == (q * 1000 + i * n) as f64)),
+                "gather_init_view: column 0 of every rank, in rank order",
+            );
+        }
+        t.eq(
+            scatter.recv().to_vec(),
+            mine.clone(),
+            "scatter_init_view: as scatter_view",
+        );
+        t.eq(
+            allgather.recv().to_vec(),
+            everyone.clone(),
+            "allgather_init_view: as allgather_view",
+        );
+    }
+    drop((transpose, gather, scatter, allgather));
+
     let mut wide = vec![0.0f64; (n + 1) * n];
     let recv = t.okay(row.view_mut(&mut wide, n + 1), "a view of n + 1 rows");
     let send = t.okay(col.view(&square, 1), "a column");
@@ -511,6 +575,34 @@ pub(super) fn layouts(
         }),
         "ibcast_view wrote the interior only",
     );
+    let mut persistent = t.okay(
+        interior
+            .owned_view(vec![-1i32; 16], 1)
+            .and_then(|view| world.bcast_init_view(view, root)),
+        "bcast_init_view",
+    );
+    for round in 0..2 {
+        if rank == root {
+            for (i, v) in persistent.buffer_mut().iter_mut().enumerate() {
+                *v = i as i32 + round * 100;
+            }
+        }
+        t.okay(
+            persistent.start().and_then(|a| a.wait()),
+            "bcast_init_view start + wait",
+        );
+        let got = persistent.buffer().to_vec();
+        t.ok(
+            got.iter().enumerate().all(|(i, &v)| {
+                v == if inside(i) || rank == root {
+                    i as i32 + round * 100
+                } else {
+                    -1
+                }
+            }),
+            format!("bcast_init_view round {round} wrote the interior only"),
+        );
+    }
 }
 
 /// One-sided calls on layouts: a column put into the next rank's matrix and read back by

@@ -53,18 +53,36 @@ impl<'env> Communicator<'env> {
             // SAFETY: per the contract.
             return unsafe { self.move_large(f, (s, sn), (d, dn), dt, root, r) };
         };
+        // SAFETY: per the contract.
+        unsafe { self.raw_move_typed(f, (s, sn, dt), (d, dn, dt), root, r) }
+    }
+
+    /// `MPI_Gather`, `MPI_Igather`, ... (per `f` and `r`) with a datatype on each side.
+    ///
+    /// # Safety
+    /// Each side's address holds what its count and datatype reach, `size` blocks of it for
+    /// the side that holds every rank's, valid for the operation.
+    #[inline(always)]
+    pub(in crate::comm) unsafe fn raw_move_typed(
+        &self,
+        f: MoveFn,
+        (s, sn, st): (*const c_void, c_int, ffi::MPI_Datatype),
+        (d, dn, dt): (*mut c_void, c_int, ffi::MPI_Datatype),
+        root: c_int,
+        r: Req<'_>,
+    ) -> c_int {
         let c = self.raw;
         // SAFETY: per the contract.
         unsafe {
             match (f, r) {
-                (MoveFn::Gather, None) => ffi::MPI_Gather(s, sn, dt, d, dn, dt, root, c),
-                (MoveFn::Gather, Some(r)) => ffi::MPI_Igather(s, sn, dt, d, dn, dt, root, c, r),
-                (MoveFn::Scatter, None) => ffi::MPI_Scatter(s, sn, dt, d, dn, dt, root, c),
-                (MoveFn::Scatter, Some(r)) => ffi::MPI_Iscatter(s, sn, dt, d, dn, dt, root, c, r),
-                (MoveFn::Allgather, None) => ffi::MPI_Allgather(s, sn, dt, d, dn, dt, c),
-                (MoveFn::Allgather, Some(r)) => ffi::MPI_Iallgather(s, sn, dt, d, dn, dt, c, r),
-                (MoveFn::Alltoall, None) => ffi::MPI_Alltoall(s, sn, dt, d, dn, dt, c),
-                (MoveFn::Alltoall, Some(r)) => ffi::MPI_Ialltoall(s, sn, dt, d, dn, dt, c, r),
+                (MoveFn::Gather, None) => ffi::MPI_Gather(s, sn, st, d, dn, dt, root, c),
+                (MoveFn::Gather, Some(r)) => ffi::MPI_Igather(s, sn, st, d, dn, dt, root, c, r),
+                (MoveFn::Scatter, None) => ffi::MPI_Scatter(s, sn, st, d, dn, dt, root, c),
+                (MoveFn::Scatter, Some(r)) => ffi::MPI_Iscatter(s, sn, st, d, dn, dt, root, c, r),
+                (MoveFn::Allgather, None) => ffi::MPI_Allgather(s, sn, st, d, dn, dt, c),
+                (MoveFn::Allgather, Some(r)) => ffi::MPI_Iallgather(s, sn, st, d, dn, dt, c, r),
+                (MoveFn::Alltoall, None) => ffi::MPI_Alltoall(s, sn, st, d, dn, dt, c),
+                (MoveFn::Alltoall, Some(r)) => ffi::MPI_Ialltoall(s, sn, st, d, dn, dt, c, r),
             }
         }
     }

@@ -271,9 +271,10 @@ fn expand_elementwise(
         #same_element
 
         // SAFETY (of the generated impls): every field is `Elementwise` with the first field's
-        // element (the where clause or the check above), and the struct's size is its fields' elements' (the
-        // check in ELEMENTS), so a value is ELEMENTS elements end to end, no padding between:
-        // what an array of the element is to MPI, with the element's predefined datatype.
+        // element (the where clause or the check above), and the struct's size is its fields'
+        // elements' (the check in ELEMENTS), so a value is ELEMENTS elements end to end, no
+        // padding between: what an array of the element is to MPI, with the element's
+        // predefined datatype.
         #[automatically_derived]
         unsafe impl #impl_generics ::ferrompi::Equivalence for #name #ty_generics #where_clause {
             const ELEMENTS: usize = {

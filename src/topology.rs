@@ -97,9 +97,17 @@ pub fn parse_cpulist(list: &str) -> std::result::Result<Vec<usize>, ParseError> 
             }
         }
     }
-    Ok((0..set.len() * BITS)
-        .filter(|&cpu| set[cpu / BITS] & (1 << (cpu % BITS)) != 0)
-        .collect())
+    // The set bits in order, word by word: a short list costs a scan of the words, not of
+    // every possible CPU.
+    let mut cpus = Vec::new();
+    for (w, &word) in set.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            cpus.push(w * BITS + bits.trailing_zeros() as usize);
+            bits &= bits - 1;
+        }
+    }
+    Ok(cpus)
 }
 
 /// Writes CPUs as a compact list, the inverse of [`parse_cpulist`].

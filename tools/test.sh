@@ -24,7 +24,9 @@
 # with clippy, the unit tests and the harness at 1-4 ranks:
 #   openmpi5     Open MPI 5.0: every program but large_count (5.0 declares no `_c` calls, so
 #                counts above i32::MAX take 4.1's derived-datatype path, covered there: 1 minute
-#                saved), plus three examples and the benchmarks once;
+#                saved), plus three examples and the comparison with its C reference (whose
+#                persistent collectives it finds by symbol there) once, from the pack
+#                tools/bench-pack.sh makes; the other benchmarks run on Debian's two;
 #   mpich5       MPICH 5.0: every program but large_count (2-8 GiB buffers, covered on the
 #                other three), and reductions at 1 and 2 ranks only: MPICH 5 busy-polls harder
 #                than 4.0 when oversubscribed, so 3 and 4 ranks of it took 2 minutes each here;
@@ -152,10 +154,9 @@ for impl in "${impls[@]}"; do
           || { echo "example $1 failed on $impl:"; cat "$CARGO_TARGET_DIR/example-$1.log"; exit 1; }
         echo "   $1 -n $2: ok"
       done
-      say "$impl: benchmarks, each run once (the C reference's persistent path by symbol)"
-      QUICK=1 bash tools/bench.sh "$impl" > /dev/null
       say "$impl: the comparison packed for a machine without Rust (tools/bench-pack.sh), run"
-      echo "   once from the pack with a PATH holding no cargo (tools/bench-run.sh)"
+      echo "   once from the pack with a PATH holding no cargo (tools/bench-run.sh): its C"
+      echo "   reference takes the persistent collectives by symbol"
       pack="$CARGO_TARGET_DIR/bench-pack"
       bash tools/bench-pack.sh "$pack" "$impl" > /dev/null
       rm -rf "$pack-out"

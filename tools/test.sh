@@ -226,7 +226,10 @@ for impl in "${impls[@]}"; do
   kept_bindings_current "$impl"
 done
 remove_left_segments
-unset FERROMPI_HIDE_LIBCLANG FERROMPI_BINDINGS FERROMPI_EXPECT_BINDINGS
+# The last MPI's settings go: the build checks name their MPIs themselves, and Open MPI 5's
+# OPAL_PREFIX would send Debian's Open MPI wrapper to the wheel (a run of `tools/test.sh
+# openmpi5` failed there).
+unset FERROMPI_HIDE_LIBCLANG FERROMPI_BINDINGS FERROMPI_EXPECT_BINDINGS OPAL_PREFIX
 if [[ $(id -u) -eq 0 ]]; then
   say "the build: failure messages, docs.rs without MPI or libclang, no-op rebuilds"
   bash tools/build-tests.sh

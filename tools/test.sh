@@ -9,8 +9,9 @@
 # tools/instruction-cost.sh (each row's own instructions within its ceiling and, where rsmpi
 # has the operation, not above rsmpi's), the flagship solver's tests (examples/sddp: the same
 # cuts and bounds at 1-4 ranks, convergence, bad input), and rustdoc; rustfmt first. On MPICH
-# it also runs the user-op, request and RMA programs under valgrind (memcheck, 2 ranks): MPICH is clean under memcheck, Open MPI's PMIx is
-# not. On Open MPI it runs the whole harness at 2 ranks built with AddressSanitizer
+# it also runs the user-op, request and RMA programs under valgrind (memcheck, 2 ranks): MPICH
+# is clean under memcheck, Open MPI's PMIx is not. On Open MPI it runs the whole harness at 2
+# ranks built with AddressSanitizer
 # (tools/asan.sh; its canary must be caught). On both (as root) it then runs
 # tools/cluster-tests.sh: a synthetic two-domain NUMA machine, three fake hosts (network
 # namespaces; MPICH's TCP between isolated hosts on two), and a real Slurm on two of them (srun).

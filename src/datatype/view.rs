@@ -1,7 +1,7 @@
 //! Checked views of a buffer through a [`DerivedType`]: what the operations taking a layout
 //! are given, made only when every byte the type reaches lies inside the slice.
 
-use super::derived::{Bounds, DerivedType};
+use super::derived::DerivedType;
 use super::{Equivalence, empty_recv, empty_send};
 use crate::error::{Error, Result};
 use crate::ffi;
@@ -31,27 +31,6 @@ pub struct ViewMut<'a, T> {
     _type: PhantomData<&'a DerivedType<'a>>,
 }
 
-/// Refuses `count` copies of a type of `bounds` over `bytes` bytes when they reach outside.
-fn check_reach(
-    bounds: &Bounds,
-    count: usize,
-    bytes: usize,
-    operation: &'static str,
-) -> Result<c_int> {
-    let reach = bounds.reach(count);
-    if reach.start < 0 || reach.end > bytes as i128 {
-        return Err(Error::InvalidArgument {
-            operation,
-            reason: format!(
-                "{count} copies of a type reaching bytes {}..{} of its buffer (lower bound {}, \
-                 extent {}, true extent {}) do not fit in a buffer of {bytes} bytes",
-                reach.start, reach.end, bounds.true_lb, bounds.extent, bounds.true_extent
-            ),
-        });
-    }
-    c_int::try_from(count).map_err(|_| super::count_overflow(count, 1, operation))
-}
-
 impl<'mpi> DerivedType<'mpi> {
     /// `count` copies of this type over `buf`, to read from: checked, before any MPI call,
     /// that the bytes they reach (from `i * extent + true_lb` to `+ true_extent` for each copy
@@ -72,7 +51,7 @@ impl<'mpi> DerivedType<'mpi> {
     /// [`Error::InvalidArgument`] if a copy reaches outside `buf`; [`Error::CountOverflow`]
     /// if `count` is over `int`.
     pub fn view<'a, T: Equivalence>(&'a self, buf: &'a [T], count: usize) -> Result<View<'a>> {
-        let count = check_reach(&self.bounds(), count, std::mem::size_of_val(buf), "view")?;
+        let count = self.count_over(std::mem::size_of_val(buf), count, "view")?;
         let ptr = if buf.is_empty() {
             empty_send()
         } else {
@@ -106,12 +85,7 @@ impl<'mpi> DerivedType<'mpi> {
         buf: &'a mut [T],
         count: usize,
     ) -> Result<ViewMut<'a, T>> {
-        let count = check_reach(
-            &self.bounds(),
-            count,
-            std::mem::size_of_val(buf),
-            "view_mut",
-        )?;
+        let count = self.count_over(std::mem::size_of_val(buf), count, "view_mut")?;
         Ok(ViewMut {
             buf,
             count,
@@ -122,15 +96,28 @@ impl<'mpi> DerivedType<'mpi> {
 }
 
 impl DerivedType<'_> {
-    /// `count` checked to copy this type over `bytes` bytes only (as [`DerivedType::view`]
-    /// checks), as MPI's count.
+    /// `count` as MPI's count, once checked that `count` copies of this type reach only bytes
+    /// `0..bytes` of a buffer (what every view and [`owned_view`](DerivedType::owned_view)
+    /// checks): an error naming the bytes they reach otherwise.
     pub(crate) fn count_over(
         &self,
         bytes: usize,
         count: usize,
         operation: &'static str,
     ) -> Result<c_int> {
-        check_reach(&self.bounds(), count, bytes, operation)
+        let bounds = self.bounds();
+        let reach = bounds.reach(count);
+        if reach.start < 0 || reach.end > bytes as i128 {
+            return Err(Error::InvalidArgument {
+                operation,
+                reason: format!(
+                    "{count} copies of a type reaching bytes {}..{} of its buffer (lower bound \
+                     {}, extent {}, true extent {}) do not fit in a buffer of {bytes} bytes",
+                    reach.start, reach.end, bounds.true_lb, bounds.extent, bounds.true_extent
+                ),
+            });
+        }
+        c_int::try_from(count).map_err(|_| super::count_overflow(count, 1, operation))
     }
 }
 

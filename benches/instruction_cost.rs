@@ -44,6 +44,10 @@
 //! - `iallreduce`, `iallreduce-ffi`: `iallreduce` of one `f64` and its `wait`, in one scope
 //!   for all iterations;
 //! - `bcast`, `bcast-ffi`: a blocking broadcast of 8 bytes (`u8`, as the comparison's rows);
+//! - `bcast-struct`, `bcast-generic` (and `-ffi` twins): a blocking broadcast of one derived
+//!   struct, non-generic and generic, against a struct datatype made by hand before the loop;
+//! - `send-struct`, `send-struct-ffi`: a blocking `send` of one derived struct to this process,
+//!   met by a receive of the hand-made datatype posted through `ffi` on both paths;
 //! - `alltoall`, `alltoall-ffi`: a blocking alltoall of one `f64` per pair;
 //! - `allgatherv`, `allgatherv-ffi`: a blocking allgatherv of one `f64` per rank;
 //! - `sendrecv`, `sendrecv-ffi`: 8 bytes to and from this process, with its status;
@@ -124,7 +128,7 @@ fn main() {
     );
 }
 
-const PATHS: [&str; 62] = [
+const PATHS: [&str; 64] = [
     "exchange",
     "exchange-ffi",
     "exchange-into",
@@ -179,6 +183,8 @@ const PATHS: [&str; 62] = [
     "bcast-struct-ffi",
     "bcast-generic",
     "bcast-generic-ffi",
+    "send-struct",
+    "send-struct-ffi",
     "alltoall",
     "alltoall-ffi",
     "allgatherv",
@@ -216,6 +222,7 @@ fn run(mpi: &Mpi, path: &str, iterations: usize) {
         blocking: "allreduce" "allreduce-ffi" "allreduce-in-place" "allreduce-in-place-ffi"
             "allreduce-init" "allreduce-init-ffi" "iallreduce" "iallreduce-ffi" "bcast"
             "bcast-ffi" "bcast-struct" "bcast-struct-ffi" "bcast-generic" "bcast-generic-ffi"
+            "send-struct" "send-struct-ffi"
             "alltoall" "alltoall-ffi" "allgatherv" "allgatherv-ffi" "sendrecv"
             "sendrecv-ffi";
     }
@@ -1032,6 +1039,60 @@ fn blocking(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
             assert!(
                 particle[0].id == 7 && point[0].x == 1.5,
                 "{path}: the root's values"
+            );
+            return;
+        }
+        "send-struct" | "send-struct-ffi" => {
+            // One derived struct per blocking send, its datatype found in its `static`; the
+            // receive that meets it is the same `ffi` call on both paths.
+            let particle = [Particle {
+                position: [0.5; 3],
+                id: 7,
+            }];
+            let mut landed = [Particle {
+                position: [0.0; 3],
+                id: 0,
+            }];
+            let handmade = handmade_struct(
+                &[
+                    (0, double),
+                    (8, double),
+                    (16, double),
+                    (24, ffi::MPI_UINT32_T),
+                ],
+                32,
+            );
+            let (from, into) = (
+                particle.as_ptr().cast::<c_void>(),
+                landed.as_mut_ptr().cast::<c_void>(),
+            );
+            // One loop per path, each posting the same receive before its send.
+            let post = || {
+                let mut request = ffi::MPI_REQUEST_NULL;
+                // SAFETY: `landed` holds the one struct the hand-made datatype describes and
+                // outlives the request, which `met` completes.
+                unsafe { ffi::MPI_Irecv(into, 1, handmade, me, 4, comm, &mut request) };
+                request
+            };
+            // SAFETY: a request `post` made, completed here.
+            let met = |mut request| unsafe { ffi::MPI_Wait(&mut request, ffi::MPI_STATUS_IGNORE) };
+            if path == "send-struct" {
+                (0..iterations).for_each(|_| {
+                    let request = post();
+                    world.send(&particle, me, 4).expect("send of a struct");
+                    met(request);
+                });
+            } else {
+                (0..iterations).for_each(|_| {
+                    let request = post();
+                    // SAFETY: one struct of the hand-made datatype, alive for the call.
+                    unsafe { ffi::MPI_Send(from, 1, handmade, me, 4, comm) };
+                    met(request);
+                });
+            }
+            assert!(
+                landed[0].id == 7 && landed[0].position == [0.5; 3],
+                "{path}: what arrived"
             );
             return;
         }

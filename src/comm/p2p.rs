@@ -304,17 +304,12 @@ impl Communicator<'_> {
             }
             other => other?,
         };
+        // The datatype before the gate, as everywhere: a derived type's first use builds it.
+        let dt = T::datatype().as_raw();
         // SAFETY: `buf` holds `args.count` elements of `T::datatype()` (Equivalence contract)
         // that MPI only reads, and stays borrowed until the blocking call returns.
         let rc = gated(operation, || unsafe {
-            mode.call(
-                send_ptr(buf),
-                args.count,
-                T::datatype().as_raw(),
-                args.dest,
-                args.tag,
-                self.raw,
-            )
+            mode.call(send_ptr(buf), args.count, dt, args.dest, args.tag, self.raw)
         })?;
         check(rc, operation)
     }
@@ -509,11 +504,11 @@ impl Communicator<'_> {
             Err(Error::CountOverflow { .. }) => return self.recv_big(buf, source, tag),
             other => other?,
         };
-        let mut status = Status::empty();
+        let (mut status, dt) = (Status::empty(), T::datatype().as_raw());
         // SAFETY: `buf` has room for `args.count` elements of `T::datatype()` and is
         // exclusively borrowed until the blocking call returns.
         let rc = gated(OP, || unsafe {
-            self.raw_recv(recv_ptr(buf), T::datatype().as_raw(), args, &mut status)
+            self.raw_recv(recv_ptr(buf), dt, args, &mut status)
         })?;
         repair(buf);
         check(rc, OP)?;

@@ -47,7 +47,8 @@
 //! | nonblocking and persistent point-to-point | yes | `isend_view`, `irecv_view` (in a scope); `send_init_view`, `recv_init_view` (an [`OwnedView`](crate::OwnedView): a layout over the buffer the request owns) |
 //! | collectives: blocking, nonblocking, persistent, `v` variants | yes | `bcast_view`, `gather_view`, `scatter_view`, `allgather_view`, `alltoall_view`, their nonblocking `i…_view` and persistent `…_init_view` forms; not the `v` variants |
 //! | reductions | with an [`Op`](crate::op::Op) for the type: predefined on [`Elementwise`] types (numbers, arrays, elementwise structs), [`UserOp`](crate::UserOp) on anything | – |
-//! | one-sided (`Window<T>`) | yes (`T` with no invalid bit patterns) | `put_view`, `get_view` and their `_now` forms: a view at the origin, a layout at the target checked against its window |
+//! | one-sided (`Window<T>`) | yes (`T` with no invalid bit patterns) | `put_view`, `get_view` and their `_now` forms, on an epoch and on one of its targets ([`EpochTarget`](crate::window::EpochTarget)): a view at the origin, a layout at the target checked against its window |
+//! | shared memory (`SharedWindow<T>`) | its segments are slices: any operation above takes them, views included | as for any slice: a view over a segment an epoch hands out |
 //! | `pack`, `unpack` | yes | yes |
 //! | `pack_external`, `unpack_external` | yes (derived structs on Open MPI only) | on Open MPI only |
 

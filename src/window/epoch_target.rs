@@ -3,8 +3,8 @@
 //! `process_at_rank`, or a C program that checks its target before the loop).
 
 use super::epoch::{EpochKind, WindowEpoch, not_locked, not_passive};
-use super::target::{Calls, Completion, Layout, Reach, RequestCall, Target, operand};
-use crate::datatype::Equivalence;
+use super::target::{Calls, Completion, Layout, LayoutTarget, Reach, RequestCall, Target, operand};
+use crate::datatype::{DerivedType, Equivalence, View, ViewMut, recv_ptr};
 use crate::error::Result;
 use crate::ffi;
 use crate::op::{AccumulateOp, Bitwise};
@@ -181,6 +181,24 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
         call(self.locate_slow(now, index, len, op)?, self.calls)
     }
 
+    /// Makes `call` with `count` copies of `layout` laid from element `index` of this
+    /// target's window, once checked: the epoch's kind for the complete-on-return forms, and
+    /// every byte the copies reach inside the window ([`Layout::locate_layout`]).
+    fn with_layout<R>(
+        &self,
+        now: bool,
+        index: usize,
+        (layout, count): (&DerivedType<'_>, usize),
+        op: &'static str,
+        call: impl FnOnce(LayoutTarget, Calls) -> Result<R>,
+    ) -> Result<R> {
+        let at = self.locate_slow(now, index, 0, op)?;
+        let target = self
+            .layout
+            .locate_layout::<T>(at, index, layout, count, op)?;
+        call(target, self.calls)
+    }
+
     /// The full check of [`EpochTarget::with_target`].
     #[inline(always)]
     fn locate_slow(&self, now: bool, index: usize, len: usize, op: &'static str) -> Result<Target> {
@@ -340,6 +358,109 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
                 unsafe { calls.get(buf, t, Completion::FlushLocal) }
             },
         )
+    }
+
+    /// [`WindowEpoch::put_view`] to this target: what `origin` selects into `count` copies of
+    /// `layout` laid over its window from element `index` (`MPI_Put` with derived types on
+    /// both sides, MPI-4.0 §12.3.1), checked before MPI runs so that every byte the copies
+    /// reach lies inside the window; complete when the epoch is.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{DerivedType, Equivalence, Window, window::Assert};
+    /// let me = world.rank();
+    /// let win = Window::<f64>::allocate(&world, 9)?; // a 3 x 3 matrix per rank
+    /// let column = DerivedType::vector(&mpi, 3, 1, 3, f64::datatype())?;
+    /// let three = DerivedType::contiguous(&mpi, 3, f64::datatype())?;
+    /// let (first, last) = ([1.0, 2.0, 3.0], [7.0, 8.0, 9.0]);
+    /// win.fence(Assert::empty(), |epoch| {
+    ///     let mine = epoch.target(me)?;
+    ///     mine.put_view(three.view(&first, 1)?, 0, &column, 1)?; // column 0
+    ///     mine.put_view(three.view(&last, 1)?, 2, &column, 1) // column 2
+    /// })??;
+    /// let mut matrix = [0.0f64; 9];
+    /// win.fence(Assert::empty(), |epoch| epoch.get(&mut matrix, me, 0))??;
+    /// assert_eq!(matrix, [1.0, 0.0, 7.0, 2.0, 0.0, 8.0, 3.0, 0.0, 9.0]);
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::OutOfBounds`](crate::Error::OutOfBounds) if the copies reach outside the
+    /// window; otherwise as [`EpochTarget::put`].
+    pub fn put_view(
+        &self,
+        origin: View<'buf>,
+        index: usize,
+        layout: &DerivedType<'_>,
+        count: usize,
+    ) -> Result<()> {
+        self.with_layout(false, index, (layout, count), "put", |t, calls| {
+            // SAFETY: the origin's slice is borrowed for 'buf, beyond the epoch's completion;
+            // `t` was checked against the target's window.
+            unsafe { calls.put_layout(origin.raw(), t, Completion::AtEpochEnd) }
+        })
+    }
+
+    /// [`WindowEpoch::get_view`] from this target: `count` copies of `layout` laid over its
+    /// window from element `index`, read into what `origin` selects (`MPI_Get`, MPI-4.0
+    /// §12.3.2); checked as [`put_view`](Self::put_view), there once the epoch is complete.
+    ///
+    /// # Errors
+    /// As [`EpochTarget::put_view`].
+    pub fn get_view(
+        &self,
+        origin: ViewMut<'buf, T>,
+        index: usize,
+        layout: &DerivedType<'_>,
+        count: usize,
+    ) -> Result<()> {
+        let (buf, n, datatype) = origin.into_parts();
+        let ptr = recv_ptr(buf);
+        self.with_layout(false, index, (layout, count), "get", |t, calls| {
+            // SAFETY: the origin's slice is exclusively borrowed for 'buf, beyond the epoch's
+            // completion; `T` has no invalid bit patterns (a window's type), so nothing needs
+            // repair.
+            unsafe { calls.get_layout((ptr, n, datatype), t, Completion::AtEpochEnd) }
+        })
+    }
+
+    /// [`put_view`](Self::put_view), complete on return (`MPI_Put`, then `MPI_Win_flush`):
+    /// `origin` is borrowed for this call only. Passive epochs only.
+    ///
+    /// # Errors
+    /// As [`EpochTarget::put_view`] and [`EpochTarget::put_now`].
+    pub fn put_view_now(
+        &self,
+        origin: View<'_>,
+        index: usize,
+        layout: &DerivedType<'_>,
+        count: usize,
+    ) -> Result<()> {
+        self.with_layout(true, index, (layout, count), "put", |t, calls| {
+            // SAFETY: the origin's slice is borrowed until the flush has completed the put.
+            unsafe { calls.put_layout(origin.raw(), t, Completion::Flush) }
+        })
+    }
+
+    /// [`get_view`](Self::get_view), complete on return (`MPI_Get`, then
+    /// `MPI_Win_flush_local`). Passive epochs only.
+    ///
+    /// # Errors
+    /// As [`EpochTarget::put_view_now`].
+    pub fn get_view_now(
+        &self,
+        mut origin: ViewMut<'_, T>,
+        index: usize,
+        layout: &DerivedType<'_>,
+        count: usize,
+    ) -> Result<()> {
+        let args = origin.raw();
+        self.with_layout(true, index, (layout, count), "get", |t, calls| {
+            // SAFETY: the origin's slice is exclusively borrowed until the local flush has
+            // completed the get.
+            unsafe { calls.get_layout(args, t, Completion::FlushLocal) }
+        })
     }
 
     /// [`WindowEpoch::accumulate`] into this target: combines `buf` into its window from

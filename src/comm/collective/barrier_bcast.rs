@@ -131,13 +131,15 @@ impl<'env> Communicator<'env> {
         const OP: &str = "bcast";
         self.check_rank(root, "root", OP)?;
         let count = large_count::<T>(buf.len(), OP)?;
-        let ptr = recv_ptr(buf);
+        // The datatype before the gate: a derived type's first use builds it (a call out of
+        // line), which inside the gated call would keep the gate's lock flag alive across it.
+        let (ptr, dt) = (recv_ptr(buf), T::datatype().as_raw());
         // SAFETY: `buf` holds `count` elements, exclusively borrowed for the blocking call.
         self.blocking(
             OP,
             buf,
             #[inline(always)]
-            |r| unsafe { self.raw_bcast(ptr, count, T::datatype().as_raw(), root, r) },
+            |r| unsafe { self.raw_bcast(ptr, count, dt, root, r) },
         )
     }
 

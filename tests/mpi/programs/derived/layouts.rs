@@ -674,8 +674,54 @@ pub(super) fn one_sided(
     t.okay(passive.and_then(|r| r), "put_view_now + get_view_now");
     t.eq(
         again.to_vec(),
-        twice,
+        twice.clone(),
         "the column written and read back on return",
+    );
+
+    // The same through one target of the epoch: column 0 of my own matrix, written and read
+    // back on return, then a column written at the epoch's end and read after it.
+    let thrice: Vec<f64> = mine.iter().map(|x| x * 3.0).collect();
+    let mut through = [0.0f64; 4];
+    let passive = win.lock_all(Assert::empty(), |epoch| {
+        let me = epoch.target(rank)?;
+        me.put_view_now(four.view(&thrice, 1)?, 0, &column, 1)?;
+        me.get_view_now(four.view_mut(&mut through, 1)?, 0, &column, 1)
+    });
+    t.okay(
+        passive.and_then(|r| r),
+        "put_view_now + get_view_now through epoch.target",
+    );
+    t.eq(
+        through.to_vec(),
+        thrice.clone(),
+        "through epoch.target: the column written and read back on return",
+    );
+    let mut whole = [-1.0f64; 8];
+    let fenced = win.fence(Assert::empty(), |epoch| {
+        let me = epoch.target(rank)?;
+        me.put_view(four.view(&mine, 1)?, 0, &column, 1)?;
+        me.get_view(every_other.view_mut(&mut whole, 1)?, 2, &column, 1)
+    });
+    t.okay(
+        fenced.and_then(|r| r),
+        "put_view + get_view through epoch.target",
+    );
+    t.okay(win.fence(Assert::empty(), |_| ()), "fence after them");
+    let mut matrix = [-1.0f64; 12];
+    let read = win.fence(Assert::empty(), |epoch| epoch.get(&mut matrix, rank, 0));
+    t.okay(
+        read.and_then(|r| r),
+        "get of the matrix after epoch.target's puts",
+    );
+    t.eq(
+        (0..4).map(|i| matrix[3 * i]).collect::<Vec<_>>(),
+        mine.clone(),
+        "put_view through epoch.target wrote column 0",
+    );
+    t.eq(
+        [whole[0], whole[1], whole[2], whole[4], whole[6], whole[7]],
+        [twice[0], -1.0, twice[1], twice[2], twice[3], -1.0],
+        "get_view through epoch.target read column 2 into every other slot",
     );
 
     // Refused before MPI: past the window's end (a column from element 3 reaches element 12),
@@ -708,6 +754,27 @@ pub(super) fn one_sided(
     t.ok(
         matches!(active, Ok(Err(Error::EpochMisuse { .. }))),
         "put_view_now in a fence epoch refused",
+    );
+    let through = win.fence(Assert::empty(), |epoch| {
+        let to = epoch.target(next)?;
+        Ok::<_, Error>([
+            to.put_view(four.view(&mine, 1)?, 3, &column, 1).err(),
+            to.put_view(four.view(&mine, 1)?, 0, &before, 1).err(),
+            to.get_view(four.view_mut(&mut again, 1)?, 0, &column, 2)
+                .err(),
+            to.put_view_now(four.view(&mine, 1)?, 1, &column, 1).err(),
+        ])
+    });
+    let through = t.okay(
+        through.and_then(|r| r),
+        "fence of refusals through epoch.target",
+    );
+    t.ok(
+        matches!(through[0], Some(Error::OutOfBounds { .. }))
+            && matches!(through[1], Some(Error::OutOfBounds { .. }))
+            && matches!(through[2], Some(Error::OutOfBounds { .. }))
+            && matches!(through[3], Some(Error::EpochMisuse { .. })),
+        format!("layouts outside the window, and put_view_now in a fence, refused through epoch.target: {through:?}"),
     );
     t.okay(win.fence(Assert::NOSUCCEED, |_| ()), "closing fence");
 }

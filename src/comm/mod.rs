@@ -21,6 +21,7 @@ pub mod probe;
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 pub mod typed;
 mod view;
+mod view_v;
 
 use crate::env::{self, Mpi, enter};
 use crate::error::{Error, Result, check};

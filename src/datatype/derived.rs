@@ -7,6 +7,7 @@ use crate::ffi;
 use std::ffi::c_int;
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
+use std::sync::OnceLock;
 
 /// A datatype as an argument of a constructor: a [`Datatype`] (predefined, or a derived
 /// [`Equivalence`](super::Equivalence) type's, which live as long as MPI) or a borrowed
@@ -175,6 +176,8 @@ pub struct DerivedType<'mpi> {
     raw: ffi::MPI_Datatype,
     bounds: Bounds,
     mpi: &'mpi Mpi,
+    /// The bytes one copy reaches, decoded on first use (see `footprint`).
+    footprint: OnceLock<Vec<(i64, i64)>>,
 }
 
 // SAFETY: a committed datatype is immutable; MPI lets any thread the thread level allows pass
@@ -286,6 +289,7 @@ impl<'mpi> DerivedType<'mpi> {
                 size: 0,
             },
             mpi,
+            footprint: OnceLock::new(),
         };
         made.bounds = Bounds::of(raw, operation)?;
         Ok(made)
@@ -313,6 +317,11 @@ impl<'mpi> DerivedType<'mpi> {
     /// The environment the type borrows.
     pub(crate) fn mpi(&self) -> &'mpi Mpi {
         self.mpi
+    }
+
+    /// Where [`footprint`](Self::footprint) keeps what it decoded.
+    pub(crate) fn footprint_cell(&self) -> &OnceLock<Vec<(i64, i64)>> {
+        &self.footprint
     }
 
     /// `count` copies of `old`, one after another (`MPI_Type_contiguous`, MPI-4.0 §5.1.2).

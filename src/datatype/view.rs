@@ -153,6 +153,12 @@ impl<'a, T: Equivalence> ViewMut<'a, T> {
         (ptr, self.count, self.datatype)
     }
 
+    /// The view's datatype.
+    #[inline]
+    pub(crate) fn datatype(&self) -> ffi::MPI_Datatype {
+        self.datatype
+    }
+
     /// Makes every value of the slice valid again after MPI wrote into it.
     #[inline]
     pub(crate) fn repair(&mut self) {

@@ -3,9 +3,10 @@
 //! persistent, collective, one-sided and user-reduction calls; elementwise structs reduced
 //! field by field by the predefined ops and accumulated; every `DerivedType` constructor checked
 //! against the elements a hand-written loop selects (through `MPI_Pack`); layouts sent and
-//! received in place, 3-D halo faces at odd sizes; packing, `external32`; bad layouts refused
+//! received in place, 3-D halo faces at odd sizes, column tiles through the `v` collectives; packing, `external32`; bad layouts refused
 //! before MPI runs (the last in `layouts` and `packing`).
 
+mod blocks;
 mod layouts;
 mod packing;
 
@@ -182,6 +183,8 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     layouts::layouts(mpi, &world, t, next, prev);
     layouts::halos(mpi, &world, t);
     layouts::one_sided(mpi, &world, t, next, prev);
+    blocks::footprints(mpi, t);
+    blocks::v_collectives(mpi, &world, t);
     packing::packing(mpi, &world, t);
     packing::refusals(mpi, &world, t);
     let _ = (rank, size);

@@ -1,0 +1,264 @@
+//! The `v` collectives on layouts: column tiles of variable width gathered into a global
+//! grid (interleaved in memory), scattered back, gathered by every rank, a transpose by
+//! `alltoallv_view`, each blocking and nonblocking; blocks that share a byte or reach past
+//! their slice refused when they are made, and a block count other than the ranks' refused
+//! before MPI runs.
+
+use crate::checks::Checks;
+use ferrompi::{DerivedType, Equivalence, Error, Mpi, Order};
+
+/// Rank `r`'s tile: `ROWS` rows of `r + 1` columns, starting at column `r * (r + 1) / 2` of
+/// the global grid.
+const ROWS: usize = 3;
+
+/// The value at row `i`, column `c` of rank `r`'s tile.
+fn value(r: usize, i: usize, c: usize) -> i32 {
+    (r * 10_000 + i * 100 + c) as i32
+}
+
+/// The overlap check reads each constructor's type map exactly: every type below selects
+/// elements 0 and 2 of an `f64` buffer (a hole at 1), resized so that displacements count
+/// elements. Two blocks one element apart interleave without sharing a byte (accepted); two
+/// elements apart they share element 2 (refused).
+pub(super) fn footprints(mpi: &Mpi, t: &mut Checks) {
+    let f = f64::datatype();
+    let vector = t.okay(DerivedType::vector(mpi, 2, 1, 2, f), "vector");
+    let made: Vec<(&str, ferrompi::Result<DerivedType<'_>>)> = vec![
+        ("vector", DerivedType::vector(mpi, 2, 1, 2, f)),
+        ("hvector", DerivedType::hvector(mpi, 2, 1, 16, f)),
+        ("indexed", DerivedType::indexed(mpi, &[1, 1], &[0, 2], f)),
+        ("hindexed", DerivedType::hindexed(mpi, &[1, 1], &[0, 16], f)),
+        (
+            "indexed_block",
+            DerivedType::indexed_block(mpi, 1, &[0, 2], f),
+        ),
+        (
+            "hindexed_block",
+            DerivedType::hindexed_block(mpi, 1, &[0, 16], f),
+        ),
+        (
+            "struct",
+            DerivedType::create_struct(mpi, &[1, 1], &[0, 16], &[f.into(), f.into()]),
+        ),
+        (
+            "subarray (C order)",
+            DerivedType::subarray(mpi, &[2, 2], &[2, 1], &[0, 0], Order::C, f),
+        ),
+        (
+            "subarray (Fortran order)",
+            DerivedType::subarray(mpi, &[2, 2], &[1, 2], &[0, 0], Order::Fortran, f),
+        ),
+        (
+            "contiguous of a vector",
+            DerivedType::contiguous(mpi, 1, &vector),
+        ),
+        ("dup of a vector", vector.dup()),
+    ];
+    for (name, ty) in made {
+        let ty = t.okay(ty, name);
+        let one = t.okay(
+            DerivedType::resized(mpi, &ty, 0, 8),
+            format!("{name}, resized"),
+        );
+        let mut buf = [0.0f64; 8];
+        t.okay(
+            one.blocks_mut(&mut buf, &[1, 1], &[0, 1]).map(drop),
+            format!("{name}: elements 0, 2 and 1, 3 interleave, accepted"),
+        );
+        t.err(
+            one.blocks_mut(&mut buf, &[1, 1], &[0, 2]).map(drop),
+            |e| matches!(e, Error::InvalidArgument { .. }),
+            format!("{name}: elements 0, 2 and 2, 4 share element 2, refused"),
+        );
+    }
+}
+
+pub(super) fn v_collectives(mpi: &Mpi, world: &ferrompi::Communicator<'_>, t: &mut Checks) {
+    let (me, size) = (world.rank() as usize, world.size() as usize);
+    let widths: Vec<usize> = (1..=size).collect();
+    let starts: Vec<usize> = (0..size).map(|r| r * (r + 1) / 2).collect();
+    let width: usize = widths.iter().sum();
+    // The global grid is ROWS x width, row-major: a column of it is a vector of ROWS values
+    // `width` apart, resized so that column c starts c values in.
+    let column = t.okay(
+        DerivedType::vector(mpi, ROWS, 1, width as isize, i32::datatype()),
+        "a column of the grid",
+    );
+    let columns = t.okay(DerivedType::resized(mpi, &column, 0, 4), "columns");
+    // My tile is ROWS x (me + 1), row-major; sent column by column, to match the grid's.
+    let local = t.okay(
+        DerivedType::vector(mpi, ROWS, 1, (me + 1) as isize, i32::datatype()),
+        "a column of my tile",
+    );
+    let locals = t.okay(DerivedType::resized(mpi, &local, 0, 4), "my tile's columns");
+    let tile: Vec<i32> = (0..ROWS * (me + 1))
+        .map(|k| value(me, k / (me + 1), k % (me + 1)))
+        .collect();
+    let want: Vec<i32> = (0..ROWS * width)
+        .map(|k| {
+            let (i, c) = (k / width, k % width);
+            let r = (0..size).rfind(|&r| starts[r] <= c).unwrap_or(0);
+            value(r, i, c - starts[r])
+        })
+        .collect();
+
+    for nonblocking in [false, true] {
+        let how = if nonblocking {
+            "nonblocking"
+        } else {
+            "blocking"
+        };
+        // Gathered at the last rank: its blocks interleave row by row.
+        let root = world.size() - 1;
+        let mut grid = vec![-1i32; ROWS * width];
+        let mut blocks = t.okay(
+            columns.blocks_mut(&mut grid, &widths, &starts),
+            "the grid's column tiles",
+        );
+        let send = t.okay(locals.view(&tile, me + 1), "my tile, column by column");
+        let at_root = (world.rank() == root).then_some(&mut blocks);
+        let gathered = if nonblocking {
+            ferrompi::scope(|s| {
+                world
+                    .igatherv_view(s, send, at_root, root)?
+                    .wait()
+                    .map(drop)
+            })
+        } else {
+            world.gatherv_view(send, at_root, root)
+        };
+        t.okay(gathered, format!("gatherv_view of column tiles ({how})"));
+        drop(blocks);
+        if world.rank() == root {
+            t.eq(
+                &grid,
+                &want,
+                format!("gatherv_view: the grid at the root ({how})"),
+            );
+        }
+
+        // Scattered back from the root's grid: each rank's tile again.
+        let mut back = vec![-1i32; ROWS * (me + 1)];
+        let grid_blocks = t.okay(columns.blocks(&grid, &widths, &starts), "send blocks");
+        let at_root = (world.rank() == root).then_some(&grid_blocks);
+        let into = t.okay(locals.view_mut(&mut back, me + 1), "my tile to fill");
+        let scattered = if nonblocking {
+            ferrompi::scope(|s| {
+                world
+                    .iscatterv_view(s, at_root, into, root)?
+                    .wait()
+                    .map(drop)
+            })
+        } else {
+            world.scatterv_view(at_root, into, root)
+        };
+        t.okay(scattered, format!("scatterv_view of column tiles ({how})"));
+        t.eq(&back, &tile, format!("scatterv_view: my tile back ({how})"));
+
+        // Every rank gathers the whole grid.
+        let mut everywhere = vec![-1i32; ROWS * width];
+        let mut all = t.okay(
+            columns.blocks_mut(&mut everywhere, &widths, &starts),
+            "the grid's tiles, everywhere",
+        );
+        let send = t.okay(locals.view(&tile, me + 1), "my tile");
+        let gathered = if nonblocking {
+            ferrompi::scope(|s| world.iallgatherv_view(s, send, &mut all)?.wait().map(drop))
+        } else {
+            world.allgatherv_view(send, &mut all)
+        };
+        t.okay(gathered, format!("allgatherv_view ({how})"));
+        drop(all);
+        t.eq(
+            &everywhere,
+            &want,
+            format!("allgatherv_view: the grid on every rank ({how})"),
+        );
+
+        // A transpose: column j of my size x size matrix goes to rank j, and arrives as row
+        // `me` of its matrix.
+        let n = size;
+        let matrix: Vec<i32> = (0..n * n).map(|k| (me * 1000 + k) as i32).collect();
+        let ncol = t.okay(
+            DerivedType::vector(mpi, n, 1, n as isize, i32::datatype()),
+            "a column",
+        );
+        let ncols = t.okay(DerivedType::resized(mpi, &ncol, 0, 4), "columns");
+        let row = t.okay(DerivedType::contiguous(mpi, n, i32::datatype()), "a row");
+        let mut rows = vec![-1i32; n * n];
+        let ones = vec![1usize; n];
+        let each: Vec<usize> = (0..n).collect();
+        let send = t.okay(ncols.blocks(&matrix, &ones, &each), "columns to send");
+        let mut recv = t.okay(row.blocks_mut(&mut rows, &ones, &each), "rows to fill");
+        let moved = if nonblocking {
+            ferrompi::scope(|s| world.ialltoallv_view(s, &send, &mut recv)?.wait().map(drop))
+        } else {
+            world.alltoallv_view(&send, &mut recv)
+        };
+        t.okay(moved, format!("alltoallv_view, a transpose ({how})"));
+        drop(recv);
+        let transposed: Vec<i32> = (0..n * n)
+            .map(|k| {
+                let (q, i) = (k / n, k % n);
+                (q * 1000 + i * n + me) as i32
+            })
+            .collect();
+        t.eq(
+            &rows,
+            &transposed,
+            format!("alltoallv_view: row q is column {me} of rank q's matrix ({how})"),
+        );
+    }
+
+    // Refused when made: two tiles sharing a column, a block past the end, counts and
+    // displacements of different lengths.
+    let mut grid = vec![0i32; ROWS * width];
+    let invalid = |e: &Error| matches!(e, Error::InvalidArgument { .. });
+    let overlap = columns.blocks_mut(&mut grid, &[2, 2], &[0, 1]);
+    t.err(
+        overlap.map(drop),
+        invalid,
+        "blocks sharing a column refused",
+    );
+    let past = columns.blocks_mut(&mut grid, &[1], &[width]);
+    t.err(
+        past.map(drop),
+        invalid,
+        "a block past the grid's end refused",
+    );
+    let uneven = columns.blocks(&grid, &[1, 1], &[0]);
+    t.err(
+        uneven.map(drop),
+        invalid,
+        "two counts and one displacement refused",
+    );
+    // Disjoint blocks whose reaches interleave are accepted (every other column each).
+    if width >= 2 {
+        let odd_even = columns.blocks_mut(&mut grid, &[1, 1], &[0, 1]);
+        t.okay(odd_even.map(drop), "interleaved, disjoint blocks accepted");
+    }
+    // One block too many, on every rank: refused before MPI runs.
+    let mut everywhere = vec![0i32; ROWS * width];
+    let mut extra = widths.clone();
+    extra.push(0);
+    let mut extra_starts = starts.clone();
+    extra_starts.push(0);
+    let mut wrong = t.okay(
+        columns.blocks_mut(&mut everywhere, &extra, &extra_starts),
+        "one block per rank and one more",
+    );
+    let send = t.okay(locals.view(&tile, me + 1), "my tile");
+    t.err(
+        world.allgatherv_view(send, &mut wrong),
+        invalid,
+        "allgatherv_view without one block per rank refused",
+    );
+    if size == 1 {
+        let send = t.okay(locals.view(&tile, me + 1), "my tile");
+        t.err(
+            world.gatherv_view::<i32>(send, None, 0),
+            invalid,
+            "gatherv_view at the root without its blocks refused",
+        );
+    }
+}

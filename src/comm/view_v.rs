@@ -4,75 +4,13 @@
 //! as the tiles of a global grid gathered at one rank, each rank's block of its own type.
 
 use super::Communicator;
-use super::call::Req;
+use super::call::{RecvSide, SendSide, Side, VFn, vmove};
 use crate::datatype::{Blocks, BlocksMut, Equivalence, View, ViewMut};
 use crate::env::enter;
 use crate::error::{Error, Result, check};
 use crate::ffi;
 use crate::request::{Repair, Request, Scope};
-use std::ffi::{c_int, c_void};
-
-/// Which `v` collective.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum VFn {
-    Gatherv,
-    Scatterv,
-    Allgatherv,
-    Alltoallv,
-}
-
-impl VFn {
-    fn name(self, nonblocking: bool) -> &'static str {
-        match (self, nonblocking) {
-            (VFn::Gatherv, false) => "gatherv_view",
-            (VFn::Gatherv, true) => "igatherv_view",
-            (VFn::Scatterv, false) => "scatterv_view",
-            (VFn::Scatterv, true) => "iscatterv_view",
-            (VFn::Allgatherv, false) => "allgatherv_view",
-            (VFn::Allgatherv, true) => "iallgatherv_view",
-            (VFn::Alltoallv, false) => "alltoallv_view",
-            (VFn::Alltoallv, true) => "ialltoallv_view",
-        }
-    }
-}
-
-/// One side of a `v` call as MPI takes it: the buffer, the count (a single block's side) or
-/// the counts and displacements (a blocked side; null where MPI ignores them), the datatype.
-#[derive(Clone, Copy)]
-struct Side<P> {
-    ptr: P,
-    count: c_int,
-    counts: *const c_int,
-    displs: *const c_int,
-    datatype: ffi::MPI_Datatype,
-}
-
-impl<P> Side<P> {
-    /// A single block: `count` copies of `datatype`.
-    fn single(ptr: P, count: c_int, datatype: ffi::MPI_Datatype) -> Side<P> {
-        Side {
-            ptr,
-            count,
-            counts: std::ptr::null(),
-            displs: std::ptr::null(),
-            datatype,
-        }
-    }
-
-    /// Per-rank blocks.
-    fn blocked(ptr: P, counts: &[c_int], displs: &[c_int], datatype: ffi::MPI_Datatype) -> Self {
-        Side {
-            ptr,
-            count: 0,
-            counts: counts.as_ptr(),
-            displs: displs.as_ptr(),
-            datatype,
-        }
-    }
-}
-
-type SendSide = Side<*const c_void>;
-type RecvSide = Side<*mut c_void>;
+use std::ffi::c_int;
 
 /// The error for a blocked side without one block per rank.
 #[cold]
@@ -94,7 +32,12 @@ fn root_without(operation: &'static str, what: &str) -> Error {
 
 impl<'env> Communicator<'env> {
     /// Checks that `counts` has one block per rank.
-    fn per_rank(&self, counts: &[c_int], what: &str, operation: &'static str) -> Result<()> {
+    pub(in crate::comm) fn per_rank(
+        &self,
+        counts: &[c_int],
+        what: &str,
+        operation: &'static str,
+    ) -> Result<()> {
         if counts.len() == self.size_usize() {
             Ok(())
         } else {
@@ -146,43 +89,6 @@ impl<'env> Communicator<'env> {
         Ok((send_side, recv_side))
     }
 
-    /// # Safety
-    /// Each side's buffer holds what its counts, displacements and datatype reach, and stays
-    /// valid (and, if nonblocking, untouched, the arrays too) until the operation completes.
-    unsafe fn raw_vmove(&self, f: VFn, s: SendSide, d: RecvSide, root: c_int, r: Req<'_>) -> c_int {
-        let c = self.raw;
-        // SAFETY: per the contract.
-        unsafe {
-            match (f, r) {
-                (VFn::Gatherv, None) => ffi::MPI_Gatherv(
-                    s.ptr, s.count, s.datatype, d.ptr, d.counts, d.displs, d.datatype, root, c,
-                ),
-                (VFn::Gatherv, Some(r)) => ffi::MPI_Igatherv(
-                    s.ptr, s.count, s.datatype, d.ptr, d.counts, d.displs, d.datatype, root, c, r,
-                ),
-                (VFn::Scatterv, None) => ffi::MPI_Scatterv(
-                    s.ptr, s.counts, s.displs, s.datatype, d.ptr, d.count, d.datatype, root, c,
-                ),
-                (VFn::Scatterv, Some(r)) => ffi::MPI_Iscatterv(
-                    s.ptr, s.counts, s.displs, s.datatype, d.ptr, d.count, d.datatype, root, c, r,
-                ),
-                (VFn::Allgatherv, None) => ffi::MPI_Allgatherv(
-                    s.ptr, s.count, s.datatype, d.ptr, d.counts, d.displs, d.datatype, c,
-                ),
-                (VFn::Allgatherv, Some(r)) => ffi::MPI_Iallgatherv(
-                    s.ptr, s.count, s.datatype, d.ptr, d.counts, d.displs, d.datatype, c, r,
-                ),
-                (VFn::Alltoallv, None) => ffi::MPI_Alltoallv(
-                    s.ptr, s.counts, s.displs, s.datatype, d.ptr, d.counts, d.displs, d.datatype, c,
-                ),
-                (VFn::Alltoallv, Some(r)) => ffi::MPI_Ialltoallv(
-                    s.ptr, s.counts, s.displs, s.datatype, d.ptr, d.counts, d.displs, d.datatype,
-                    c, r,
-                ),
-            }
-        }
-    }
-
     /// A blocking `v` call on layouts.
     fn vmove_view<T: Equivalence>(
         &self,
@@ -203,7 +109,7 @@ impl<'env> Communicator<'env> {
             let _gate = enter(operation)?;
             // SAFETY: every view and block set reaches only its own slice (checked when it
             // was made), a receive's blocks no byte twice; all are borrowed for the call.
-            unsafe { self.raw_vmove(f, s, d, root, None) }
+            unsafe { vmove(self.raw, f, s, d, root, None) }
         };
         match recv {
             (Some(view), _) => view.repair(),
@@ -239,7 +145,7 @@ impl<'env> Communicator<'env> {
         // SAFETY: as in `vmove_view`; the views, the blocks and their arrays are borrowed for
         // 's, which the scope outlasts by completing the operation.
         self.nonblocking(scope, operation, repair, |r| unsafe {
-            self.raw_vmove(f, s, d, root, r)
+            vmove(self.raw, f, s, d, root, r)
         })
     }
 

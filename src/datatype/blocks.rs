@@ -134,7 +134,7 @@ impl<'mpi> DerivedType<'mpi> {
     /// MPI's counts and displacements of blocks, checked to reach only bytes `0..bytes`, and
     /// each block's origin in bytes with its count.
     #[allow(clippy::type_complexity)]
-    fn lay(
+    pub(crate) fn lay(
         &self,
         bytes: usize,
         counts: &[usize],

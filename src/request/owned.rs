@@ -68,6 +68,81 @@ impl<B: OwnedBuffer> OwnedView<'_, B> {
     }
 }
 
+/// Per-rank blocks of a [`DerivedType`] laid over a buffer a persistent request will own, for
+/// the persistent `v` collectives on layouts (`gatherv_init_view`, `scatterv_init_view`,
+/// `allgatherv_init_view`, `alltoallv_init_view`): block `r` is `counts[r]` copies from
+/// `displs[r]` times the type's extent. Made by [`DerivedType::owned_blocks`], which checked
+/// that every block lies inside the buffer; where the blocks are a receive side, the request
+/// checks that no two share a byte when it is made, as
+/// [`blocks_mut`](DerivedType::blocks_mut) does. The buffer's length cannot change while the
+/// blocks or the request have it.
+#[derive(Debug)]
+pub struct OwnedBlocks<'t, B: OwnedBuffer> {
+    buf: B,
+    counts: Vec<c_int>,
+    displs: Vec<c_int>,
+    layout: &'t DerivedType<'t>,
+}
+
+impl DerivedType<'_> {
+    /// Blocks of this type over `buf`, which they take, to hand to a persistent request:
+    /// checked as [`blocks`](DerivedType::blocks) checks.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// use ferrompi::{DerivedType, Equivalence};
+    /// let column = DerivedType::vector(&mpi, 2, 1, 3, f64::datatype())?; // of a 2 x 3 matrix
+    /// let columns = DerivedType::resized(&mpi, &column, 0, 8)?;
+    /// assert!(columns.owned_blocks(vec![0.0f64; 6], &[1, 2], &[0, 1]).is_ok());
+    /// assert!(columns.owned_blocks(vec![0.0f64; 6], &[1], &[3]).is_err()); // no column 3
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`blocks`](DerivedType::blocks).
+    pub fn owned_blocks<B: OwnedBuffer>(
+        &self,
+        buf: B,
+        counts: &[usize],
+        displs: &[usize],
+    ) -> Result<OwnedBlocks<'_, B>> {
+        let bytes = std::mem::size_of_val(buf.as_slice());
+        let (counts, displs, _) = self.lay(bytes, counts, displs, "owned_blocks")?;
+        Ok(OwnedBlocks {
+            buf,
+            counts,
+            displs,
+            layout: self,
+        })
+    }
+}
+
+impl<B: OwnedBuffer> OwnedBlocks<'_, B> {
+    /// Each block's count of copies, in rank order.
+    pub fn counts(&self) -> &[c_int] {
+        &self.counts
+    }
+
+    /// Gives the buffer back.
+    pub fn into_buffer(self) -> B {
+        self.buf
+    }
+
+    /// Checks, for a receive side, that no two blocks share a byte.
+    pub(crate) fn check_receive(&self, operation: &'static str) -> Result<()> {
+        let extent = i128::from(self.layout.bounds().extent);
+        let origins: Vec<(i128, usize)> = (self.counts.iter().zip(&self.displs))
+            .map(|(&c, &d)| (i128::from(d) * extent, c as usize))
+            .collect();
+        self.layout.check_disjoint(&origins, operation)
+    }
+
+    /// The buffer, the counts and displacements, and the datatype.
+    pub(crate) fn into_parts(self) -> (B, Vec<c_int>, Vec<c_int>, ffi::MPI_Datatype) {
+        (self.buf, self.counts, self.displs, self.layout.as_raw())
+    }
+}
+
 /// A buffer a request can own: its elements stay at the same address when the buffer value is
 /// moved, and it holds no borrow, so leaking it leaks the memory rather than freeing it.
 ///

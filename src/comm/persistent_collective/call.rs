@@ -3,7 +3,7 @@
 //! nonblocking call at each start (the emulated path).
 
 use crate::comm::agreement::{Signature, fingerprint};
-use crate::comm::call::{MoveFn, ReduceFn};
+use crate::comm::call::{MoveFn, RecvSide, ReduceFn, SendSide, VFn, vmove};
 use crate::comm::collective::move_signature;
 use crate::env::enter;
 #[cfg(doc)]
@@ -95,6 +95,14 @@ pub(super) enum Call {
         dt: ffi::MPI_Datatype,
         op: ffi::MPI_Op,
     },
+    /// A `v` collective on layouts: per-rank blocks of a derived type on one side or both,
+    /// each side of its own type (the blocks significant only at a root where there is one).
+    Layout {
+        f: VFn,
+        s: SendSide,
+        d: RecvSide,
+        root: c_int,
+    },
 }
 
 /// The persistent form of a collective: MPI-4's name, or Open MPI's extension's.
@@ -149,6 +157,16 @@ impl Call {
             Call::Gatherv { rc, rd, root, .. } => partition(root.unwrap_or(-1), &[rc, rd]),
             Call::Scatterv { sc, sd, root, .. } => partition(root, &[sc, sd]),
             Call::ReduceScatter { rc, .. } => partition(-1, &[rc]),
+            // Only a root knows its blocks, and each rank lays out its own: the ranks agree
+            // on the operation and its root.
+            Call::Layout { f, root, .. } => Signature::Same {
+                root: if matches!(f, VFn::Gatherv | VFn::Scatterv) {
+                    root
+                } else {
+                    -1
+                },
+                key: 0,
+            },
             Call::Alltoallv { sc, rc, .. } => Signature::Pairwise {
                 send: wide(sc),
                 recv: wide(rc),
@@ -287,6 +305,38 @@ impl Call {
                 Call::ReduceScatter { s, d, rc, dt, op } => init!(
                     MPI_Reduce_scatter_init / MPIX_Reduce_scatter_init(s, d, rc, dt, op, c, i, r)
                 ),
+                Call::Layout { f, s, d, root } => {
+                    let (st, dt) = (s.datatype, d.datatype);
+                    match f {
+                        VFn::Gatherv => init!(
+                            MPI_Gatherv_init
+                                / MPIX_Gatherv_init(
+                                    s.ptr, s.count, st, d.ptr, d.counts, d.displs, dt, root, c, i,
+                                    r
+                                )
+                        ),
+                        VFn::Scatterv => init!(
+                            MPI_Scatterv_init
+                                / MPIX_Scatterv_init(
+                                    s.ptr, s.counts, s.displs, st, d.ptr, d.count, dt, root, c, i,
+                                    r
+                                )
+                        ),
+                        VFn::Allgatherv => init!(
+                            MPI_Allgatherv_init
+                                / MPIX_Allgatherv_init(
+                                    s.ptr, s.count, st, d.ptr, d.counts, d.displs, dt, c, i, r
+                                )
+                        ),
+                        VFn::Alltoallv => init!(
+                            MPI_Alltoallv_init
+                                / MPIX_Alltoallv_init(
+                                    s.ptr, s.counts, s.displs, st, d.ptr, d.counts, d.displs, dt,
+                                    c, i, r
+                                )
+                        ),
+                    }
+                }
             }
         }
     }
@@ -373,6 +423,7 @@ impl Call {
                 Call::ReduceScatter { s, d, rc, dt, op } => {
                     ffi::MPI_Ireduce_scatter(s, d, rc, dt, op, c, r)
                 }
+                Call::Layout { f, s, d, root } => vmove(c, f, s, d, root, Some(r)),
             }
         }
     }

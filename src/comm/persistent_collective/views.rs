@@ -1,13 +1,21 @@
 //! Persistent collectives on layouts (MPI-4.0 §6.13, §5.1): the request owns each buffer
 //! through an [`OwnedView`], which checked its layout against it once, and borrows the
-//! layouts for as long as it lives.
+//! layouts for as long as it lives; the `v` forms take per-rank blocks through an
+//! [`OwnedBlocks`] and keep their counts and displacements.
 
 use super::call::Call;
 use crate::comm::Communicator;
-use crate::comm::call::MoveFn;
+use crate::comm::call::{MoveFn, Side, VFn};
 use crate::datatype::{recv_ptr, send_ptr};
 use crate::error::Result;
-use crate::request::{OwnedBuffer, OwnedView, Pair, PersistentRequest};
+use crate::request::{OwnedBlocks, OwnedBuffer, OwnedView, Pair, PersistentRequest};
+use std::ffi::c_int;
+
+/// One side of a persistent `v` collective on layouts: a single view, or per-rank blocks.
+enum Owned<'c, B: OwnedBuffer> {
+    View(OwnedView<'c, B>),
+    Blocks(OwnedBlocks<'c, B>),
+}
 
 impl Communicator<'_> {
     /// Sets up a persistent broadcast into what `view` selects in the buffer it holds
@@ -153,5 +161,155 @@ impl Communicator<'_> {
         recv: OwnedView<'c, R>,
     ) -> Result<PersistentRequest<'c, Pair<S, R>>> {
         self.move_init_view(MoveFn::Alltoall, send, recv, 0)
+    }
+
+    /// A `v` collective on owned layouts, set up once: each side a view or blocks (the blocks
+    /// significant only at the root of a rooted one), a receive side's blocks checked to
+    /// share no byte, the blocks' arrays kept with the request.
+    fn vmove_init_view<'c, S: OwnedBuffer, R: OwnedBuffer>(
+        &'c self,
+        f: VFn,
+        send: Owned<'c, S>,
+        recv: Owned<'c, R>,
+        root: i32,
+    ) -> Result<PersistentRequest<'c, Pair<S, R>>> {
+        let operation = f.init_name();
+        let at_root = match f {
+            VFn::Gatherv | VFn::Scatterv => self.is_root(root, operation)?,
+            VFn::Allgatherv | VFn::Alltoallv => true,
+        };
+        let mut kept: Box<[Vec<c_int>; 4]> = Box::default();
+        let (send, s) = match send {
+            Owned::View(view) => {
+                let (buf, n, dt) = view.into_parts();
+                let s = Side::single(send_ptr(buf.as_slice()), n, dt);
+                (buf, s)
+            }
+            Owned::Blocks(blocks) => {
+                if at_root {
+                    self.per_rank(blocks.counts(), "send blocks", operation)?;
+                }
+                let (buf, counts, displs, dt) = blocks.into_parts();
+                [kept[0], kept[1]] = [counts, displs];
+                let ptr = send_ptr(buf.as_slice());
+                let s = if at_root {
+                    Side::blocked(ptr, &kept[0], &kept[1], dt)
+                } else {
+                    Side::single(std::ptr::null(), 0, dt) // not significant here
+                };
+                (buf, s)
+            }
+        };
+        let (recv, d) = match recv {
+            Owned::View(view) => {
+                let (mut buf, n, dt) = view.into_parts();
+                let d = Side::single(recv_ptr(buf.as_mut_slice()), n, dt);
+                (buf, d)
+            }
+            Owned::Blocks(blocks) => {
+                if at_root {
+                    self.per_rank(blocks.counts(), "receive blocks", operation)?;
+                    blocks.check_receive(operation)?;
+                }
+                let (mut buf, counts, displs, dt) = blocks.into_parts();
+                [kept[2], kept[3]] = [counts, displs];
+                let ptr = recv_ptr(buf.as_mut_slice());
+                let d = if at_root {
+                    Side::blocked(ptr, &kept[2], &kept[3], dt)
+                } else {
+                    Side::single(std::ptr::null_mut(), 0, dt) // not significant here
+                };
+                (buf, d)
+            }
+        };
+        let call = Call::Layout { f, s, d, root };
+        // SAFETY: `call` names the buffers' storage, which the views and blocks checked
+        // against their layouts (a receive side's blocks sharing no byte), and the arrays in
+        // `kept`, whose heap storage does not move with the box; the buffers and `kept` move
+        // into the request, which borrows the layouts.
+        unsafe { self.persistent(call, Pair { send, recv }, Some(kept), operation) }
+    }
+
+    /// Sets up a persistent [`gatherv_view`](Self::gatherv_view) (`MPI_Gatherv_init`, MPI-4.0
+    /// §6.13): the request owns both buffers and keeps the blocks' arrays. `recv` is
+    /// significant only at the root; elsewhere any blocks do, such as none over an empty
+    /// buffer.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{DerivedType, Equivalence};
+    /// // Rank r's two values go to column r of rank 0's 2 x size grid, at every start.
+    /// let size = world.size() as usize;
+    /// let column = DerivedType::vector(&mpi, 2, 1, size as isize, f64::datatype())?;
+    /// let columns = DerivedType::resized(&mpi, &column, 0, 8)?;
+    /// let two = DerivedType::contiguous(&mpi, 2, f64::datatype())?;
+    /// let grid = if world.rank() == 0 {
+    ///     columns.owned_blocks(vec![0.0; 2 * size], &vec![1; size], &(0..size).collect::<Vec<_>>())?
+    /// } else {
+    ///     columns.owned_blocks(Vec::new(), &[], &[])?
+    /// };
+    /// let mut gather = world.gatherv_init_view(two.owned_view(vec![world.rank() as f64; 2], 1)?, grid, 0)?;
+    /// gather.start()?.wait()?;
+    /// if world.rank() == 0 {
+    ///     assert_eq!(gather.recv()[size - 1], (size - 1) as f64); // row 0, column size - 1
+    /// }
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`gatherv_view`](Self::gatherv_view) and [`gatherv_init`](Self::gatherv_init).
+    pub fn gatherv_init_view<'c, S: OwnedBuffer, R: OwnedBuffer>(
+        &'c self,
+        send: OwnedView<'c, S>,
+        recv: OwnedBlocks<'c, R>,
+        root: i32,
+    ) -> Result<PersistentRequest<'c, Pair<S, R>>> {
+        let (send, recv) = (Owned::View(send), Owned::Blocks(recv));
+        self.vmove_init_view(VFn::Gatherv, send, recv, root)
+    }
+
+    /// Sets up a persistent [`scatterv_view`](Self::scatterv_view) (`MPI_Scatterv_init`,
+    /// MPI-4.0 §6.13); `send` is significant only at the root.
+    ///
+    /// # Errors
+    /// As [`scatterv_view`](Self::scatterv_view) and [`scatterv_init`](Self::scatterv_init).
+    pub fn scatterv_init_view<'c, S: OwnedBuffer, R: OwnedBuffer>(
+        &'c self,
+        send: OwnedBlocks<'c, S>,
+        recv: OwnedView<'c, R>,
+        root: i32,
+    ) -> Result<PersistentRequest<'c, Pair<S, R>>> {
+        let (send, recv) = (Owned::Blocks(send), Owned::View(recv));
+        self.vmove_init_view(VFn::Scatterv, send, recv, root)
+    }
+
+    /// Sets up a persistent [`allgatherv_view`](Self::allgatherv_view)
+    /// (`MPI_Allgatherv_init`, MPI-4.0 §6.13).
+    ///
+    /// # Errors
+    /// As [`allgatherv_view`](Self::allgatherv_view) and
+    /// [`allgatherv_init`](Self::allgatherv_init).
+    pub fn allgatherv_init_view<'c, S: OwnedBuffer, R: OwnedBuffer>(
+        &'c self,
+        send: OwnedView<'c, S>,
+        recv: OwnedBlocks<'c, R>,
+    ) -> Result<PersistentRequest<'c, Pair<S, R>>> {
+        let (send, recv) = (Owned::View(send), Owned::Blocks(recv));
+        self.vmove_init_view(VFn::Allgatherv, send, recv, 0)
+    }
+
+    /// Sets up a persistent [`alltoallv_view`](Self::alltoallv_view) (`MPI_Alltoallv_init`,
+    /// MPI-4.0 §6.13): a redistribution between two decompositions, started at every step.
+    ///
+    /// # Errors
+    /// As [`alltoallv_view`](Self::alltoallv_view) and [`alltoallv_init`](Self::alltoallv_init).
+    pub fn alltoallv_init_view<'c, S: OwnedBuffer, R: OwnedBuffer>(
+        &'c self,
+        send: OwnedBlocks<'c, S>,
+        recv: OwnedBlocks<'c, R>,
+    ) -> Result<PersistentRequest<'c, Pair<S, R>>> {
+        let (send, recv) = (Owned::Blocks(send), Owned::Blocks(recv));
+        self.vmove_init_view(VFn::Alltoallv, send, recv, 0)
     }
 }

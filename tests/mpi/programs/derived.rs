@@ -185,6 +185,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     layouts::one_sided(mpi, &world, t, next, prev);
     blocks::footprints(mpi, t);
     blocks::v_collectives(mpi, &world, t);
+    blocks::persistent_v(mpi, &world, t);
     packing::packing(mpi, &world, t);
     packing::refusals(mpi, &world, t);
     let _ = (rank, size);

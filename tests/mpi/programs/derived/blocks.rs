@@ -262,3 +262,141 @@ pub(super) fn v_collectives(mpi: &Mpi, world: &ferrompi::Communicator<'_>, t: &m
         );
     }
 }
+
+/// The persistent `v` collectives on layouts, native and emulated: a rank's column of a
+/// `ROWS x size` grid gathered at the last rank, scattered back, gathered by every rank, and a
+/// transpose, each started twice with new values between the starts.
+pub(super) fn persistent_v(mpi: &Mpi, world: &ferrompi::Communicator<'_>, t: &mut Checks) {
+    let (me, size) = (world.rank() as usize, world.size() as usize);
+    let root = world.size() - 1;
+    let column = t.okay(
+        DerivedType::vector(mpi, ROWS, 1, size as isize, i32::datatype()),
+        "a column of the grid",
+    );
+    let columns = t.okay(DerivedType::resized(mpi, &column, 0, 4), "columns");
+    let rows = t.okay(DerivedType::contiguous(mpi, ROWS, i32::datatype()), "a run");
+    let ones = vec![1usize; size];
+    let each: Vec<usize> = (0..size).collect();
+    let mine = |step: usize| -> Vec<i32> { (0..ROWS).map(|i| value(me, i, step)).collect() };
+    // The grid a step makes: element (i, r) is rank r's value i.
+    let grid = |step: usize| -> Vec<i32> {
+        (0..ROWS * size)
+            .map(|k| value(k % size, k / size, step))
+            .collect()
+    };
+    let at_root = |t: &mut Checks, buf: Vec<i32>| {
+        if world.rank() == root {
+            t.okay(
+                columns.owned_blocks(buf, &ones, &each),
+                "the root's columns",
+            )
+        } else {
+            t.okay(columns.owned_blocks(Vec::new(), &[], &[]), "no blocks here")
+        }
+    };
+    for emulate in [false, true] {
+        ferrompi::set_persistent_emulation(emulate);
+        let how = if emulate { "emulated" } else { "native" };
+        let send = t.okay(rows.owned_view(mine(0), 1), "my run");
+        let gather = world.gatherv_init_view(send, at_root(t, vec![-1; ROWS * size]), root);
+        let mut gather = t.okay(gather, format!("gatherv_init_view ({how})"));
+        for step in 0..2 {
+            gather.send_mut().copy_from_slice(&mine(step));
+            t.okay(gather.start().and_then(|a| a.wait()), "a gatherv start");
+            if world.rank() == root {
+                t.eq(
+                    gather.recv().to_vec(),
+                    grid(step),
+                    format!("gatherv_init_view: the grid, start {step} ({how})"),
+                );
+            }
+        }
+        drop(gather);
+
+        let into = t.okay(rows.owned_view(vec![-1; ROWS], 1), "my run to fill");
+        let scatter = world.scatterv_init_view(at_root(t, grid(0)), into, root);
+        let mut scatter = t.okay(scatter, format!("scatterv_init_view ({how})"));
+        for step in 0..2 {
+            if world.rank() == root {
+                scatter.send_mut().copy_from_slice(&grid(step));
+            }
+            t.okay(scatter.start().and_then(|a| a.wait()), "a scatterv start");
+            t.eq(
+                scatter.recv().to_vec(),
+                mine(step),
+                format!("scatterv_init_view: my run, start {step} ({how})"),
+            );
+        }
+        drop(scatter);
+
+        let send = t.okay(rows.owned_view(mine(0), 1), "my run");
+        let everywhere = t.okay(
+            columns.owned_blocks(vec![-1; ROWS * size], &ones, &each),
+            "every rank's columns",
+        );
+        let all = world.allgatherv_init_view(send, everywhere);
+        let mut all = t.okay(all, format!("allgatherv_init_view ({how})"));
+        for step in 0..2 {
+            all.send_mut().copy_from_slice(&mine(step));
+            t.okay(all.start().and_then(|a| a.wait()), "an allgatherv start");
+            t.eq(
+                all.recv().to_vec(),
+                grid(step),
+                format!("allgatherv_init_view: the grid, start {step} ({how})"),
+            );
+        }
+        drop(all);
+
+        // A transpose of size x size matrices, started twice.
+        let n = size;
+        let ncol = t.okay(
+            DerivedType::vector(mpi, n, 1, n as isize, i32::datatype()),
+            "a column",
+        );
+        let ncols = t.okay(DerivedType::resized(mpi, &ncol, 0, 4), "columns");
+        let row = t.okay(DerivedType::contiguous(mpi, n, i32::datatype()), "a row");
+        let matrix = |step: usize| -> Vec<i32> {
+            (0..n * n)
+                .map(|k| (step * 100_000 + me * 1000 + k) as i32)
+                .collect()
+        };
+        let send = t.okay(ncols.owned_blocks(matrix(0), &ones, &each), "columns");
+        let recv = t.okay(row.owned_blocks(vec![-1; n * n], &ones, &each), "rows");
+        let transpose = world.alltoallv_init_view(send, recv);
+        let mut transpose = t.okay(transpose, format!("alltoallv_init_view ({how})"));
+        for step in 0..2 {
+            transpose.send_mut().copy_from_slice(&matrix(step));
+            t.okay(
+                transpose.start().and_then(|a| a.wait()),
+                "an alltoallv start",
+            );
+            let want: Vec<i32> = (0..n * n)
+                .map(|k| (step * 100_000 + (k / n) * 1000 + (k % n) * n + me) as i32)
+                .collect();
+            t.eq(
+                transpose.recv().to_vec(),
+                want,
+                format!("alltoallv_init_view: the transpose, start {step} ({how})"),
+            );
+        }
+    }
+    ferrompi::set_persistent_emulation(false);
+
+    // Receive blocks sharing a byte are refused when the request is made.
+    if size >= 2 {
+        let send = t.okay(rows.owned_view(mine(0), 1), "my run");
+        let overlapping = t.okay(
+            columns.owned_blocks(
+                vec![0; ROWS * size],
+                &[vec![1usize; size - 1], vec![2]].concat(),
+                &[(0..size - 1).collect::<Vec<_>>(), vec![size - 2]].concat(),
+            ),
+            "the last block over the one before",
+        );
+        t.err(
+            world.allgatherv_init_view(send, overlapping).map(drop),
+            |e| matches!(e, Error::InvalidArgument { .. }),
+            "allgatherv_init_view of receive blocks sharing a column refused",
+        );
+    }
+}

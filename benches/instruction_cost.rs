@@ -1066,28 +1066,27 @@ fn blocking(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
                 particle.as_ptr().cast::<c_void>(),
                 landed.as_mut_ptr().cast::<c_void>(),
             );
-            // One loop per path, each posting the same receive before its send.
-            let post = || {
-                let mut request = ffi::MPI_REQUEST_NULL;
-                // SAFETY: `landed` holds the one struct the hand-made datatype describes and
-                // outlives the request, which `met` completes.
-                unsafe { ffi::MPI_Irecv(into, 1, handmade, me, 4, comm, &mut request) };
-                request
-            };
-            // SAFETY: a request `post` made, completed here.
-            let met = |mut request| unsafe { ffi::MPI_Wait(&mut request, ffi::MPI_STATUS_IGNORE) };
+            // One loop per path, each posting the same receive before its send into one
+            // request that stays where it is.
+            let mut request = ffi::MPI_REQUEST_NULL;
             if path == "send-struct" {
                 (0..iterations).for_each(|_| {
-                    let request = post();
+                    // SAFETY: `landed` holds the one struct the hand-made datatype describes
+                    // and outlives the request, which the wait below completes.
+                    unsafe { ffi::MPI_Irecv(into, 1, handmade, me, 4, comm, &mut request) };
                     world.send(&particle, me, 4).expect("send of a struct");
-                    met(request);
+                    // SAFETY: the request above, completed here.
+                    unsafe { ffi::MPI_Wait(&mut request, ffi::MPI_STATUS_IGNORE) };
                 });
             } else {
                 (0..iterations).for_each(|_| {
-                    let request = post();
-                    // SAFETY: one struct of the hand-made datatype, alive for the call.
-                    unsafe { ffi::MPI_Send(from, 1, handmade, me, 4, comm) };
-                    met(request);
+                    // SAFETY: as above; one struct of the hand-made datatype sent, alive for
+                    // the call.
+                    unsafe {
+                        ffi::MPI_Irecv(into, 1, handmade, me, 4, comm, &mut request);
+                        ffi::MPI_Send(from, 1, handmade, me, 4, comm);
+                        ffi::MPI_Wait(&mut request, ffi::MPI_STATUS_IGNORE);
+                    }
                 });
             }
             assert!(

@@ -93,7 +93,7 @@
 //! | [`Group`] | yes | yes | every call passes the thread gate |
 //! | [`Status`], [`Datatype`] | yes | yes | plain data, immutable committed handles |
 //! | [`DerivedType`] | yes | yes | immutable once committed; freed behind the thread gate |
-//! | [`View`], [`ViewMut`], [`Blocks`], [`BlocksMut`] | no | no | borrows of a buffer for one call or scope |
+//! | [`View`], [`ViewMut`], [`Blocks`], [`BlocksMut`], [`LayoutBlocks`], [`LayoutBlocksMut`] | no | no | borrows of a buffer for one call or scope |
 //! | [`OwnedRequest`], [`PersistentRequest`] | yes | yes | calls gated; buffers are `Send` |
 //! | [`Scope`], [`Request`], [`RequestSet`] | no | no | tied to their [`scope`]'s thread |
 //! | [`Message`] | yes | yes | `&Message` reads only its status |
@@ -231,7 +231,7 @@ pub use comm::typed::RecvValue;
 pub use comm::{Communicator, Comparison, HwResource, OpenMpiLocality, SplitType};
 pub use datatype::{
     Blocks, BlocksMut, Bounds, Bytes, Datatype, DerivedType, Distribution, Elementwise,
-    Equivalence, Order, View, ViewMut,
+    Equivalence, LayoutBlock, LayoutBlocks, LayoutBlocksMut, Order, View, ViewMut,
 };
 /// `#[derive(Equivalence)]` for structs (feature `derive`, on by default): see
 /// [`Equivalence`] and [`datatype`]'s "Structured data".

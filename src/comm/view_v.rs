@@ -5,7 +5,9 @@
 
 use super::Communicator;
 use super::call::{RecvSide, SendSide, Side, VFn, vmove};
-use crate::datatype::{Blocks, BlocksMut, Equivalence, View, ViewMut};
+use crate::datatype::{
+    Blocks, BlocksMut, Equivalence, LayoutBlocks, LayoutBlocksMut, View, ViewMut,
+};
 use crate::env::enter;
 use crate::error::{Error, Result, check};
 use crate::ffi;
@@ -302,6 +304,105 @@ impl<'env> Communicator<'env> {
             (None, Some(recv)),
             0,
         )
+    }
+
+    /// Block `j` of `send` goes to rank `j` and arrives as block `i` of its `recv`, for
+    /// sender `i`, each block in its own layout at its own byte offset (`MPI_Alltoallw`,
+    /// MPI-4.0 §6.8): the general redistribution, such as the faces of a block to its
+    /// neighbours, each face a subarray type.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{DerivedType, Equivalence, LayoutBlocks, LayoutBlocksMut};
+    /// // Column j of my n x n matrix to rank j, arriving as row `me` of its matrix.
+    /// let n = world.size() as usize;
+    /// let column = DerivedType::vector(&mpi, n, 1, n as isize, i32::datatype())?;
+    /// let row = DerivedType::contiguous(&mpi, n, i32::datatype())?;
+    /// let me = world.rank() as usize;
+    /// let matrix: Vec<i32> = (0..n * n).map(|k| (me * 100 + k) as i32).collect();
+    /// let mut rows = vec![0i32; n * n];
+    /// let send: Vec<_> = (0..n).map(|j| (&column, 1, 4 * j)).collect();
+    /// let recv: Vec<_> = (0..n).map(|i| (&row, 1, 4 * n * i)).collect();
+    /// let send = LayoutBlocks::new(&matrix, &send)?;
+    /// let mut recv = LayoutBlocksMut::new(&mut rows, &recv)?;
+    /// world.alltoallw_view(&send, &mut recv)?;
+    /// drop(recv);
+    /// assert!((0..n).all(|i| (0..n).all(|k| rows[i * n + k] == (i * 100 + k * n + me) as i32)));
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] without one block per rank on either side;
+    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    pub fn alltoallw_view<T: Equivalence>(
+        &self,
+        send: &LayoutBlocks<'_>,
+        recv: &mut LayoutBlocksMut<'_, T>,
+    ) -> Result<()> {
+        const OP: &str = "alltoallw_view";
+        let code = {
+            let (s, sc, sd, st) = send.raw();
+            let (d, rc, rd, rt) = recv.raw();
+            self.per_rank(sc, "send blocks", OP)?;
+            self.per_rank(rc, "receive blocks", OP)?;
+            let _gate = enter(OP)?;
+            // SAFETY: every block reaches only its own slice (checked when the blocks were
+            // made), no receive block a byte of another; one block per rank on each side; all
+            // borrowed for the call.
+            unsafe {
+                ffi::MPI_Alltoallw(
+                    s,
+                    sc.as_ptr(),
+                    sd.as_ptr(),
+                    st.as_ptr(),
+                    d,
+                    rc.as_ptr(),
+                    rd.as_ptr(),
+                    rt.as_ptr(),
+                    self.raw,
+                )
+            }
+        };
+        recv.repair();
+        check(code, OP)
+    }
+
+    /// Starts an [`alltoallw_view`](Self::alltoallw_view) (`MPI_Ialltoallw`, MPI-4.0
+    /// §6.12.6): the blocks, their arrays included, stay borrowed until the scope completes it.
+    ///
+    /// # Errors
+    /// As [`alltoallw_view`](Self::alltoallw_view).
+    pub fn ialltoallw_view<'s, T: Equivalence>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s LayoutBlocks<'_>,
+        recv: &'s mut LayoutBlocksMut<'_, T>,
+    ) -> Result<Request<'s>> {
+        const OP: &str = "ialltoallw_view";
+        let (s, sc, sd, st) = send.raw();
+        let (d, rc, rd, rt) = recv.raw();
+        self.per_rank(sc, "send blocks", OP)?;
+        self.per_rank(rc, "receive blocks", OP)?;
+        let (sc, sd, st) = (sc.as_ptr(), sd.as_ptr(), st.as_ptr());
+        let (rc, rd, rt) = (rc.as_ptr(), rd.as_ptr(), rt.as_ptr());
+        let repair = Repair::for_slice(recv.slice_mut());
+        // SAFETY: as in `alltoallw_view`; the blocks and their arrays are borrowed for 's,
+        // which the scope outlasts by completing the operation.
+        self.nonblocking(scope, OP, repair, |r| unsafe {
+            ffi::MPI_Ialltoallw(
+                s,
+                sc,
+                sd,
+                st,
+                d,
+                rc,
+                rd,
+                rt,
+                self.raw,
+                r.expect("nonblocking"),
+            )
+        })
     }
 }
 

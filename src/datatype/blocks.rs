@@ -222,3 +222,183 @@ impl<'a, T: Equivalence> BlocksMut<'a, T> {
         self.datatype
     }
 }
+
+/// Block `r` for rank `r`, each `count` copies of its own [`DerivedType`] from a byte offset,
+/// laid over a slice to read from: the send side of
+/// [`alltoallw_view`](crate::Communicator::alltoallw_view). Made by [`LayoutBlocks::new`],
+/// which checked that every block reaches only bytes of the slice; blocks may overlap.
+#[derive(Debug)]
+pub struct LayoutBlocks<'a> {
+    ptr: *const c_void,
+    counts: Vec<c_int>,
+    displs: Vec<c_int>,
+    types: Vec<ffi::MPI_Datatype>,
+    _borrow: PhantomData<(&'a [u8], &'a DerivedType<'a>)>,
+}
+
+/// [`LayoutBlocks`] over a slice to write to: the receive side of
+/// [`alltoallw_view`](crate::Communicator::alltoallw_view). Made by
+/// [`LayoutBlocksMut::new`], which checked that every block reaches only bytes of the slice
+/// and that no byte is reached by two blocks, from the bytes each type's map reaches (as
+/// [`DerivedType::blocks_mut`]). Values of a type with invalid bit patterns are repaired after
+/// every receive.
+#[derive(Debug)]
+pub struct LayoutBlocksMut<'a, T> {
+    buf: &'a mut [T],
+    counts: Vec<c_int>,
+    displs: Vec<c_int>,
+    types: Vec<ffi::MPI_Datatype>,
+    _type: PhantomData<(&'a DerivedType<'a>, *const ())>,
+}
+
+/// One block of [`LayoutBlocks`]: `count` copies of a type from a byte offset.
+pub type LayoutBlock<'a, 'mpi> = (&'a DerivedType<'mpi>, usize, usize);
+
+/// MPI's counts, byte displacements and types of `blocks`, checked to reach only bytes
+/// `0..bytes`, and each block's type, origin and count.
+#[allow(clippy::type_complexity)]
+fn lay_typed<'a, 'mpi>(
+    bytes: usize,
+    blocks: &[LayoutBlock<'a, 'mpi>],
+    operation: &'static str,
+) -> Result<(
+    Vec<c_int>,
+    Vec<c_int>,
+    Vec<ffi::MPI_Datatype>,
+    Vec<(&'a DerivedType<'mpi>, i128, usize)>,
+)> {
+    let (mut counts, mut displs, mut types) = (Vec::new(), Vec::new(), Vec::new());
+    let mut placed = Vec::with_capacity(blocks.len());
+    for (block, &(ty, count, offset)) in blocks.iter().enumerate() {
+        let reach = ty.bounds().reach(count);
+        let (lo, hi) = (offset as i128 + reach.start, offset as i128 + reach.end);
+        if lo < hi && (lo < 0 || hi > bytes as i128) {
+            return Err(Error::InvalidArgument {
+                operation,
+                reason: format!(
+                    "block {block} ({count} copies from byte {offset}) reaches bytes \
+                     {lo}..{hi}, outside a buffer of {bytes} bytes"
+                ),
+            });
+        }
+        let int = |v: usize| c_int::try_from(v).map_err(|_| count_overflow(v, 1, operation));
+        counts.push(int(count)?);
+        displs.push(int(offset)?);
+        types.push(ty.as_raw());
+        placed.push((ty, offset as i128, count));
+    }
+    Ok((counts, displs, types, placed))
+}
+
+impl<'a> LayoutBlocks<'a> {
+    /// Blocks over `buf`, to read from: block `r` is `count` copies of its type from byte
+    /// `offset`, one `(type, count, offset)` per rank, checked to reach only bytes of `buf`.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// use ferrompi::{DerivedType, Equivalence, LayoutBlocks};
+    /// // Of a 2 x 3 row-major matrix: column 0 to rank 0, row 1 to rank 1.
+    /// let column = DerivedType::vector(&mpi, 2, 1, 3, f64::datatype())?;
+    /// let row = DerivedType::contiguous(&mpi, 3, f64::datatype())?;
+    /// let matrix = [0.0f64; 6];
+    /// let blocks = LayoutBlocks::new(&matrix, &[(&column, 1, 0), (&row, 1, 24)])?;
+    /// assert_eq!(blocks.counts(), [1, 1]);
+    /// assert!(LayoutBlocks::new(&matrix, &[(&row, 2, 24)]).is_err()); // no row 2
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if a block reaches outside `buf`; [`Error::CountOverflow`]
+    /// if a count or offset is over `int`.
+    pub fn new<T: Equivalence>(
+        buf: &'a [T],
+        blocks: &[LayoutBlock<'a, '_>],
+    ) -> Result<LayoutBlocks<'a>> {
+        let (counts, displs, types, _) =
+            lay_typed(std::mem::size_of_val(buf), blocks, "layout_blocks")?;
+        let ptr = if buf.is_empty() {
+            empty_send()
+        } else {
+            buf.as_ptr().cast()
+        };
+        Ok(LayoutBlocks {
+            ptr,
+            counts,
+            displs,
+            types,
+            _borrow: PhantomData,
+        })
+    }
+
+    /// Each block's count of copies, in rank order.
+    pub fn counts(&self) -> &[c_int] {
+        &self.counts
+    }
+
+    /// What MPI is given: the address, counts, byte displacements and datatypes.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn raw(&self) -> (*const c_void, &[c_int], &[c_int], &[ffi::MPI_Datatype]) {
+        (self.ptr, &self.counts, &self.displs, &self.types)
+    }
+}
+
+impl<'a, T: Equivalence> LayoutBlocksMut<'a, T> {
+    /// Blocks over `buf`, to write to: checked as [`LayoutBlocks::new`], and that no byte of
+    /// `buf` is reached by two blocks.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// use ferrompi::{DerivedType, Equivalence, LayoutBlocksMut};
+    /// let column = DerivedType::vector(&mpi, 2, 1, 3, f64::datatype())?;
+    /// let row = DerivedType::contiguous(&mpi, 3, f64::datatype())?;
+    /// let mut matrix = [0.0f64; 6];
+    /// // Column 0 and row 1 share element 3: refused.
+    /// assert!(LayoutBlocksMut::new(&mut matrix, &[(&column, 1, 0), (&row, 1, 24)]).is_err());
+    /// // Column 1 and row 0 share element 1; column 0 and columns 1..3 of row 1 do not.
+    /// let tail = DerivedType::contiguous(&mpi, 2, f64::datatype())?;
+    /// assert!(LayoutBlocksMut::new(&mut matrix, &[(&column, 1, 0), (&tail, 1, 32)]).is_ok());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`LayoutBlocks::new`]; [`Error::InvalidArgument`] naming two blocks that reach the
+    /// same byte.
+    pub fn new(buf: &'a mut [T], blocks: &[LayoutBlock<'a, '_>]) -> Result<Self> {
+        const OP: &str = "layout_blocks_mut";
+        let (counts, displs, types, placed) = lay_typed(std::mem::size_of_val(buf), blocks, OP)?;
+        super::footprint::check_disjoint(&placed, OP)?;
+        Ok(LayoutBlocksMut {
+            buf,
+            counts,
+            displs,
+            types,
+            _type: PhantomData,
+        })
+    }
+
+    /// Each block's count of copies, in rank order.
+    pub fn counts(&self) -> &[c_int] {
+        &self.counts
+    }
+
+    /// What MPI is given: the address, counts, byte displacements and datatypes.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn raw(&mut self) -> (*mut c_void, &[c_int], &[c_int], &[ffi::MPI_Datatype]) {
+        let ptr = if self.buf.is_empty() {
+            empty_recv()
+        } else {
+            self.buf.as_mut_ptr().cast()
+        };
+        (ptr, &self.counts, &self.displs, &self.types)
+    }
+
+    /// Makes every value of the slice valid again after MPI wrote into it.
+    pub(crate) fn repair(&mut self) {
+        super::repair(self.buf);
+    }
+
+    /// The slice the blocks lie over, for a repair once a nonblocking call completes.
+    pub(crate) fn slice_mut(&mut self) -> &mut [T] {
+        self.buf
+    }
+}

@@ -35,80 +35,92 @@ impl DerivedType<'_> {
     /// copies of this type: the receive side of a `v` collective.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] naming two blocks that share a byte, or when the blocks are
-    /// too many pieces to check ([`MOST_PIECES`]).
+    /// As [`check_disjoint`].
     pub(crate) fn check_disjoint(
         &self,
         blocks: &[(i128, usize)],
         operation: &'static str,
     ) -> Result<()> {
-        let bounds = self.bounds();
-        // Cheap first: blocks whose reaches do not meet cannot share a byte.
-        let mut reaches: Vec<(i128, i128)> = blocks
-            .iter()
-            .map(|&(origin, count)| {
-                let r = bounds.reach(count);
-                (origin + r.start, origin + r.end)
-            })
-            .filter(|(lo, hi)| lo < hi)
-            .collect();
-        reaches.sort_unstable();
-        if reaches.windows(2).all(|w| w[0].1 <= w[1].0) {
-            return Ok(());
+        let typed: Vec<_> = blocks.iter().map(|&(o, c)| (self, o, c)).collect();
+        check_disjoint(&typed, operation)
+    }
+}
+
+/// Checks that no byte is reached by two of `blocks`, each `count` copies of its own type from
+/// an origin in bytes: the receive side of a `v` or `w` collective.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming two blocks that share a byte, or when the blocks are too
+/// many pieces to check ([`MOST_PIECES`]).
+pub(crate) fn check_disjoint(
+    blocks: &[(&DerivedType<'_>, i128, usize)],
+    operation: &'static str,
+) -> Result<()> {
+    // Cheap first: blocks whose reaches do not meet cannot share a byte.
+    let mut reaches: Vec<(i128, i128)> = blocks
+        .iter()
+        .map(|&(ty, origin, count)| {
+            let r = ty.bounds().reach(count);
+            (origin + r.start, origin + r.end)
+        })
+        .filter(|(lo, hi)| lo < hi)
+        .collect();
+    reaches.sort_unstable();
+    if reaches.windows(2).all(|w| w[0].1 <= w[1].0) {
+        return Ok(());
+    }
+    let pieces: usize = blocks
+        .iter()
+        .map(|&(ty, _, count)| count.saturating_mul(ty.footprint().len()))
+        .fold(0, usize::saturating_add);
+    if pieces > MOST_PIECES {
+        return Err(Error::InvalidArgument {
+            operation,
+            reason: format!(
+                "the blocks' reaches interleave, and checking that no two write the same \
+                 byte would walk {pieces} pieces (at most {MOST_PIECES}): give the blocks \
+                 byte ranges that do not interleave"
+            ),
+        });
+    }
+    let mut all: Vec<(i128, i128, usize)> = Vec::with_capacity(pieces);
+    for (block, &(ty, origin, count)) in blocks.iter().enumerate() {
+        let (runs, extent) = (ty.footprint(), i128::from(ty.bounds().extent));
+        let first = all.len();
+        for copy in 0..count {
+            let at = origin + copy as i128 * extent;
+            all.extend(
+                runs.iter()
+                    .map(|&(s, e)| (at + i128::from(s), at + i128::from(e), block)),
+            );
         }
-        let runs = self.footprint();
-        let pieces: usize = blocks
-            .iter()
-            .map(|&(_, count)| count.saturating_mul(runs.len()))
-            .fold(0, usize::saturating_add);
-        if pieces > MOST_PIECES {
+        // A block's own copies may meet (its type's business, as for any view): merged, so
+        // that only bytes shared by two blocks are found below.
+        let own = &mut all[first..];
+        own.sort_unstable();
+        let merged = merge(own.iter().map(|&(s, e, _)| (s, e)));
+        all.truncate(first);
+        all.extend(merged.into_iter().map(|(s, e)| (s, e, block)));
+    }
+    all.sort_unstable();
+    let mut furthest: Option<(i128, usize)> = None;
+    for &(start, end, block) in &all {
+        if let Some((reach, other)) = furthest
+            && start < reach
+        {
             return Err(Error::InvalidArgument {
                 operation,
                 reason: format!(
-                    "the blocks' reaches interleave, and checking that no two write the same \
-                     byte would walk {pieces} pieces (at most {MOST_PIECES}): give the blocks \
-                     byte ranges that do not interleave"
+                    "blocks {other} and {block} both write byte {start} of the receive buffer \
+                     (MPI writes no byte of it twice)"
                 ),
             });
         }
-        let mut all: Vec<(i128, i128, usize)> = Vec::with_capacity(pieces);
-        for (block, &(origin, count)) in blocks.iter().enumerate() {
-            let first = all.len();
-            for copy in 0..count {
-                let at = origin + copy as i128 * i128::from(bounds.extent);
-                all.extend(
-                    runs.iter()
-                        .map(|&(s, e)| (at + i128::from(s), at + i128::from(e), block)),
-                );
-            }
-            // A block's own copies may meet (its type's business, as for any view): merged,
-            // so that only bytes shared by two blocks are found below.
-            let own = &mut all[first..];
-            own.sort_unstable();
-            let merged = merge(own.iter().map(|&(s, e, _)| (s, e)));
-            all.truncate(first);
-            all.extend(merged.into_iter().map(|(s, e)| (s, e, block)));
+        if furthest.is_none_or(|(reach, _)| end > reach) {
+            furthest = Some((end, block));
         }
-        all.sort_unstable();
-        let mut furthest: Option<(i128, usize)> = None;
-        for &(start, end, block) in &all {
-            if let Some((reach, other)) = furthest
-                && start < reach
-            {
-                return Err(Error::InvalidArgument {
-                    operation,
-                    reason: format!(
-                        "blocks {other} and {block} both write byte {start} of the receive \
-                         buffer (MPI writes no byte of it twice)"
-                    ),
-                });
-            }
-            if furthest.is_none_or(|(reach, _)| end > reach) {
-                furthest = Some((end, block));
-            }
-        }
-        Ok(())
     }
+    Ok(())
 }
 
 /// Sorted runs merged where they meet or overlap.

@@ -39,7 +39,8 @@
 //!   [`ViewMut`] then go to the operations that take them; [`DerivedType::owned_view`] lays a
 //!   type over a buffer a persistent request will own ([`OwnedView`](crate::OwnedView));
 //!   [`DerivedType::blocks`] and [`DerivedType::blocks_mut`] lay it as per-rank blocks for the
-//!   `v` collectives.
+//!   `v` collectives, [`LayoutBlocks`] and [`LayoutBlocksMut`] blocks each of its own type for
+//!   `alltoallw_view`.
 //! - **Packing**: [`Communicator::pack`](crate::Communicator::pack) and its kin copy any of
 //!   these into a byte buffer and back ([`pack`]).
 //!
@@ -47,7 +48,7 @@
 //! |---|---|---|
 //! | blocking point-to-point (`send`, `ssend`, `recv`, `sendrecv`, ...) | yes | `send_view`, `ssend_view`, `recv_view`, `sendrecv_view` |
 //! | nonblocking and persistent point-to-point | yes | `isend_view`, `irecv_view` (in a scope); `send_init_view`, `recv_init_view` (an [`OwnedView`](crate::OwnedView): a layout over the buffer the request owns) |
-//! | collectives: blocking, nonblocking, persistent, `v` variants | yes | `bcast_view`, `gather_view`, `scatter_view`, `allgather_view`, `alltoall_view`, their nonblocking `i…_view` and persistent `…_init_view` forms; `gatherv_view`, `scatterv_view`, `allgatherv_view`, `alltoallv_view`, their `i` forms on per-rank [`Blocks`] / [`BlocksMut`] (checked that no two receive blocks share a byte) and their persistent `…_init_view` forms on [`OwnedBlocks`](crate::OwnedBlocks); `alltoallw` takes per-block `Equivalence` types |
+//! | collectives: blocking, nonblocking, persistent, `v` variants | yes | `bcast_view`, `gather_view`, `scatter_view`, `allgather_view`, `alltoall_view`, their nonblocking `i…_view` and persistent `…_init_view` forms; `gatherv_view`, `scatterv_view`, `allgatherv_view`, `alltoallv_view`, their `i` forms on per-rank [`Blocks`] / [`BlocksMut`] (checked that no two receive blocks share a byte) and their persistent `…_init_view` forms on [`OwnedBlocks`](crate::OwnedBlocks); `alltoallw_view` and `ialltoallw_view` on [`LayoutBlocks`] / [`LayoutBlocksMut`], each block its own layout |
 //! | reductions | with an [`Op`](crate::op::Op) for the type: predefined on [`Elementwise`] types (numbers, arrays, elementwise structs), [`UserOp`](crate::UserOp) on anything | – |
 //! | one-sided (`Window<T>`) | yes (`T` with no invalid bit patterns) | `put_view`, `get_view` and their `_now` forms, on an epoch and on one of its targets ([`EpochTarget`](crate::window::EpochTarget)): a view at the origin, a layout at the target checked against its window |
 //! | shared memory (`SharedWindow<T>`) | its segments are slices: any operation above takes them, views included | as for any slice: a view over a segment an epoch hands out |
@@ -62,7 +63,7 @@ mod footprint;
 pub mod pack;
 mod view;
 
-pub use blocks::{Blocks, BlocksMut};
+pub use blocks::{Blocks, BlocksMut, LayoutBlock, LayoutBlocks, LayoutBlocksMut};
 pub use cache::{Field, TypeCache, cached_by_type, struct_datatype};
 pub use decode::{Combiner, ContentType, Contents, Envelope};
 pub use derived::{Bounds, DerivedType, Distribution, Order, TypeRef};

@@ -186,6 +186,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     blocks::footprints(mpi, t);
     blocks::v_collectives(mpi, &world, t);
     blocks::persistent_v(mpi, &world, t);
+    blocks::alltoallw(mpi, &world, t);
     packing::packing(mpi, &world, t);
     packing::refusals(mpi, &world, t);
     let _ = (rank, size);

@@ -400,3 +400,78 @@ pub(super) fn persistent_v(mpi: &Mpi, world: &ferrompi::Communicator<'_>, t: &mu
         );
     }
 }
+
+/// `alltoallw_view`: row `j` of each rank's matrix goes to rank `j`, arriving as column `i`
+/// for sender `i`, the columns alternately a vector and an indexed type (interleaved, each its
+/// own type), blocking and nonblocking; receive blocks sharing a byte refused when made.
+pub(super) fn alltoallw(mpi: &Mpi, world: &ferrompi::Communicator<'_>, t: &mut Checks) {
+    use ferrompi::{LayoutBlocks, LayoutBlocksMut};
+    let (me, n) = (world.rank() as usize, world.size() as usize);
+    let row = t.okay(DerivedType::contiguous(mpi, n, i32::datatype()), "a row");
+    let vector = t.okay(
+        DerivedType::vector(mpi, n, 1, n as isize, i32::datatype()),
+        "a column as a vector",
+    );
+    let starts: Vec<isize> = (0..n).map(|k| (k * n) as isize).collect();
+    let indexed = t.okay(
+        DerivedType::indexed(mpi, &vec![1; n], &starts, i32::datatype()),
+        "a column as an indexed type",
+    );
+    let matrix: Vec<i32> = (0..n * n).map(|k| (me * 100 + k) as i32).collect();
+    let want: Vec<i32> = (0..n * n)
+        .map(|k| {
+            let (r, i) = (k / n, k % n); // element (r, i): row r of column i
+            (i * 100 + me * n + r) as i32
+        })
+        .collect();
+    for nonblocking in [false, true] {
+        let how = if nonblocking {
+            "nonblocking"
+        } else {
+            "blocking"
+        };
+        let send: Vec<_> = (0..n).map(|j| (&row, 1, 4 * n * j)).collect();
+        let send = t.okay(LayoutBlocks::new(&matrix, &send), "rows to send");
+        let mut got = vec![-1i32; n * n];
+        let recv: Vec<_> = (0..n)
+            .map(|i| (if i % 2 == 0 { &vector } else { &indexed }, 1, 4 * i))
+            .collect();
+        let mut recv = t.okay(
+            LayoutBlocksMut::new(&mut got, &recv),
+            "interleaved columns of two types",
+        );
+        let moved = if nonblocking {
+            ferrompi::scope(|s| world.ialltoallw_view(s, &send, &mut recv)?.wait().map(drop))
+        } else {
+            world.alltoallw_view(&send, &mut recv)
+        };
+        t.okay(moved, format!("alltoallw_view ({how})"));
+        drop(recv);
+        t.eq(
+            &got,
+            &want,
+            format!("alltoallw_view: column i from rank i ({how})"),
+        );
+    }
+    let mut got = vec![0i32; n * n];
+    let invalid = |e: &Error| matches!(e, Error::InvalidArgument { .. });
+    let crossing = LayoutBlocksMut::new(&mut got, &[(&row, 1, 0), (&vector, 1, 0)]);
+    t.err(
+        crossing.map(drop),
+        invalid,
+        "a row and a column sharing element 0 refused",
+    );
+    let past = LayoutBlocks::new(&matrix, &[(&row, 1, 4 * n * n)]);
+    t.err(past.map(drop), invalid, "a row past the matrix refused");
+    let send: Vec<_> = (0..=n).map(|_| (&row, 0, 0)).collect();
+    let send = t.okay(LayoutBlocks::new(&matrix, &send), "one block too many");
+    let mut recv = t.okay(
+        LayoutBlocksMut::new(&mut got, &[(&row, 0, 0)]),
+        "one empty block",
+    );
+    t.err(
+        world.alltoallw_view(&send, &mut recv),
+        invalid,
+        "alltoallw_view without one block per rank refused",
+    );
+}

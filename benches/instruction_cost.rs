@@ -1070,14 +1070,19 @@ fn blocking(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
             // request that stays where it is.
             let mut request = ffi::MPI_REQUEST_NULL;
             if path == "send-struct" {
-                (0..iterations).for_each(|_| {
-                    // SAFETY: `landed` holds the one struct the hand-made datatype describes
-                    // and outlives the request, which the wait below completes.
-                    unsafe { ffi::MPI_Irecv(into, 1, handmade, me, 4, comm, &mut request) };
-                    world.send(&particle, me, 4).expect("send of a struct");
-                    // SAFETY: the request above, completed here.
-                    unsafe { ffi::MPI_Wait(&mut request, ffi::MPI_STATUS_IGNORE) };
-                });
+                // As a program's fallible function would: errors go up with `?`.
+                (|| -> ferrompi::Result<()> {
+                    for _ in 0..iterations {
+                        // SAFETY: `landed` holds the one struct the hand-made datatype
+                        // describes and outlives the request, which the wait below completes.
+                        unsafe { ffi::MPI_Irecv(into, 1, handmade, me, 4, comm, &mut request) };
+                        world.send(&particle, me, 4)?;
+                        // SAFETY: the request above, completed here.
+                        unsafe { ffi::MPI_Wait(&mut request, ffi::MPI_STATUS_IGNORE) };
+                    }
+                    Ok(())
+                })()
+                .expect("send of a struct");
             } else {
                 (0..iterations).for_each(|_| {
                     // SAFETY: as above; one struct of the hand-made datatype sent, alive for

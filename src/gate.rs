@@ -137,11 +137,13 @@ thread_local! {
 }
 
 /// The calling thread's flags, from [`THREAD`]'s one bit.
+#[inline]
 fn flags() -> u8 {
     flags_of(THREAD.with(Cell::get))
 }
 
 /// The flags a [`THREAD`] bit stands for.
+#[inline]
 fn flags_of(bit: u8) -> u8 {
     bit.trailing_zeros() as u8
 }
@@ -236,11 +238,10 @@ fn release_serial() {
 /// passes without taking it again.
 #[inline(always)]
 pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate, Refusal> {
-    let bit = THREAD.with(Cell::get);
-    if open_to(bit) {
+    if open_to(THREAD.with(Cell::get)) {
         return Ok(ThreadGate::OPEN);
     }
-    enter_slow(operation, PROVIDED.load(Ordering::Relaxed), flags_of(bit))
+    enter_this_thread_slow(operation)
 }
 
 /// Makes `call` behind the thread gate, under [`enter`]'s rules, and returns what it returned.
@@ -248,12 +249,28 @@ pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate, Refusal> {
 /// slow path makes its own copy of the call while it holds one.
 #[inline(always)]
 pub(crate) fn gated<R>(operation: &'static str, call: impl FnOnce() -> R) -> Result<R, Refusal> {
-    let bit = THREAD.with(Cell::get);
-    if open_to(bit) {
+    if open_to(THREAD.with(Cell::get)) {
         return Ok(call());
     }
-    let _gate = enter_slow(operation, PROVIDED.load(Ordering::Relaxed), flags_of(bit))?;
+    let _gate = enter_slow(operation, PROVIDED.load(Ordering::Relaxed), flags_slow())?;
     Ok(call())
+}
+
+/// [`flags`] out of line, for [`gated`]'s slow path: the fast path's load of the thread's bit
+/// then has one use, which the compiler folds into its test, and the slow path stays small
+/// enough that the call it makes is laid out as the fast path's.
+#[cold]
+#[inline(never)]
+fn flags_slow() -> u8 {
+    flags()
+}
+
+/// [`enter_slow`] for the calling thread, reading what it needs itself: the fast paths'
+/// load of the thread's bit then has one use, which the compiler folds into their test.
+#[cold]
+#[inline(never)]
+fn enter_this_thread_slow(operation: &'static str) -> Result<ThreadGate, Refusal> {
+    enter_slow(operation, PROVIDED.load(Ordering::Relaxed), flags())
 }
 
 /// The fast path, two loads and one test: whether [`OPEN_FOR`] opens to a thread with this

@@ -143,9 +143,11 @@ impl Status {
         const OP: &str = "status_count";
         let mut count: c_int = 0;
         // SAFETY: a status filled by MPI and a predefined datatype; writes one int.
-        let rc = gated(OP, || unsafe {
-            ffi::MPI_Get_count(&self.raw, T::datatype().as_raw(), &mut count)
-        })?;
+        let rc = gated(
+            OP,
+            #[inline(always)]
+            || unsafe { ffi::MPI_Get_count(&self.raw, T::datatype().as_raw(), &mut count) },
+        )?;
         check(rc, OP)?;
         // The usual case inline: a count MPI could give, of whole values.
         match usize::try_from(count) {

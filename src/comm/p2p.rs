@@ -308,9 +308,11 @@ impl Communicator<'_> {
         let dt = T::datatype().as_raw();
         // SAFETY: `buf` holds `args.count` elements of `T::datatype()` (Equivalence contract)
         // that MPI only reads, and stays borrowed until the blocking call returns.
-        let rc = gated(operation, || unsafe {
-            mode.call(send_ptr(buf), args.count, dt, args.dest, args.tag, self.raw)
-        })?;
+        let rc = gated(
+            operation,
+            #[inline(always)]
+            || unsafe { mode.call(send_ptr(buf), args.count, dt, args.dest, args.tag, self.raw) },
+        )?;
         check(rc, operation)
     }
 
@@ -504,12 +506,15 @@ impl Communicator<'_> {
             Err(Error::CountOverflow { .. }) => return self.recv_big(buf, source, tag),
             other => other?,
         };
-        let (mut status, dt) = (Status::empty(), T::datatype().as_raw());
+        let dt = T::datatype().as_raw();
+        let mut status = Status::empty();
         // SAFETY: `buf` has room for `args.count` elements of `T::datatype()` and is
         // exclusively borrowed until the blocking call returns.
-        let rc = gated(OP, || unsafe {
-            self.raw_recv(recv_ptr(buf), dt, args, &mut status)
-        })?;
+        let rc = gated(
+            OP,
+            #[inline(always)]
+            || unsafe { self.raw_recv(recv_ptr(buf), dt, args, &mut status) },
+        )?;
         repair(buf);
         check(rc, OP)?;
         Ok(status)
@@ -589,22 +594,26 @@ impl Communicator<'_> {
         // SAFETY: `send` holds `out.count` elements that MPI only reads; `recv` has room for
         // `inc.count` elements and is exclusively borrowed; they cannot overlap (shared vs
         // exclusive borrow). Both stay borrowed until the blocking call returns.
-        let rc = gated(OP, || unsafe {
-            ffi::MPI_Sendrecv(
-                send_ptr(send),
-                out.count,
-                S::datatype().as_raw(),
-                out.dest,
-                out.tag,
-                recv_ptr(recv),
-                inc.count,
-                R::datatype().as_raw(),
-                inc.source,
-                inc.tag,
-                self.raw,
-                status.as_raw_mut(),
-            )
-        })?;
+        let rc = gated(
+            OP,
+            #[inline(always)]
+            || unsafe {
+                ffi::MPI_Sendrecv(
+                    send_ptr(send),
+                    out.count,
+                    S::datatype().as_raw(),
+                    out.dest,
+                    out.tag,
+                    recv_ptr(recv),
+                    inc.count,
+                    R::datatype().as_raw(),
+                    inc.source,
+                    inc.tag,
+                    self.raw,
+                    status.as_raw_mut(),
+                )
+            },
+        )?;
         repair(recv);
         check(rc, OP)?;
         Ok(status)

@@ -72,9 +72,11 @@ impl Communicator<'_> {
         let (ptr, count, datatype) = view.raw();
         // SAFETY: the view reaches only its slice (checked when it was made), borrowed for
         // the blocking call, and MPI only reads it.
-        let rc = gated(operation, || unsafe {
-            mode.call(ptr, count, datatype, dest, tag, self.raw)
-        })?;
+        let rc = gated(
+            operation,
+            #[inline(always)]
+            || unsafe { mode.call(ptr, count, datatype, dest, tag, self.raw) },
+        )?;
         check(rc, operation)
     }
 
@@ -97,17 +99,21 @@ impl Communicator<'_> {
         let mut status = Status::empty();
         // SAFETY: the view reaches only its slice (checked when it was made), exclusively
         // borrowed for the blocking call.
-        let rc = gated(OP, || unsafe {
-            ffi::MPI_Recv(
-                ptr,
-                count,
-                datatype,
-                source,
-                tag,
-                self.raw,
-                status.as_raw_mut(),
-            )
-        })?;
+        let rc = gated(
+            OP,
+            #[inline(always)]
+            || unsafe {
+                ffi::MPI_Recv(
+                    ptr,
+                    count,
+                    datatype,
+                    source,
+                    tag,
+                    self.raw,
+                    status.as_raw_mut(),
+                )
+            },
+        )?;
         view.repair();
         check(rc, OP)?;
         Ok(status)
@@ -135,22 +141,26 @@ impl Communicator<'_> {
         let mut status = Status::empty();
         // SAFETY: the view reaches only its slice; `recv` has room for `args.count` elements of
         // its type; both are borrowed for the blocking call.
-        let rc = gated(OP, || unsafe {
-            ffi::MPI_Sendrecv(
-                ptr,
-                count,
-                datatype,
-                dest,
-                send_tag,
-                recv_ptr(recv),
-                args.count,
-                R::datatype().as_raw(),
-                args.source,
-                args.tag,
-                self.raw,
-                status.as_raw_mut(),
-            )
-        })?;
+        let rc = gated(
+            OP,
+            #[inline(always)]
+            || unsafe {
+                ffi::MPI_Sendrecv(
+                    ptr,
+                    count,
+                    datatype,
+                    dest,
+                    send_tag,
+                    recv_ptr(recv),
+                    args.count,
+                    R::datatype().as_raw(),
+                    args.source,
+                    args.tag,
+                    self.raw,
+                    status.as_raw_mut(),
+                )
+            },
+        )?;
         crate::datatype::repair(recv);
         check(rc, OP)?;
         Ok(status)

@@ -265,9 +265,9 @@ pub use op::{
     MinLoc, NoOp, Op, OwnedOp, Prod, Replace, Sum, UserOp,
 };
 pub use request::{
-    Active, ActiveAll, ActiveSet, Buffers, NoBuffer, OwnedBlocks, OwnedBuffer, OwnedRequest,
-    OwnedSet, OwnedView, Pair, Persistent, PersistentRequest, Request, RequestSet, RequestStorage,
-    Scope, scope, start_all,
+    Active, ActiveAll, ActiveSet, Buffers, NoBuffer, OwnedBlocks, OwnedBuffer, OwnedLayoutBlocks,
+    OwnedRequest, OwnedSet, OwnedView, Pair, Persistent, PersistentRequest, Request, RequestSet,
+    RequestStorage, Scope, scope, start_all,
 };
 
 /// Converts an integer constant of the generated bindings to `c_int`, checked at compile time.

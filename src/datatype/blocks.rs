@@ -257,7 +257,7 @@ pub type LayoutBlock<'a, 'mpi> = (&'a DerivedType<'mpi>, usize, usize);
 /// MPI's counts, byte displacements and types of `blocks`, checked to reach only bytes
 /// `0..bytes`, and each block's type, origin and count.
 #[allow(clippy::type_complexity)]
-fn lay_typed<'a, 'mpi>(
+pub(crate) fn lay_typed<'a, 'mpi>(
     bytes: usize,
     blocks: &[LayoutBlock<'a, 'mpi>],
     operation: &'static str,
@@ -401,4 +401,16 @@ impl<'a, T: Equivalence> LayoutBlocksMut<'a, T> {
     pub(crate) fn slice_mut(&mut self) -> &mut [T] {
         self.buf
     }
+}
+
+/// Checks that no byte is reached by two of `blocks`, each `count` copies of its own type from
+/// an origin in bytes (what [`LayoutBlocksMut::new`] checks).
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming two blocks that reach the same byte.
+pub(crate) fn check_receive_blocks(
+    blocks: &[(&DerivedType<'_>, i128, usize)],
+    operation: &'static str,
+) -> Result<()> {
+    super::footprint::check_disjoint(blocks, operation)
 }

@@ -48,14 +48,14 @@
 //! |---|---|---|
 //! | blocking point-to-point (`send`, `ssend`, `recv`, `sendrecv`, ...) | yes | `send_view`, `ssend_view`, `recv_view`, `sendrecv_view` |
 //! | nonblocking and persistent point-to-point | yes | `isend_view`, `irecv_view` (in a scope); `send_init_view`, `recv_init_view` (an [`OwnedView`](crate::OwnedView): a layout over the buffer the request owns) |
-//! | collectives: blocking, nonblocking, persistent, `v` variants | yes | `bcast_view`, `gather_view`, `scatter_view`, `allgather_view`, `alltoall_view`, their nonblocking `i…_view` and persistent `…_init_view` forms; `gatherv_view`, `scatterv_view`, `allgatherv_view`, `alltoallv_view`, their `i` forms on per-rank [`Blocks`] / [`BlocksMut`] (checked that no two receive blocks share a byte) and their persistent `…_init_view` forms on [`OwnedBlocks`](crate::OwnedBlocks); `alltoallw_view` and `ialltoallw_view` on [`LayoutBlocks`] / [`LayoutBlocksMut`], each block its own layout |
+//! | collectives: blocking, nonblocking, persistent, `v` variants | yes | `bcast_view`, `gather_view`, `scatter_view`, `allgather_view`, `alltoall_view`, their nonblocking `i…_view` and persistent `…_init_view` forms; `gatherv_view`, `scatterv_view`, `allgatherv_view`, `alltoallv_view`, their `i` forms on per-rank [`Blocks`] / [`BlocksMut`] (checked that no two receive blocks share a byte) and their persistent `…_init_view` forms on [`OwnedBlocks`](crate::OwnedBlocks); `alltoallw_view`, `ialltoallw_view` on [`LayoutBlocks`] / [`LayoutBlocksMut`], each block its own layout, and `alltoallw_init_view` on [`OwnedLayoutBlocks`](crate::OwnedLayoutBlocks) |
 //! | reductions | with an [`Op`](crate::op::Op) for the type: predefined on [`Elementwise`] types (numbers, arrays, elementwise structs), [`UserOp`](crate::UserOp) on anything | – |
 //! | one-sided (`Window<T>`) | yes (`T` with no invalid bit patterns) | `put_view`, `get_view` and their `_now` forms, on an epoch and on one of its targets ([`EpochTarget`](crate::window::EpochTarget)): a view at the origin, a layout at the target checked against its window |
 //! | shared memory (`SharedWindow<T>`) | its segments are slices: any operation above takes them, views included | as for any slice: a view over a segment an epoch hands out |
 //! | `pack`, `unpack` | yes | yes |
 //! | `pack_external`, `unpack_external` | yes (derived structs on Open MPI only) | on Open MPI only |
 
-mod blocks;
+pub(crate) mod blocks;
 pub mod cache;
 mod decode;
 mod derived;

@@ -41,7 +41,7 @@ pub(crate) mod persistent;
 pub mod progress;
 mod set;
 
-pub use owned::{OwnedBlocks, OwnedBuffer, OwnedRequest, OwnedView};
+pub use owned::{OwnedBlocks, OwnedBuffer, OwnedLayoutBlocks, OwnedRequest, OwnedView};
 pub use owned_set::OwnedSet;
 pub use persistent::{
     Active, ActiveAll, ActiveSet, Buffers, Internal, NoBuffer, Pair, Persistent, PersistentRequest,

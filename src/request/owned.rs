@@ -2,7 +2,8 @@
 
 use super::{Kind, RawRequest, progress};
 use crate::Status;
-use crate::datatype::{DerivedType, Equivalence, repair};
+use crate::datatype::blocks::{check_receive_blocks, lay_typed};
+use crate::datatype::{DerivedType, Equivalence, LayoutBlock, repair};
 use crate::error::Result;
 use crate::ffi;
 use std::ffi::c_int;
@@ -140,6 +141,72 @@ impl<B: OwnedBuffer> OwnedBlocks<'_, B> {
     /// The buffer, the counts and displacements, and the datatype.
     pub(crate) fn into_parts(self) -> (B, Vec<c_int>, Vec<c_int>, ffi::MPI_Datatype) {
         (self.buf, self.counts, self.displs, self.layout.as_raw())
+    }
+}
+
+/// Blocks each of its own [`DerivedType`] at its own byte offset, laid over a buffer a
+/// persistent request will own, for
+/// [`alltoallw_init_view`](crate::Communicator::alltoallw_init_view): made by
+/// [`OwnedLayoutBlocks::new`], which checked that every block lies inside the buffer; where
+/// they are a receive side, the request checks that no two share a byte when it is made.
+#[derive(Debug)]
+pub struct OwnedLayoutBlocks<'t, B: OwnedBuffer> {
+    buf: B,
+    counts: Vec<c_int>,
+    displs: Vec<c_int>,
+    layouts: Vec<&'t DerivedType<'t>>,
+}
+
+impl<'t, B: OwnedBuffer> OwnedLayoutBlocks<'t, B> {
+    /// Blocks over `buf`, which they take: block `r` is `count` copies of its type from byte
+    /// `offset`, one `(type, count, offset)` per rank, checked as
+    /// [`LayoutBlocks::new`](crate::LayoutBlocks::new) checks.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// use ferrompi::{DerivedType, Equivalence, OwnedLayoutBlocks};
+    /// let column = DerivedType::vector(&mpi, 2, 1, 3, f64::datatype())?; // of a 2 x 3 matrix
+    /// assert!(OwnedLayoutBlocks::new(vec![0.0f64; 6], &[(&column, 1, 16)]).is_ok());
+    /// assert!(OwnedLayoutBlocks::new(vec![0.0f64; 6], &[(&column, 1, 24)]).is_err());
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`LayoutBlocks::new`](crate::LayoutBlocks::new).
+    pub fn new(buf: B, blocks: &[LayoutBlock<'t, 't>]) -> Result<Self> {
+        let bytes = std::mem::size_of_val(buf.as_slice());
+        let (counts, displs, _, _) = lay_typed(bytes, blocks, "owned_layout_blocks")?;
+        Ok(OwnedLayoutBlocks {
+            buf,
+            counts,
+            displs,
+            layouts: blocks.iter().map(|&(ty, _, _)| ty).collect(),
+        })
+    }
+
+    /// Each block's count of copies, in rank order.
+    pub fn counts(&self) -> &[c_int] {
+        &self.counts
+    }
+
+    /// Gives the buffer back.
+    pub fn into_buffer(self) -> B {
+        self.buf
+    }
+
+    /// Checks, for a receive side, that no two blocks share a byte.
+    pub(crate) fn check_receive(&self, operation: &'static str) -> Result<()> {
+        let placed: Vec<_> = (self.layouts.iter().zip(&self.counts).zip(&self.displs))
+            .map(|((&ty, &c), &d)| (ty, i128::from(d), c as usize))
+            .collect();
+        check_receive_blocks(&placed, operation)
+    }
+
+    /// The buffer, the counts, byte displacements and datatypes.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn into_parts(self) -> (B, Vec<c_int>, Vec<c_int>, Vec<ffi::MPI_Datatype>) {
+        let types = self.layouts.iter().map(|ty| ty.as_raw()).collect();
+        (self.buf, self.counts, self.displs, types)
     }
 }
 

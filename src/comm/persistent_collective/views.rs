@@ -8,8 +8,24 @@ use crate::comm::Communicator;
 use crate::comm::call::{MoveFn, Side, VFn};
 use crate::datatype::{recv_ptr, send_ptr};
 use crate::error::Result;
-use crate::request::{OwnedBlocks, OwnedBuffer, OwnedView, Pair, PersistentRequest};
+use crate::ffi;
+use crate::request::{
+    OwnedBlocks, OwnedBuffer, OwnedLayoutBlocks, OwnedView, Pair, PersistentRequest,
+};
 use std::ffi::c_int;
+
+/// The arrays of a persistent `alltoallw` on layouts, kept with its request: counts and byte
+/// displacements, and the layouts' datatype handles (borrowed by the request, never freed here).
+struct KeptArrays {
+    ints: [Vec<c_int>; 4],
+    types: [Vec<ffi::MPI_Datatype>; 2],
+}
+
+// SAFETY: plain integers and handles of committed datatypes, which only MPI reads, while the
+// request that keeps them lives.
+unsafe impl Send for KeptArrays {}
+// SAFETY: as for `Send`: nothing writes them after they are made.
+unsafe impl Sync for KeptArrays {}
 
 /// One side of a persistent `v` collective on layouts: a single view, or per-rank blocks.
 enum Owned<'c, B: OwnedBuffer> {
@@ -311,5 +327,65 @@ impl Communicator<'_> {
     ) -> Result<PersistentRequest<'c, Pair<S, R>>> {
         let (send, recv) = (Owned::Blocks(send), Owned::Blocks(recv));
         self.vmove_init_view(VFn::Alltoallv, send, recv, 0)
+    }
+
+    /// Sets up a persistent [`alltoallw_view`](Self::alltoallw_view) (`MPI_Alltoallw_init`,
+    /// MPI-4.0 §6.13): each block its own layout at its own byte offset, the request owning
+    /// both buffers and keeping the blocks' arrays; the receive blocks checked to share no
+    /// byte.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::{DerivedType, Equivalence, OwnedLayoutBlocks};
+    /// // Column j of my n x n matrix to rank j, arriving as row `me` of its matrix.
+    /// let n = world.size() as usize;
+    /// let column = DerivedType::vector(&mpi, n, 1, n as isize, i32::datatype())?;
+    /// let row = DerivedType::contiguous(&mpi, n, i32::datatype())?;
+    /// let me = world.rank() as usize;
+    /// let matrix: Vec<i32> = (0..n * n).map(|k| (me * 100 + k) as i32).collect();
+    /// let send: Vec<_> = (0..n).map(|j| (&column, 1, 4 * j)).collect();
+    /// let recv: Vec<_> = (0..n).map(|i| (&row, 1, 4 * n * i)).collect();
+    /// let mut transpose = world.alltoallw_init_view(
+    ///     OwnedLayoutBlocks::new(matrix, &send)?,
+    ///     OwnedLayoutBlocks::new(vec![0i32; n * n], &recv)?,
+    /// )?;
+    /// transpose.start()?.wait()?;
+    /// assert_eq!(transpose.recv()[me], (me * n) as i32); // row 0 from rank 0: its column `me`
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`alltoallw_view`](Self::alltoallw_view) and [`alltoallw_init`](Self::alltoallw_init).
+    pub fn alltoallw_init_view<'c, S: OwnedBuffer, R: OwnedBuffer>(
+        &'c self,
+        send: OwnedLayoutBlocks<'c, S>,
+        recv: OwnedLayoutBlocks<'c, R>,
+    ) -> Result<PersistentRequest<'c, Pair<S, R>>> {
+        const OP: &str = "alltoallw_init_view";
+        self.per_rank(send.counts(), "send blocks", OP)?;
+        self.per_rank(recv.counts(), "receive blocks", OP)?;
+        recv.check_receive(OP)?;
+        let (send, sc, sd, st) = send.into_parts();
+        let (mut recv, rc, rd, rt) = recv.into_parts();
+        let kept = Box::new(KeptArrays {
+            ints: [sc, sd, rc, rd],
+            types: [st, rt],
+        });
+        let call = Call::Alltoallw {
+            s: send_ptr(send.as_slice()),
+            sc: kept.ints[0].as_ptr(),
+            sd: kept.ints[1].as_ptr(),
+            st: kept.types[0].as_ptr(),
+            d: recv_ptr(recv.as_mut_slice()),
+            rc: kept.ints[2].as_ptr(),
+            rd: kept.ints[3].as_ptr(),
+            rt: kept.types[1].as_ptr(),
+        };
+        // SAFETY: `call` names the buffers' storage, which the blocks checked against their
+        // layouts (the receive blocks sharing no byte), and the arrays in `kept`, whose heap
+        // storage does not move with the box; the buffers and `kept` move into the request,
+        // which borrows the layouts.
+        unsafe { self.persistent(call, Pair { send, recv }, Some(kept), OP) }
     }
 }

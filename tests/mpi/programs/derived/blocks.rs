@@ -405,7 +405,7 @@ pub(super) fn persistent_v(mpi: &Mpi, world: &ferrompi::Communicator<'_>, t: &mu
 /// for sender `i`, the columns alternately a vector and an indexed type (interleaved, each its
 /// own type), blocking and nonblocking; receive blocks sharing a byte refused when made.
 pub(super) fn alltoallw(mpi: &Mpi, world: &ferrompi::Communicator<'_>, t: &mut Checks) {
-    use ferrompi::{LayoutBlocks, LayoutBlocksMut};
+    use ferrompi::{LayoutBlocks, LayoutBlocksMut, OwnedLayoutBlocks};
     let (me, n) = (world.rank() as usize, world.size() as usize);
     let row = t.okay(DerivedType::contiguous(mpi, n, i32::datatype()), "a row");
     let vector = t.okay(
@@ -453,8 +453,57 @@ pub(super) fn alltoallw(mpi: &Mpi, world: &ferrompi::Communicator<'_>, t: &mut C
             format!("alltoallw_view: column i from rank i ({how})"),
         );
     }
+    // Persistent, native and emulated, started twice with new values.
+    for emulate in [false, true] {
+        ferrompi::set_persistent_emulation(emulate);
+        let how = if emulate { "emulated" } else { "native" };
+        let send: Vec<_> = (0..n).map(|j| (&row, 1, 4 * n * j)).collect();
+        let recv: Vec<_> = (0..n)
+            .map(|i| (if i % 2 == 0 { &vector } else { &indexed }, 1, 4 * i))
+            .collect();
+        let send = t.okay(OwnedLayoutBlocks::new(matrix.clone(), &send), "rows, owned");
+        let recv = t.okay(
+            OwnedLayoutBlocks::new(vec![-1i32; n * n], &recv),
+            "columns, owned",
+        );
+        let exchange = world.alltoallw_init_view(send, recv);
+        let mut exchange = t.okay(exchange, format!("alltoallw_init_view ({how})"));
+        for step in 0..2i32 {
+            let next: Vec<i32> = matrix.iter().map(|v| v + step * 10_000).collect();
+            exchange.send_mut().copy_from_slice(&next);
+            t.okay(
+                exchange.start().and_then(|a| a.wait()),
+                "an alltoallw start",
+            );
+            let shifted: Vec<i32> = want.iter().map(|v| v + step * 10_000).collect();
+            t.eq(
+                exchange.recv().to_vec(),
+                shifted,
+                format!("alltoallw_init_view: column i from rank i, start {step} ({how})"),
+            );
+        }
+    }
+    ferrompi::set_persistent_emulation(false);
+
     let mut got = vec![0i32; n * n];
     let invalid = |e: &Error| matches!(e, Error::InvalidArgument { .. });
+    let crossing = OwnedLayoutBlocks::new(vec![0i32; n * n], &[(&row, 1, 0), (&vector, 1, 0)]);
+    let crossing = t.okay(
+        crossing,
+        "a row and a column, owned (a send side may overlap)",
+    );
+    let rows: Vec<_> = (0..2).map(|_| (&row, 0, 0)).collect();
+    let rows = t.okay(
+        OwnedLayoutBlocks::new(vec![0i32; n * n], &rows),
+        "empty rows",
+    );
+    if n == 2 {
+        t.err(
+            world.alltoallw_init_view(rows, crossing).map(drop),
+            invalid,
+            "alltoallw_init_view of receive blocks sharing element 0 refused",
+        );
+    }
     let crossing = LayoutBlocksMut::new(&mut got, &[(&row, 1, 0), (&vector, 1, 0)]);
     t.err(
         crossing.map(drop),

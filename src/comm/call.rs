@@ -224,3 +224,37 @@ pub(crate) unsafe fn vmove(
         }
     }
 }
+
+/// One side of an `MPI_Alltoallw` as MPI takes it: the buffer, and per rank a count, a byte
+/// displacement and a datatype.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WSide<P> {
+    pub(crate) ptr: P,
+    pub(crate) counts: *const c_int,
+    pub(crate) displs: *const c_int,
+    pub(crate) types: *const ffi::MPI_Datatype,
+}
+
+/// Makes the blocking (`r: None`) or nonblocking `MPI_Alltoallw` on `c`.
+///
+/// # Safety
+/// Each side's arrays hold one entry per rank of `c`, and its buffer what they reach; all stay
+/// valid (and, if nonblocking, untouched) until the operation completes.
+pub(crate) unsafe fn alltoallw(
+    c: ffi::MPI_Comm,
+    s: WSide<*const c_void>,
+    d: WSide<*mut c_void>,
+    r: Req<'_>,
+) -> c_int {
+    // SAFETY: per the contract.
+    unsafe {
+        match r {
+            None => ffi::MPI_Alltoallw(
+                s.ptr, s.counts, s.displs, s.types, d.ptr, d.counts, d.displs, d.types, c,
+            ),
+            Some(r) => ffi::MPI_Ialltoallw(
+                s.ptr, s.counts, s.displs, s.types, d.ptr, d.counts, d.displs, d.types, c, r,
+            ),
+        }
+    }
+}

@@ -4,7 +4,7 @@
 //! as the tiles of a global grid gathered at one rank, each rank's block of its own type.
 
 use super::Communicator;
-use super::call::{RecvSide, SendSide, Side, VFn, vmove};
+use super::call::{RecvSide, SendSide, Side, VFn, WSide, alltoallw, vmove};
 use crate::datatype::{
     Blocks, BlocksMut, Equivalence, LayoutBlocks, LayoutBlocksMut, View, ViewMut,
 };
@@ -12,7 +12,7 @@ use crate::env::enter;
 use crate::error::{Error, Result, check};
 use crate::ffi;
 use crate::request::{Repair, Request, Scope};
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 
 /// The error for a blocked side without one block per rank.
 #[cold]
@@ -341,28 +341,13 @@ impl<'env> Communicator<'env> {
         recv: &mut LayoutBlocksMut<'_, T>,
     ) -> Result<()> {
         const OP: &str = "alltoallw_view";
+        let (s, d) = self.w_sides(send, recv, OP)?;
         let code = {
-            let (s, sc, sd, st) = send.raw();
-            let (d, rc, rd, rt) = recv.raw();
-            self.per_rank(sc, "send blocks", OP)?;
-            self.per_rank(rc, "receive blocks", OP)?;
             let _gate = enter(OP)?;
             // SAFETY: every block reaches only its own slice (checked when the blocks were
             // made), no receive block a byte of another; one block per rank on each side; all
             // borrowed for the call.
-            unsafe {
-                ffi::MPI_Alltoallw(
-                    s,
-                    sc.as_ptr(),
-                    sd.as_ptr(),
-                    st.as_ptr(),
-                    d,
-                    rc.as_ptr(),
-                    rd.as_ptr(),
-                    rt.as_ptr(),
-                    self.raw,
-                )
-            }
+            unsafe { alltoallw(self.raw, s, d, None) }
         };
         recv.repair();
         check(code, OP)
@@ -380,29 +365,39 @@ impl<'env> Communicator<'env> {
         recv: &'s mut LayoutBlocksMut<'_, T>,
     ) -> Result<Request<'s>> {
         const OP: &str = "ialltoallw_view";
-        let (s, sc, sd, st) = send.raw();
-        let (d, rc, rd, rt) = recv.raw();
-        self.per_rank(sc, "send blocks", OP)?;
-        self.per_rank(rc, "receive blocks", OP)?;
-        let (sc, sd, st) = (sc.as_ptr(), sd.as_ptr(), st.as_ptr());
-        let (rc, rd, rt) = (rc.as_ptr(), rd.as_ptr(), rt.as_ptr());
+        let (s, d) = self.w_sides(send, recv, OP)?;
         let repair = Repair::for_slice(recv.slice_mut());
         // SAFETY: as in `alltoallw_view`; the blocks and their arrays are borrowed for 's,
         // which the scope outlasts by completing the operation.
         self.nonblocking(scope, OP, repair, |r| unsafe {
-            ffi::MPI_Ialltoallw(
-                s,
-                sc,
-                sd,
-                st,
-                d,
-                rc,
-                rd,
-                rt,
-                self.raw,
-                r.expect("nonblocking"),
-            )
+            alltoallw(self.raw, s, d, r)
         })
+    }
+
+    /// The two sides of an `alltoallw` on layouts, checked to have one block per rank.
+    fn w_sides<T: Equivalence>(
+        &self,
+        send: &LayoutBlocks<'_>,
+        recv: &mut LayoutBlocksMut<'_, T>,
+        operation: &'static str,
+    ) -> Result<(WSide<*const c_void>, WSide<*mut c_void>)> {
+        let (s, sc, sd, st) = send.raw();
+        let (d, rc, rd, rt) = recv.raw();
+        self.per_rank(sc, "send blocks", operation)?;
+        self.per_rank(rc, "receive blocks", operation)?;
+        let send = WSide {
+            ptr: s,
+            counts: sc.as_ptr(),
+            displs: sd.as_ptr(),
+            types: st.as_ptr(),
+        };
+        let recv = WSide {
+            ptr: d,
+            counts: rc.as_ptr(),
+            displs: rd.as_ptr(),
+            types: rt.as_ptr(),
+        };
+        Ok((send, recv))
     }
 }
 

@@ -155,18 +155,7 @@ impl<'mpi> DerivedType<'mpi> {
         let mut origins = Vec::with_capacity(counts.len());
         for (block, (&count, &displ)) in counts.iter().zip(displs).enumerate() {
             let origin = displ as i128 * i128::from(bounds.extent);
-            let reach = bounds.reach(count);
-            let (lo, hi) = (origin + reach.start, origin + reach.end);
-            if lo < hi && (lo < 0 || hi > bytes as i128) {
-                return Err(Error::InvalidArgument {
-                    operation,
-                    reason: format!(
-                        "block {block} ({count} copies from {displ} extents of {} bytes) reaches \
-                         bytes {lo}..{hi}, outside a buffer of {bytes} bytes",
-                        bounds.extent
-                    ),
-                });
-            }
+            inside(self, (block, origin, count), bytes, operation)?;
             origins.push((origin, count));
         }
         let ints = |values: &[usize]| -> Result<Vec<c_int>> {
@@ -223,6 +212,28 @@ impl<'a, T: Equivalence> BlocksMut<'a, T> {
     }
 }
 
+/// Checks that block `block`, `count` copies of `ty` from byte `origin`, reaches only bytes
+/// `0..bytes` of its buffer.
+fn inside(
+    ty: &DerivedType<'_>,
+    (block, origin, count): (usize, i128, usize),
+    bytes: usize,
+    operation: &'static str,
+) -> Result<()> {
+    let reach = ty.bounds().reach(count);
+    let (lo, hi) = (origin + reach.start, origin + reach.end);
+    if lo < hi && (lo < 0 || hi > bytes as i128) {
+        return Err(Error::InvalidArgument {
+            operation,
+            reason: format!(
+                "block {block} ({count} copies from byte {origin}) reaches bytes {lo}..{hi}, \
+                 outside a buffer of {bytes} bytes"
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Block `r` for rank `r`, each `count` copies of its own [`DerivedType`] from a byte offset,
 /// laid over a slice to read from: the send side of
 /// [`alltoallw_view`](crate::Communicator::alltoallw_view). Made by [`LayoutBlocks::new`],
@@ -270,17 +281,7 @@ pub(crate) fn lay_typed<'a, 'mpi>(
     let (mut counts, mut displs, mut types) = (Vec::new(), Vec::new(), Vec::new());
     let mut placed = Vec::with_capacity(blocks.len());
     for (block, &(ty, count, offset)) in blocks.iter().enumerate() {
-        let reach = ty.bounds().reach(count);
-        let (lo, hi) = (offset as i128 + reach.start, offset as i128 + reach.end);
-        if lo < hi && (lo < 0 || hi > bytes as i128) {
-            return Err(Error::InvalidArgument {
-                operation,
-                reason: format!(
-                    "block {block} ({count} copies from byte {offset}) reaches bytes \
-                     {lo}..{hi}, outside a buffer of {bytes} bytes"
-                ),
-            });
-        }
+        inside(ty, (block, offset as i128, count), bytes, operation)?;
         let int = |v: usize| c_int::try_from(v).map_err(|_| count_overflow(v, 1, operation));
         counts.push(int(count)?);
         displs.push(int(offset)?);

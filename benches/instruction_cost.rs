@@ -18,6 +18,10 @@
 //!   with each request started straight into the set (`irecv_into`, `isend_into`);
 //! - `pair`, `pair-ffi`: the smallest set, one receive and one send in a scope + `RequestSet`
 //!   (with `exchange`, what a set adds per request and per wait);
+//! - `pair-shared` (and `pair-shared-ffi`, the same calls as `pair-ffi`): the same two
+//!   requests per iteration, all in one scope and one set, waited for and cleared each time
+//!   (each receive into a slot of its own, as the scope borrows them all): what a reused set
+//!   adds per request without a scope and a set of its own;
 //! - `isend`, `issend`, `irecv` (and `-ffi` twins): one request and its `wait` per iteration,
 //!   all in one scope, met by a blocking call made through `ffi` on both paths (`MPI_Recv`,
 //!   `MPI_Send`);
@@ -128,13 +132,15 @@ fn main() {
     );
 }
 
-const PATHS: [&str; 64] = [
+const PATHS: [&str; 66] = [
     "exchange",
     "exchange-ffi",
     "exchange-into",
     "exchange-into-ffi",
     "pair",
     "pair-ffi",
+    "pair-shared",
+    "pair-shared-ffi",
     "isend",
     "isend-ffi",
     "isend-scope",
@@ -209,7 +215,7 @@ fn run(mpi: &Mpi, path: &str, iterations: usize) {
     }
     alone! {
         exchange: "exchange" "exchange-ffi" "exchange-into" "exchange-into-ffi";
-        pair: "pair" "pair-ffi";
+        pair: "pair" "pair-ffi" "pair-shared" "pair-shared-ffi";
         sends: "isend" "isend-ffi" "isend-scope" "isend-scope-ffi" "issend" "issend-ffi"
             "isend-owned" "isend-owned-ffi" "send-init" "send-init-ffi";
         receives: "irecv" "irecv-ffi" "irecv-test" "irecv-test-ffi" "irecv-owned"
@@ -406,6 +412,22 @@ fn pair(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
     let (out, mut into) = ([1u8; 8], [0u8; 8]);
     let mut storage = RequestStorage::with_capacity(2);
     let mut handles = [ffi::MPI_REQUEST_NULL; 2];
+    if path == "pair-shared" {
+        let mut arrivals = vec![[0u8; 8]; iterations];
+        ferrompi::scope(|s| -> ferrompi::Result<()> {
+            let mut set = RequestSet::with_storage(s, &mut storage);
+            for slot in arrivals.iter_mut() {
+                set.push(world.irecv(s, slot, me, 0)?);
+                set.push(world.isend(s, &out, me, 0)?);
+                set.wait_all()?;
+                set.clear()?;
+            }
+            Ok(())
+        })
+        .expect("pair-shared");
+        assert!(arrivals.iter().all(|a| *a == out), "{path}: what arrived");
+        return;
+    }
     let through_ferrompi = path == "pair";
     for _ in 0..iterations {
         if through_ferrompi {

@@ -8,6 +8,8 @@
 
 use crate::comm::{Communicator, p2p};
 use crate::datatype::Equivalence;
+#[cfg(doc)]
+use crate::error::ErrorKind;
 use crate::error::Result;
 use crate::request::{OwnedBuffer, OwnedRequest};
 
@@ -50,9 +52,9 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidRank`](crate::Error::InvalidRank),
-    /// [`Error::InvalidTag`](crate::Error::InvalidTag) before any communication;
-    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi).
+    /// [`ErrorKind::InvalidRank`],
+    /// [`ErrorKind::InvalidTag`] before any communication;
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn channel(&self, peer: i32, tag: i32) -> Result<Channel<'env>> {
         const OP: &str = "channel";
         self.check_rank(peer, "peer", OP)?;

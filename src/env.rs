@@ -14,7 +14,7 @@
 //!
 //! | provided level | calls from the initialising thread | calls from other threads |
 //! |---|---|---|
-//! | `Single`, `Funneled` | go straight to MPI | return [`Error::WrongThread`] |
+//! | `Single`, `Funneled` | go straight to MPI | return [`ErrorKind::WrongThread`] |
 //! | `Serialized` | serialized by a process-wide lock | serialized by the same lock |
 //! | `Multiple` | go straight to MPI | go straight to MPI |
 //!
@@ -26,10 +26,10 @@
 //! its thread, outlive `Mpi` or be reached from a reduction
 //! callback, so what the test saw holds until it ends (at `Serialized` each call still takes
 //! the lock). Whatever the level, the gate refuses calls made before `MPI_Init_thread`
-//! returned or after `MPI_Finalize` ([`Error::NotInitialized`], [`Error::AlreadyFinalized`]),
-//! and calls made from inside a user-defined reduction ([`Error::InCallback`]: MPI forbids them
-//! there, and at `Serialized` the collective's caller already holds the lock). Refused calls
-//! never reach MPI.
+//! returned or after `MPI_Finalize` ([`ErrorKind::NotInitialized`],
+//! [`ErrorKind::AlreadyFinalized`]), and calls made from inside a user-defined reduction
+//! ([`ErrorKind::InCallback`]: MPI forbids them there, and at `Serialized` the collective's caller
+//! already holds the lock). Refused calls never reach MPI.
 //!
 //! # Choosing a thread level
 //! [`Mpi::init`] requests `Funneled`. The MPI standard (MPI-4.0 §11.6, "MPI and Threads", and
@@ -88,7 +88,7 @@
 pub use crate::gate::ThreadLevel;
 pub use crate::launcher::{Launcher, Pmi};
 
-use crate::error::{Error, Result, check, string_from_buffer};
+use crate::error::{Error, ErrorKind, Result, check, string_from_buffer};
 use crate::ffi;
 use crate::gate::{self, ThreadGate};
 use std::ffi::{c_int, c_void};
@@ -122,6 +122,20 @@ pub(crate) fn enter_with(pass: Option<gate::Pass>, operation: &'static str) -> R
     match pass {
         Some(_) => Ok(ThreadGate::OPEN),
         None => enter(operation),
+    }
+}
+
+/// [`gated`], without the gate's test for a caller holding a [`Pass`](gate::Pass) made on
+/// this thread (as [`enter_with`]).
+#[inline(always)]
+pub(crate) fn gated_with<R>(
+    pass: Option<gate::Pass>,
+    operation: &'static str,
+    call: impl FnOnce() -> R,
+) -> Result<R> {
+    match pass {
+        Some(_) => Ok(call()),
+        None => gated(operation, call),
     }
 }
 
@@ -173,7 +187,7 @@ impl InitOptions {
     /// Whether nonblocking and persistent collectives first verify that every rank passes
     /// matching arguments (default `false`, or `true` when `FERROMPI_CHECK_COLLECTIVES=1` is
     /// set). Costs one small collective per call; turns a mismatch that would crash or hang
-    /// the job inside MPI into [`Error::CollectiveMismatch`] on every rank. See
+    /// the job inside MPI into [`ErrorKind::CollectiveMismatch`] on every rank. See
     /// [`comm::agreement`](crate::comm::agreement). Every rank must make the same choice.
     ///
     /// ```
@@ -248,8 +262,9 @@ impl InitOptions {
     /// ```
     ///
     /// # Errors
-    /// [`Error::AlreadyInitialized`] if MPI is initialised in this process (by ferrompi or anyone
-    /// else), [`Error::AlreadyFinalized`] if it was finalized, [`Error::Mpi`] if initialisation fails.
+    /// [`ErrorKind::AlreadyInitialized`] if MPI is initialised in this process (by ferrompi or
+    /// anyone else), [`ErrorKind::AlreadyFinalized`] if it was finalized, [`ErrorKind::Mpi`] if
+    /// initialisation fails.
     pub fn init(self) -> Result<Mpi> {
         Mpi::init_with(self)
     }
@@ -405,8 +420,8 @@ impl Mpi {
     fn init_with(options: InitOptions) -> Result<Mpi> {
         match gate::claim_init() {
             Ok(()) => {}
-            Err(gate::Stage::Finalized) => return Err(Error::AlreadyFinalized),
-            Err(gate::Stage::Initialized) => return Err(Error::AlreadyInitialized),
+            Err(gate::Stage::Finalized) => return Err(ErrorKind::AlreadyFinalized.into()),
+            Err(gate::Stage::Initialized) => return Err(ErrorKind::AlreadyInitialized.into()),
         }
         let started = Mpi::start(options);
         match &started {
@@ -424,10 +439,10 @@ impl Mpi {
         // SAFETY: as above.
         check(unsafe { ffi::MPI_Initialized(&mut initialized) }, "init")?;
         if finalized != 0 {
-            return Err(Error::AlreadyFinalized);
+            return Err(ErrorKind::AlreadyFinalized.into());
         }
         if initialized != 0 {
-            return Err(Error::AlreadyInitialized);
+            return Err(ErrorKind::AlreadyInitialized.into());
         }
         let launcher = Launcher::detect();
         if !options.allow_single_copy {
@@ -581,7 +596,8 @@ impl Mpi {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`] from a thread the thread level does not allow; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`] from a thread the thread level does not allow;
+    /// [`ErrorKind::Mpi`].
     pub fn processor_name(&self) -> Result<String> {
         processor_name()
     }
@@ -599,7 +615,7 @@ impl Mpi {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Mpi`] if the call fails.
+    /// [`ErrorKind::Mpi`] if the call fails.
     pub fn version(&self) -> Result<(i32, i32)> {
         let (mut major, mut minor) = (0, 0);
         // SAFETY: callable at any time from any thread; writes two ints.
@@ -619,7 +635,7 @@ impl Mpi {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Mpi`] if the call fails.
+    /// [`ErrorKind::Mpi`] if the call fails.
     pub fn library_version(&self) -> Result<String> {
         mpi_string(
             ffi::MPI_MAX_LIBRARY_VERSION_STRING,
@@ -696,7 +712,7 @@ impl Mpi {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Mpi`] if `MPI_Finalize` fails.
+    /// [`ErrorKind::Mpi`] if `MPI_Finalize` fails.
     pub fn finalize(self) -> Result<()> {
         let this = std::mem::ManuallyDrop::new(self);
         this.finalize_now()

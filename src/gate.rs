@@ -124,7 +124,7 @@ static SERIAL_FREE: Condvar = Condvar::new();
 /// What the gate knows about the calling thread, one bit each.
 const INIT_THREAD: u8 = 1;
 /// The thread is inside a callback MPI made (a user-defined reduction), where MPI forbids MPI
-/// calls: every gated call is refused with [`Error::InCallback`](crate::Error::InCallback).
+/// calls: every gated call is refused with [`ErrorKind::InCallback`](crate::ErrorKind::InCallback).
 const IN_CALLBACK: u8 = 2;
 /// The thread holds the `Serialized` lock; a nested gate (an error lookup) must not take it again.
 const HOLDS_SERIAL: u8 = 4;
@@ -232,10 +232,11 @@ fn release_serial() {
 /// Passes the thread gate of the provided thread level (see the module docs).
 ///
 /// Refuses, without calling MPI: before `MPI_Init_thread` returned and from `MPI_Finalize` on
-/// ([`Error::NotInitialized`](crate::Error::NotInitialized), [`Error::AlreadyFinalized`](crate::Error::AlreadyFinalized)); from a thread the level does not
-/// allow ([`Error::WrongThread`](crate::Error::WrongThread)); and inside a callback MPI is making ([`Error::InCallback`](crate::Error::InCallback)).
-/// At `Serialized`, a thread that already holds the lock (an error lookup inside a gated call)
-/// passes without taking it again.
+/// ([`ErrorKind::NotInitialized`](crate::ErrorKind::NotInitialized),
+/// [`ErrorKind::AlreadyFinalized`](crate::ErrorKind::AlreadyFinalized)); from a thread the level
+/// does not allow ([`ErrorKind::WrongThread`](crate::ErrorKind::WrongThread)); and inside a
+/// callback MPI is making ([`ErrorKind::InCallback`](crate::ErrorKind::InCallback)). At
+/// `Serialized`, a thread that already holds the lock (an error lookup inside a gated call) passes without taking it again.
 #[inline(always)]
 pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate, Refusal> {
     if open_to(THREAD.with(Cell::get)) {
@@ -373,9 +374,9 @@ fn not_active() -> Refusal {
 }
 
 /// Marks the calling thread as inside an MPI callback (a user-defined reduction) until the
-/// returned guard drops: every gated call made meanwhile returns [`Error::InCallback`](crate::Error::InCallback), since MPI
-/// forbids MPI calls from a reduction function (MPI-4.0 §6.9.5) and at `Serialized` the caller
-/// of the collective already holds the lock. Nests.
+/// returned guard drops: every gated call made meanwhile returns
+/// [`ErrorKind::InCallback`](crate::ErrorKind::InCallback), since MPI forbids MPI calls from a
+/// reduction function (MPI-4.0 §6.9.5) and at `Serialized` the caller of the collective already holds the lock. Nests.
 pub(crate) fn in_callback() -> CallbackGuard {
     let was = flags() & IN_CALLBACK != 0;
     set_thread_flag(IN_CALLBACK, true);

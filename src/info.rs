@@ -11,7 +11,7 @@
 //! ```
 
 use crate::env::{self, Mpi, enter};
-use crate::error::{Error, Result, check};
+use crate::error::{ErrorKind, Result, check};
 use crate::ffi;
 use std::ffi::{CString, c_int};
 use std::marker::PhantomData;
@@ -48,7 +48,7 @@ impl<'env> Info<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn new(mpi: &'env Mpi) -> Result<Info<'env>> {
         let _ = mpi;
         Info::create()
@@ -123,9 +123,9 @@ impl<'env> Info<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a key longer than `MPI_MAX_INFO_KEY - 1` bytes, a value
+    /// [`ErrorKind::InvalidArgument`] for a key longer than `MPI_MAX_INFO_KEY - 1` bytes, a value
     /// longer than `MPI_MAX_INFO_VAL - 1` bytes, an empty key, or a NUL byte in either;
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
         const OP: &str = "info_set";
         let key = c_key(key, OP)?;
@@ -151,8 +151,8 @@ impl<'env> Info<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for an invalid key (see [`Info::set`]);
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::InvalidArgument`] for an invalid key (see [`Info::set`]);
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn get(&self, key: &str) -> Result<Option<String>> {
         const OP: &str = "info_get";
         let key = c_key(key, OP)?;
@@ -165,10 +165,12 @@ impl<'env> Info<'env> {
             return Ok(None);
         }
         // Room for the value and its terminating NUL, as MPI_Info_get writes both.
-        let capacity = len.checked_add(1).ok_or_else(|| Error::InvalidArgument {
-            operation: OP,
-            reason: format!("MPI reported a value length of {len}"),
-        })?;
+        let capacity = len
+            .checked_add(1)
+            .ok_or_else(|| ErrorKind::InvalidArgument {
+                operation: OP,
+                reason: format!("MPI reported a value length of {len}"),
+            })?;
         let value = env::mpi_string(capacity, OP, |buf, out_len| {
             let mut found: c_int = 0;
             // SAFETY: `buf` has `len + 1` bytes; MPI writes at most `len` characters and a NUL.
@@ -216,7 +218,7 @@ impl<'env> Info<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn len(&self) -> Result<usize> {
         const OP: &str = "info_get_nkeys";
         let _gate = enter(OP)?;
@@ -288,7 +290,7 @@ impl<'env> Info<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn dup(&self) -> Result<Info<'env>> {
         const OP: &str = "info_dup";
         let _gate = enter(OP)?;
@@ -314,10 +316,11 @@ impl Drop for Info<'_> {
 /// A key as MPI takes it: non-empty, shorter than `MPI_MAX_INFO_KEY`, without NUL.
 fn c_key(key: &str, operation: &'static str) -> Result<CString> {
     if key.is_empty() {
-        return Err(Error::InvalidArgument {
+        return Err(ErrorKind::InvalidArgument {
             operation,
             reason: "the key is empty".into(),
-        });
+        }
+        .into());
     }
     c_string(key, ffi::MPI_MAX_INFO_KEY, "key", operation)
 }
@@ -326,16 +329,20 @@ fn c_key(key: &str, operation: &'static str) -> Result<CString> {
 fn c_string(text: &str, max: c_int, what: &str, operation: &'static str) -> Result<CString> {
     let limit = usize::try_from(max).unwrap_or(1).saturating_sub(1);
     if text.len() > limit {
-        return Err(Error::InvalidArgument {
+        return Err(ErrorKind::InvalidArgument {
             operation,
             reason: format!(
                 "the {what} is {} bytes, at most {limit} allowed",
                 text.len()
             ),
-        });
+        }
+        .into());
     }
-    CString::new(text).map_err(|_| Error::InvalidArgument {
-        operation,
-        reason: format!("the {what} contains a NUL byte"),
+    CString::new(text).map_err(|_| {
+        ErrorKind::InvalidArgument {
+            operation,
+            reason: format!("the {what} contains a NUL byte"),
+        }
+        .into()
     })
 }

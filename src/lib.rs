@@ -108,7 +108,7 @@
 //!
 //! The *thread gate* makes the handles sound at every thread level MPI may provide: below
 //! `MPI_THREAD_SERIALIZED`, calls from a thread other than the initialising one return
-//! [`Error::WrongThread`]; at `SERIALIZED` they take a process-wide lock; at `MULTIPLE` they go
+//! [`ErrorKind::WrongThread`]; at `SERIALIZED` they take a process-wide lock; at `MULTIPLE` they go
 //! straight through. See [`env`](mod@env).
 //!
 //! ## Soundness model
@@ -117,7 +117,7 @@
 //!
 //! - **Nothing outlives finalize.** Every handle borrows [`Mpi`]; MPI is finalized when `Mpi`
 //!   drops, on its own thread. What can outlive it (a [`Status`], [`check`]) never calls MPI
-//!   outside its lifetime: it returns [`Error::AlreadyFinalized`] or a message saying why MPI
+//!   outside its lifetime: it returns [`ErrorKind::AlreadyFinalized`] or a message saying why MPI
 //!   was not asked.
 //! - **Every MPI call passes the thread gate** ([`env`](mod@env)): before initialisation, after
 //!   finalize, from a thread the provided level does not allow, or from inside a user-defined
@@ -127,9 +127,9 @@
 //!   [`Scope`], a [`WindowEpoch`](window::WindowEpoch)), the test is made once when it is
 //!   created, for every point-to-point start in the scope and every call in the epoch.
 //! - **No unchecked input reaches MPI.** Ranks, roots, tags and counts are checked before the call
-//!   ([`Error::InvalidRank`], [`Error::InvalidTag`], [`Error::CountOverflow`], with lengths
-//!   multiplied without wrapping), and `MPI_ERRORS_RETURN` is installed on every communicator,
-//!   so MPI's own checks come back as [`Error::Mpi`] instead of aborting.
+//!   ([`ErrorKind::InvalidRank`], [`ErrorKind::InvalidTag`], [`ErrorKind::CountOverflow`], with
+//!   lengths multiplied without wrapping), and `MPI_ERRORS_RETURN` is installed on every communicator,
+//!   so MPI's own checks come back as [`ErrorKind::Mpi`] instead of aborting.
 //! - **Nonblocking buffers outlive their operations**, even under `mem::forget`: owned buffers
 //!   are leaked with a leaked request; borrowed ones belong to a [`scope`] that aborts rather
 //!   than return while a leaked operation is in flight. See [`request`].
@@ -147,7 +147,7 @@
 //! - **Memory other processes reach is referenced only when no one can be writing it.** A
 //!   [`SharedWindow`] hands out `&[T]`/`&mut [T]` only inside collective epochs that every
 //!   process of the node has announced identically (checked in the window's own memory, so a
-//!   disagreement is [`Error::EpochMismatch`], not a race); an RMA [`Window`]'s memory is never
+//!   disagreement is [`ErrorKind::EpochMismatch`], not a race); an RMA [`Window`]'s memory is never
 //!   referenced from Rust while the window exists, and its epochs are closures that complete
 //!   before their buffers come back; a vector it owns is freed only after `MPI_Win_free`
 //!   succeeded, and leaked where it cannot (a drop on a thread the level refuses). See
@@ -172,7 +172,7 @@
 //!   MPI need not detect: blocking ones usually fail with [`ErrorClass::Truncate`], but
 //!   nonblocking ones crashed Open MPI 4.1 and hung MPICH 4.0 here. Checked mode
 //!   ([`InitOptions::check_collectives`]) verifies agreement first and returns
-//!   [`Error::CollectiveMismatch`] on every rank; see [`comm::agreement`].
+//!   [`ErrorKind::CollectiveMismatch`] on every rank; see [`comm::agreement`].
 //! - **A leaked operation that never completes** (a `mem::forget` of an owned pending send) is
 //!   never freed under MPI, but MPI may wait for it: MPICH's `MPI_Finalize` hangs on such a send.
 //!   Finalize prints a warning when it knows of leaked operations.
@@ -184,7 +184,7 @@
 //!   waiting in it. Making a window is preceded by an exchange of every rank's length (and,
 //!   for a [`SharedWindow`], of the free room of the node's shared memory), so a size one rank
 //!   cannot allocate is the same error on every rank; a shared segment the kernel cannot back
-//!   is [`Error::NoMemory`] on every rank, agreed before any byte is stored (not `SIGBUS`); a
+//!   is [`ErrorKind::NoMemory`] on every rank, agreed before any byte is stored (not `SIGBUS`); a
 //!   fence makes the same MPI calls on every rank, since nothing but fences changes its
 //!   sequence.
 //! - **Erroneous programs MPI defines as such** (a receive matched by a message of another
@@ -242,7 +242,7 @@ pub use ferrompi_derive::Equivalence;
 // The derive's expansion names `::ferrompi`, which the crate's own tests use too.
 extern crate self as ferrompi;
 pub use env::{InitOptions, Launcher, Mpi, Pmi, ThreadLevel};
-pub use error::{Error, ErrorClass, ParseError, Result, check};
+pub use error::{Error, ErrorClass, ErrorKind, ParseError, Result, check};
 pub use info::Info;
 pub use status::Status;
 pub use window::{LockType, SharedWindow, Window};
@@ -336,7 +336,7 @@ pub const MPI_VERSION: &str = env!("FERROMPI_BUILD_MPI_VERSION");
 
 /// Whether the installed MPI has MPI-4's large-count (`_c`) calls (MPI-4.0 §2.5.8). Almost
 /// every operation takes more than `i32::MAX` elements either way (see
-/// [`Error::CountOverflow`] for the few that need these calls); this says which path they take.
+/// [`ErrorKind::CountOverflow`] for the few that need these calls); this says which path they take.
 pub const LARGE_COUNT_CALLS: bool = cfg!(ferrompi_large_count);
 
 /// How `build.rs` found MPI, e.g. `` `mpicc.mpich -show` ``, and where the bindings came from:

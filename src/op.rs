@@ -27,13 +27,13 @@
 //! (a `Loc<f64>` is 16 bytes, but MPI keeps only 12 of the last one) and repaired (`bool`). The
 //! input side is never written: MPI may pass the caller's send buffer there. MPI calls are
 //! forbidden inside the closure (MPI-4.0 §6.9.5): any made through ferrompi return
-//! [`Error::InCallback`].
+//! [`ErrorKind::InCallback`].
 
 use crate::datatype::{
     Datatype, Elementwise, Equivalence, count_overflow, recv_ptr, repair, send_ptr,
 };
 use crate::env::{Mpi, enter};
-use crate::error::{Error, Result, check};
+use crate::error::{ErrorKind, Result, check};
 use crate::ffi;
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
@@ -226,7 +226,7 @@ macro_rules! predefined {
             /// ```
             ///
             /// # Errors
-            /// [`Error::WrongThread`] (also before initialisation); [`Error::Mpi`].
+            /// [`ErrorKind::WrongThread`] (also before initialisation); [`ErrorKind::Mpi`].
             pub fn is_commutative(&self) -> Result<bool> {
                 op_commutative(ffi::$konst)
             }
@@ -261,8 +261,8 @@ impl Mpi {
     /// ```
     ///
     /// # Errors
-    /// [`Error::BufferSize`] if the lengths differ; [`Error::CountOverflow`];
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::BufferSize`] if the lengths differ; [`ErrorKind::CountOverflow`];
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn reduce_local<T: Equivalence, O: Op<T>>(
         &self,
         input: &[T],
@@ -271,11 +271,12 @@ impl Mpi {
     ) -> Result<()> {
         const OP: &str = "reduce_local";
         if input.len() != inout.len() {
-            return Err(Error::BufferSize {
+            return Err(ErrorKind::BufferSize {
                 operation: OP,
                 expected: input.len(),
                 actual: inout.len(),
-            });
+            }
+            .into());
         }
         let operand = op.operand();
         // Whole values per call, each call's count an int.
@@ -518,13 +519,14 @@ impl ValueLayout {
                     extent,
                 })
             }
-            _ => Err(Error::InvalidArgument {
+            _ => Err(ErrorKind::InvalidArgument {
                 operation,
                 reason: format!(
                     "a datatype whose true extent ({true_lb}, {true_extent}) lies outside its \
                      extent ({lb}, {extent})"
                 ),
-            }),
+            }
+            .into()),
         }
     }
 
@@ -678,7 +680,7 @@ impl<'env, T: Equivalence> UserOp<'env, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn commutative(
         mpi: &'env Mpi,
         combine: impl Fn(&[T], &mut [T]) + Send + Sync + 'static,
@@ -734,7 +736,7 @@ impl<'env, T: Equivalence> UserOp<'env, T> {
                 Ok(layout) if layout.extent == size_of::<T>() => layout,
                 Ok(layout) => {
                     free_type(datatype);
-                    return Err(Error::InvalidArgument {
+                    return Err(ErrorKind::InvalidArgument {
                         operation: OP,
                         reason: format!(
                             "the datatype of {} has extent {}, not its size {}",
@@ -742,7 +744,8 @@ impl<'env, T: Equivalence> UserOp<'env, T> {
                             layout.extent,
                             size_of::<T>()
                         ),
-                    });
+                    }
+                    .into());
                 }
                 Err(e) => {
                     free_type(datatype);
@@ -793,7 +796,7 @@ impl<T: Equivalence> UserOp<'_, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn is_commutative(&self) -> Result<bool> {
         op_commutative(self.op)
     }

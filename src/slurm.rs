@@ -7,7 +7,7 @@
 //! [`parse_memory_mib`] take a string and never panic, whatever it holds;
 //! [`SlurmJob::from_vars`] builds the whole picture from any lookup function, and
 //! [`SlurmJob::from_env`] from this process's environment. A malformed value is
-//! [`Error::Environment`] naming the variable.
+//! [`ErrorKind::Environment`] naming the variable.
 //!
 //! ```
 //! use ferrompi::slurm::{expand_counts, expand_hostlist, SlurmJob};
@@ -33,7 +33,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use crate::error::{Error, ParseError, Result};
+use crate::error::{ErrorKind, ParseError, Result};
 use std::fmt;
 
 /// The most names or counts one expression may expand to. A larger expansion is an error,
@@ -348,7 +348,7 @@ impl SlurmJob {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Environment`] naming the first malformed variable.
+    /// [`ErrorKind::Environment`] naming the first malformed variable.
     pub fn from_env() -> Result<Option<SlurmJob>> {
         SlurmJob::from_vars(|name| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned()))
     }
@@ -367,7 +367,7 @@ impl SlurmJob {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Environment`] naming the first malformed variable.
+    /// [`ErrorKind::Environment`] naming the first malformed variable.
     pub fn from_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Option<SlurmJob>> {
         let vars = Vars(&lookup);
         let Some(job_id) = vars.first(&["SLURM_JOB_ID", "SLURM_JOBID"], parse_number)? else {
@@ -507,10 +507,13 @@ impl<F: Fn(&str) -> Option<String>> Vars<'_, F> {
     ) -> Result<Option<T>> {
         for name in names {
             if let Some(value) = (self.0)(name) {
-                return parse(&value).map(Some).map_err(|e| Error::Environment {
-                    variable: (*name).to_string(),
-                    value,
-                    reason: e.to_string(),
+                return parse(&value).map(Some).map_err(|e| {
+                    ErrorKind::Environment {
+                        variable: (*name).to_string(),
+                        value,
+                        reason: e.to_string(),
+                    }
+                    .into()
                 });
             }
         }
@@ -806,7 +809,7 @@ mod tests {
         // A malformed value names its variable.
         let e = job(&[("SLURM_JOB_ID", "1"), ("SLURM_TASKS_PER_NODE", "2(x")]).unwrap_err();
         assert!(
-            matches!(&e, Error::Environment { variable, .. } if variable == "SLURM_TASKS_PER_NODE"),
+            matches!(e.kind(), ErrorKind::Environment { variable, .. } if variable == "SLURM_TASKS_PER_NODE"),
             "{e}"
         );
         assert!(

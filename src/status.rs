@@ -4,7 +4,7 @@
 
 use crate::datatype::Equivalence;
 use crate::env::{enter, gated};
-use crate::error::{Error, Result, check};
+use crate::error::{ErrorKind, Result, check};
 use crate::ffi;
 use std::ffi::c_int;
 
@@ -134,10 +134,10 @@ impl Status {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if the message is not a whole number of values of `T`;
-    /// [`Error::WrongThread`]; [`Error::AlreadyFinalized`] after MPI was finalized (MPI is
-    /// needed to read the count); [`Error::InCallback`] inside a user-defined reduction;
-    /// [`Error::Mpi`].
+    /// [`ErrorKind::InvalidArgument`] if the message is not a whole number of values of `T`;
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::AlreadyFinalized`] after MPI was finalized (MPI is
+    /// needed to read the count); [`ErrorKind::InCallback`] inside a user-defined reduction;
+    /// [`ErrorKind::Mpi`].
     #[inline(always)]
     pub fn count<T: Equivalence>(&self) -> Result<usize> {
         const OP: &str = "status_count";
@@ -177,13 +177,14 @@ impl Status {
         match elements.filter(|n| T::ELEMENTS != 0 && n % T::ELEMENTS == 0) {
             Some(n) => Ok(n / T::ELEMENTS),
             None if T::ELEMENTS == 0 => Ok(0),
-            None => Err(Error::InvalidArgument {
+            None => Err(ErrorKind::InvalidArgument {
                 operation: OP,
                 reason: format!(
                     "the message is not a whole number of values of {}",
                     std::any::type_name::<T>()
                 ),
-            }),
+            }
+            .into()),
         }
     }
 
@@ -226,9 +227,12 @@ impl Status {
         // SAFETY: a status filled by MPI and a committed datatype; writes one MPI_Count.
         let rc = unsafe { ffi::MPI_Get_elements_x(&self.raw, datatype, &mut elements) };
         check(rc, OP)?;
-        usize::try_from(elements).map_err(|_| Error::InvalidArgument {
-            operation: OP,
-            reason: "MPI reported no element count for this status".into(),
+        usize::try_from(elements).map_err(|_| {
+            ErrorKind::InvalidArgument {
+                operation: OP,
+                reason: "MPI reported no element count for this status".into(),
+            }
+            .into()
         })
     }
 
@@ -244,7 +248,7 @@ impl Status {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn cancelled(&self) -> Result<bool> {
         let mut flag = 0;
         let _gate = enter("status_cancelled")?;

@@ -41,7 +41,7 @@
 
 use crate::comm::{Communicator, OpenMpiLocality, SplitType};
 use crate::env::{Launcher, processor_name};
-use crate::error::{Error, ParseError, Result};
+use crate::error::{Error, ErrorKind, ParseError, Result};
 use crate::op::Min;
 use crate::slurm::SlurmJob;
 use std::fmt;
@@ -171,7 +171,7 @@ impl Placement {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Environment`] naming the file that could not be read or parsed.
+    /// [`ErrorKind::Environment`] naming the file that could not be read or parsed.
     pub fn detect() -> Result<Placement> {
         let dir = std::env::var_os("FERROMPI_NUMA_SYSFS")
             .map_or_else(|| PathBuf::from("/sys/devices/system/node"), PathBuf::from);
@@ -191,7 +191,7 @@ impl Placement {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Environment`] naming a file that exists but cannot be read or parsed.
+    /// [`ErrorKind::Environment`] naming a file that exists but cannot be read or parsed.
     pub fn from_sysfs(dir: &Path, allowed_cpus: Vec<usize>) -> Result<Placement> {
         let mut numa_nodes = Vec::new();
         if let Ok(entries) = std::fs::read_dir(dir) {
@@ -316,11 +316,12 @@ impl fmt::Display for Placement {
 }
 
 fn environment(path: &Path, value: &str, reason: String) -> Error {
-    Error::Environment {
+    ErrorKind::Environment {
         variable: path.display().to_string(),
         value: value.trim().to_string(),
         reason,
     }
+    .into()
 }
 
 /// The most bytes read from one file of the system's description: sysfs files are a page at
@@ -365,11 +366,12 @@ fn allowed_cpus() -> Result<Vec<usize>> {
     // SAFETY: pid 0 is this thread; the size is the set's own.
     let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
     if rc != 0 {
-        return Err(Error::Environment {
+        return Err(ErrorKind::Environment {
             variable: "sched_getaffinity".into(),
             value: String::new(),
             reason: std::io::Error::last_os_error().to_string(),
-        });
+        }
+        .into());
     }
     let max = 8 * std::mem::size_of_val(&set);
     // SAFETY: `set` is initialised and every index is below its capacity in bits.
@@ -480,7 +482,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// As [`Communicator::split_type`]; [`Error::Environment`] for a malformed Slurm variable
+    /// As [`Communicator::split_type`]; [`ErrorKind::Environment`] for a malformed Slurm variable
     /// (after every collective is done, so no rank is left waiting).
     pub fn hierarchy(&self) -> Result<Hierarchy<'env>> {
         let placement = Placement::detect();
@@ -688,7 +690,7 @@ impl Hierarchy<'_> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] saying which ranks are unbound or share a domain, and how
+    /// [`ErrorKind::InvalidArgument`] saying which ranks are unbound or share a domain, and how
     /// to launch instead.
     pub fn check_one_rank_per_numa(&self) -> Result<()> {
         let unbound: Vec<usize> = (0..self.ranks.len())
@@ -715,10 +717,11 @@ impl Hierarchy<'_> {
             reason += &format!(" ranks {} share a domain;", list(&shared));
         }
         reason += " launch with `srun --cpu-bind=ldoms` or `mpirun --map-by numa --bind-to numa`";
-        Err(Error::InvalidArgument {
+        Err(ErrorKind::InvalidArgument {
             operation: "check_one_rank_per_numa",
             reason,
-        })
+        }
+        .into())
     }
 }
 

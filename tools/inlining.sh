@@ -41,6 +41,9 @@ allowed = re.compile(
     r"|still_pending|repair_completed|Partition<T>::block|::uneven|::misfit|::overlapping"
     r"|::leaked_in_flight|::already_active|target::incomplete|::not_attached|::agree_now"
     r"|::agree_checked|::finish_owned|::still_held|::repair_at_end"
+    # making an error: boxing its kind, and the cold functions that describe one
+    r"|Error as core::convert::From<.*>>::from|::invalid_rank|::count_overflow|::not_locked"
+    r"|::bad_rank"
     # a scope's end when it kept something or has repairs to make
     r"|request::end"
     # set-up, and the clean-up of what the copies make (an error, a scope and its set, a

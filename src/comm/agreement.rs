@@ -23,13 +23,13 @@
 //! | `alltoallv`, `alltoallw` | what rank *i* sends to *j* is what *j* expects from *i*, in bytes |
 //!
 //! and which collective it is. If anything differs, *every* rank returns
-//! [`Error::CollectiveMismatch`] and nothing was started, so no rank hangs. Checked mode costs
+//! [`ErrorKind::CollectiveMismatch`] and nothing was started, so no rank hangs. Checked mode costs
 //! one small collective per call (a few microseconds); when it is off, one relaxed atomic load.
 //! It is off by default; every rank must make the same choice.
 
 use super::Communicator;
 use crate::env::enter;
-use crate::error::{Error, Result, check};
+use crate::error::{ErrorKind, Result, check};
 use crate::ffi;
 use std::ffi::c_int;
 
@@ -71,7 +71,7 @@ impl Communicator<'_> {
     /// arguments that match (`signature`); see the module docs. Collective over `self`.
     ///
     /// # Errors
-    /// [`Error::CollectiveMismatch`] on every rank if any rank's arguments differ; as
+    /// [`ErrorKind::CollectiveMismatch`] on every rank if any rank's arguments differ; as
     /// `MPI_Allreduce` otherwise.
     #[inline(always)]
     pub(crate) fn agree(
@@ -142,10 +142,11 @@ impl Communicator<'_> {
         } else {
             return Ok(());
         };
-        Err(Error::CollectiveMismatch {
+        Err(ErrorKind::CollectiveMismatch {
             operation,
             reason: what.into(),
-        })
+        }
+        .into())
     }
 
     /// Whether what each rank sends this rank (learned by one `MPI_Alltoall`) is what this rank

@@ -1,7 +1,7 @@
 //! The buffer for buffered sends (`MPI_Buffer_attach`, `MPI_Buffer_detach`, MPI-4.0 §3.6).
 
 use crate::env::{Mpi, enter};
-use crate::error::{Error, Result, check};
+use crate::error::{Error, ErrorKind, Result, check};
 use crate::ffi;
 use std::ffi::c_void;
 use std::marker::PhantomData;
@@ -37,10 +37,11 @@ pub(crate) fn require_attached(operation: &'static str) -> Result<()> {
 
 #[cold]
 fn not_attached(operation: &'static str) -> Error {
-    Error::InvalidArgument {
+    ErrorKind::InvalidArgument {
         operation,
         reason: "no buffer is attached; call Mpi::attach_buffer first".into(),
     }
+    .into()
 }
 
 /// The buffer attached for [`Communicator::bsend`](crate::Communicator::bsend); detached on drop.
@@ -77,16 +78,17 @@ impl Mpi {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if a buffer is already attached; [`Error::CountOverflow`] if
-    /// `size` exceeds a C `int`; [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::InvalidArgument`] if a buffer is already attached; [`ErrorKind::CountOverflow`]
+    /// if `size` exceeds a C `int`; [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn attach_buffer(&self, size: usize) -> Result<AttachedBuffer<'_>> {
         const OP: &str = "attach_buffer";
         let bytes = crate::datatype::count_of::<u8>(size, OP)?;
         if ATTACHED.swap(true, Ordering::AcqRel) {
-            return Err(Error::InvalidArgument {
+            return Err(ErrorKind::InvalidArgument {
                 operation: OP,
                 reason: "a buffer is already attached".into(),
-            });
+            }
+            .into());
         }
         let mut memory = vec![0u8; size.max(1)];
         let rc = match enter(OP) {
@@ -122,7 +124,8 @@ impl AttachedBuffer<'_> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`] (the buffer then stays attached and is leaked); [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`] (the buffer then stays attached and is leaked);
+    /// [`ErrorKind::Mpi`].
     pub fn detach(mut self) -> Result<Vec<u8>> {
         self.detach_raw()?;
         Ok(self.memory.take().unwrap_or_default())

@@ -7,7 +7,7 @@ use super::p2p::ProcNull;
 use super::{Communicator, Comparison};
 use crate::datatype::count_of;
 use crate::env::{Mpi, enter};
-use crate::error::{Error, Result, check};
+use crate::error::{ErrorKind, Result, check};
 use crate::ffi;
 use std::ffi::c_int;
 use std::marker::PhantomData;
@@ -79,7 +79,7 @@ impl<'env> Group<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn size(&self) -> Result<i32> {
         // SAFETY: valid group; writes one int.
         self.query("group_size", |v| unsafe {
@@ -98,7 +98,7 @@ impl<'env> Group<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn rank(&self) -> Result<Option<i32>> {
         // SAFETY: valid group; writes one int.
         let rank = self.query("group_rank", |v| unsafe {
@@ -114,18 +114,20 @@ impl<'env> Group<'env> {
         for &rank in ranks {
             let index = usize::try_from(rank).ok().filter(|&i| i < seen.len());
             let Some(index) = index else {
-                return Err(Error::InvalidRank {
+                return Err(ErrorKind::InvalidRank {
                     operation,
                     role: "group",
                     rank,
                     size,
-                });
+                }
+                .into());
             };
             if std::mem::replace(&mut seen[index], true) {
-                return Err(Error::InvalidArgument {
+                return Err(ErrorKind::InvalidArgument {
                     operation,
                     reason: format!("rank {rank} appears more than once"),
-                });
+                }
+                .into());
             }
         }
         count_of::<i32>(ranks.len(), operation)
@@ -154,8 +156,8 @@ impl<'env> Group<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidRank`] for a rank outside the group, [`Error::InvalidArgument`] for a
-    /// repeated rank; [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::InvalidRank`] for a rank outside the group, [`ErrorKind::InvalidArgument`] for
+    /// a repeated rank; [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn incl(&self, ranks: &[i32]) -> Result<Group<'env>> {
         const OP: &str = "group_incl";
         let n = self.check_ranks(ranks, OP)?;
@@ -200,9 +202,9 @@ impl<'env> Group<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a zero stride, a range that runs away from its `last`, or a
-    /// rank named twice; [`Error::InvalidRank`] for a rank outside the group;
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::InvalidArgument`] for a zero stride, a range that runs away from its `last`, or
+    /// a rank named twice; [`ErrorKind::InvalidRank`] for a rank outside the group;
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn range_incl(&self, ranges: &[(i32, i32, i32)]) -> Result<Group<'env>> {
         const OP: &str = "group_range_incl";
         let (n, mut triplets) = self.check_ranges(ranges, OP)?;
@@ -255,10 +257,11 @@ impl<'env> Group<'env> {
                 _ => Some((i64::from(last) - i64::from(first)) / i64::from(stride)),
             };
             let Some(steps) = steps else {
-                return Err(Error::InvalidArgument {
+                return Err(ErrorKind::InvalidArgument {
                     operation,
                     reason: format!("range ({first}, {last}, {stride}) names no rank"),
-                });
+                }
+                .into());
             };
             // More ranks than the group has would repeat one: stop expanding there.
             for k in 0..=steps.min(i64::from(size)) {
@@ -284,7 +287,7 @@ impl<'env> Group<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn union(&self, other: &Group<'_>) -> Result<Group<'env>> {
         // SAFETY: two valid groups; MPI writes the new handle.
         self.derive("group_union", |out| unsafe {
@@ -304,7 +307,7 @@ impl<'env> Group<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn intersection(&self, other: &Group<'_>) -> Result<Group<'env>> {
         // SAFETY: two valid groups; MPI writes the new handle.
         self.derive("group_intersection", |out| unsafe {
@@ -324,7 +327,7 @@ impl<'env> Group<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn difference(&self, other: &Group<'_>) -> Result<Group<'env>> {
         // SAFETY: two valid groups; MPI writes the new handle.
         self.derive("group_difference", |out| unsafe {
@@ -347,7 +350,8 @@ impl<'env> Group<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidRank`] for a rank outside `self`; [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::InvalidRank`] for a rank outside `self`; [`ErrorKind::WrongThread`];
+    /// [`ErrorKind::Mpi`].
     pub fn translate_ranks(&self, ranks: &[i32], other: &Group<'_>) -> Result<Vec<Option<i32>>> {
         const OP: &str = "group_translate_ranks";
         let size = self.size()?;
@@ -355,12 +359,13 @@ impl<'env> Group<'env> {
             .iter()
             .find(|&&r| !(0..size).contains(&r) && r != ProcNull::RANK)
         {
-            return Err(Error::InvalidRank {
+            return Err(ErrorKind::InvalidRank {
                 operation: OP,
                 role: "group",
                 rank,
                 size,
-            });
+            }
+            .into());
         }
         let n = count_of::<i32>(ranks.len(), OP)?;
         let mut out = vec![0; ranks.len()];
@@ -389,7 +394,7 @@ impl<'env> Group<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn compare(&self, other: &Group<'_>) -> Result<Comparison> {
         const OP: &str = "group_compare";
         // SAFETY: two valid groups; writes one int.
@@ -410,7 +415,7 @@ impl<'env> Group<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`] (the handle is then leaked); [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`] (the handle is then leaked); [`ErrorKind::Mpi`].
     pub fn free(self) -> Result<()> {
         let mut this = ManuallyDrop::new(self);
         this.free_raw()
@@ -458,7 +463,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn group(&self) -> Result<Group<'env>> {
         const OP: &str = "group";
         let _gate = enter(OP)?;
@@ -482,7 +487,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`] (for instance if `group` is not a subgroup).
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`] (for instance if `group` is not a subgroup).
     pub fn create(&self, group: &Group<'_>) -> Result<Option<Communicator<'env>>> {
         const OP: &str = "create";
         let _gate = enter(OP)?;
@@ -509,13 +514,13 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::NotInGroup`] if this process is not in `group` (calling would be erroneous);
-    /// [`Error::InvalidTag`]; [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::NotInGroup`] if this process is not in `group` (calling would be erroneous);
+    /// [`ErrorKind::InvalidTag`]; [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn create_from_group(&self, group: &Group<'_>, tag: i32) -> Result<Communicator<'env>> {
         const OP: &str = "create_from_group";
         super::p2p::check_tag(tag, OP)?;
         if group.rank()?.is_none() {
-            return Err(Error::NotInGroup { operation: OP });
+            return Err(ErrorKind::NotInGroup { operation: OP }.into());
         }
         let _gate = enter(OP)?;
         let mut raw = ffi::MPI_COMM_NULL;

@@ -24,7 +24,7 @@ mod view;
 mod view_v;
 
 use crate::env::{self, Mpi, enter};
-use crate::error::{Error, Result, check};
+use crate::error::{Error, ErrorKind, Result, check};
 use crate::ffi;
 use crate::info::Info;
 use std::ffi::{CString, c_int};
@@ -96,10 +96,11 @@ impl Comparison {
             r if r == crate::c_int_const!(ffi::MPI_SIMILAR) => Comparison::Similar,
             r if r == crate::c_int_const!(ffi::MPI_UNEQUAL) => Comparison::Unequal,
             other => {
-                return Err(Error::InvalidArgument {
+                return Err(ErrorKind::InvalidArgument {
                     operation,
                     reason: format!("MPI returned an unknown comparison result {other}"),
-                });
+                }
+                .into());
             }
         })
     }
@@ -107,7 +108,7 @@ impl Comparison {
 
 /// The kinds of [`Communicator::split_type`] (MPI-4.0 §7.4.2).
 ///
-/// Every kind exists in every build; one the installed MPI lacks is [`Error::Unsupported`]
+/// Every kind exists in every build; one the installed MPI lacks is [`ErrorKind::Unsupported`]
 /// (on every rank alike, since it is decided when the crate is built):
 ///
 /// | kind | Open MPI 4.1 | Open MPI 5 | MPICH 4, 5 |
@@ -199,7 +200,7 @@ pub enum OpenMpiLocality {
 /// The error for a split type the installed MPI lacks.
 #[cfg(not(all(ferrompi_hw_guided, ferrompi_ompi_comm_types)))]
 fn unsupported(what: &str) -> Error {
-    Error::Unsupported {
+    ErrorKind::Unsupported {
         operation: "split_type",
         reason: format!(
             "{what} is not offered by the MPI this crate was built against ({}); \
@@ -207,6 +208,7 @@ fn unsupported(what: &str) -> Error {
             crate::BUILD_PROBE
         ),
     }
+    .into()
 }
 
 impl SplitType {
@@ -413,7 +415,8 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`] from a thread the thread level does not allow; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`] from a thread the thread level does not allow;
+    /// [`ErrorKind::Mpi`].
     pub fn dup(&self) -> Result<Communicator<'env>> {
         const OP: &str = "dup";
         let _gate = enter(OP)?;
@@ -441,9 +444,9 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a negative color (this process still takes part in the
+    /// [`ErrorKind::InvalidArgument`] for a negative color (this process still takes part in the
     /// split, left out of every part, so that the others are not left waiting in it);
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn split(&self, color: Option<i32>, key: i32) -> Result<Option<Communicator<'env>>> {
         const OP: &str = "split";
         let bad_color = color.filter(|&c| c < 0);
@@ -458,10 +461,11 @@ impl<'env> Communicator<'env> {
         check(rc, OP)?;
         if let Some(c) = bad_color {
             // MPI_UNDEFINED gave no communicator: nothing to free.
-            return Err(Error::InvalidArgument {
+            return Err(ErrorKind::InvalidArgument {
                 operation: OP,
                 reason: format!("color {c} is negative; use None to leave this process out"),
-            });
+            }
+            .into());
         }
         // SAFETY: MPI just made `raw` (or `MPI_COMM_NULL`) for us, under the gate we hold.
         unsafe { Communicator::adopt(raw, OP) }
@@ -479,14 +483,14 @@ impl<'env> Communicator<'env> {
     /// match node.split_type(Some(SplitType::HwGuided(HwResource::Package)), 0) {
     ///     Ok(Some(socket)) => println!("{} ranks on my socket", socket.size()),
     ///     Ok(None) => println!("not bound within one socket"),
-    ///     Err(e) => println!("{e}"), // Error::Unsupported on Open MPI 4
+    ///     Err(e) => println!("{e}"), // ErrorKind::Unsupported on Open MPI 4
     /// }
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
     ///
     /// # Errors
-    /// [`Error::Unsupported`] for a kind the installed MPI lacks; [`Error::WrongThread`];
-    /// [`Error::Mpi`].
+    /// [`ErrorKind::Unsupported`] for a kind the installed MPI lacks; [`ErrorKind::WrongThread`];
+    /// [`ErrorKind::Mpi`].
     pub fn split_type(
         &self,
         kind: Option<SplitType>,
@@ -558,7 +562,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn compare(&self, other: &Communicator<'_>) -> Result<Comparison> {
         const OP: &str = "compare";
         let _gate = enter(OP)?;
@@ -579,7 +583,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn name(&self) -> Result<String> {
         const OP: &str = "name";
         let _gate = enter(OP)?;
@@ -601,18 +605,19 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if `name` has a NUL byte or is longer than
-    /// `MPI_MAX_OBJECT_NAME - 1` bytes; [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::InvalidArgument`] if `name` has a NUL byte or is longer than
+    /// `MPI_MAX_OBJECT_NAME - 1` bytes; [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn set_name(&self, name: &str) -> Result<()> {
         const OP: &str = "set_name";
         let max = usize::try_from(ffi::MPI_MAX_OBJECT_NAME - 1).unwrap_or(0);
         if name.len() > max {
-            return Err(Error::InvalidArgument {
+            return Err(ErrorKind::InvalidArgument {
                 operation: OP,
                 reason: format!("name is {} bytes, at most {max} allowed", name.len()),
-            });
+            }
+            .into());
         }
-        let c_name = CString::new(name).map_err(|_| Error::InvalidArgument {
+        let c_name = CString::new(name).map_err(|_| ErrorKind::InvalidArgument {
             operation: OP,
             reason: "name contains a NUL byte".into(),
         })?;
@@ -635,7 +640,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`] (the handle is then leaked, not freed); [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`] (the handle is then leaked, not freed); [`ErrorKind::Mpi`].
     pub fn free(self) -> Result<()> {
         let mut this = ManuallyDrop::new(self);
         this.free_raw()
@@ -706,20 +711,22 @@ impl Mpi {
 
 #[cold]
 fn unexpected_null(operation: &'static str) -> Error {
-    Error::InvalidArgument {
+    ErrorKind::InvalidArgument {
         operation,
         reason: "MPI returned MPI_COMM_NULL unexpectedly".into(),
     }
+    .into()
 }
 
 /// The error of a rank outside `0..size`, built out of line so that the checks that return it
 /// stay a compare and a branch on the hot path.
 #[cold]
 fn invalid_rank(rank: i32, size: i32, role: &'static str, operation: &'static str) -> Error {
-    Error::InvalidRank {
+    ErrorKind::InvalidRank {
         operation,
         role,
         rank,
         size,
     }
+    .into()
 }

@@ -9,7 +9,9 @@ use super::large::spanning;
 use super::p2p::{Destination, RecvArgs, SendArgs, Source, TagMatch, check_tag, raw_tag};
 use crate::datatype::{Equivalence, recv_ptr, send_ptr};
 use crate::env::{enter, enter_with};
-use crate::error::{Error, Result, check};
+#[cfg(doc)]
+use crate::error::ErrorKind;
+use crate::error::{Result, check};
 use crate::ffi;
 use crate::gate::Pass;
 use crate::request::{
@@ -232,7 +234,7 @@ impl<'env> Communicator<'env> {
         let operation = start.name();
         match self.send_args::<T>(buf.len(), dest, tag, operation) {
             // SAFETY: per the caller's contract.
-            Err(Error::CountOverflow { .. }) => unsafe {
+            Err(e) if super::p2p::overflow(&e) => unsafe {
                 let big = self.start_send_big(start, buf, dest, tag, operation)?;
                 out.write(big.raw);
                 Ok(())
@@ -339,7 +341,7 @@ impl<'env> Communicator<'env> {
         let operation = if persistent { "recv_init" } else { "irecv" };
         match self.recv_args::<T>(buf.len(), source, tag, operation) {
             // SAFETY: per the caller's contract.
-            Err(Error::CountOverflow { .. }) => unsafe {
+            Err(e) if super::p2p::overflow(&e) => unsafe {
                 let big = self.start_recv_big(persistent, buf, source, tag, operation)?;
                 out.write(big.raw);
                 Ok(())
@@ -487,9 +489,9 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidRank`], [`Error::InvalidTag`],
-    /// [`Error::CountOverflow`] before any communication;
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::InvalidRank`], [`ErrorKind::InvalidTag`],
+    /// [`ErrorKind::CountOverflow`] before any communication;
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     #[inline(always)]
     pub fn isend<'s, T: Equivalence>(
         &'s self,
@@ -632,7 +634,7 @@ impl<'env> Communicator<'env> {
     ///
     /// # Errors
     /// As [`Communicator::sendrecv`], but a count over `i32::MAX` is an
-    /// [`Error::CountOverflow`]; [`Error::Mpi`] of class `UnsupportedOperation` on an MPI
+    /// [`ErrorKind::CountOverflow`]; [`ErrorKind::Mpi`] of class `UnsupportedOperation` on an MPI
     /// without MPI-4's `MPI_Isendrecv` (Open MPI 4.1: post an `irecv` and an `isend` there).
     #[allow(clippy::too_many_arguments)]
     #[inline]

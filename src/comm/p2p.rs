@@ -12,7 +12,7 @@ use super::Communicator;
 use super::call::SendMode;
 use crate::datatype::{Equivalence, count_of, int_count, recv_ptr, repair, send_ptr};
 use crate::env::{enter, gated, tag_ub};
-use crate::error::{Error, Result, check};
+use crate::error::{Error, ErrorKind, Result, check};
 use crate::ffi;
 use std::ffi::c_int;
 
@@ -114,18 +114,19 @@ pub(crate) fn check_tag(tag: i32, operation: &'static str) -> Result<()> {
 }
 
 /// Whether `e` is a count over `int`, which the large-count paths take.
-fn overflow(e: &Error) -> bool {
-    matches!(e, Error::CountOverflow { .. })
+pub(super) fn overflow(e: &Error) -> bool {
+    matches!(e.kind(), ErrorKind::CountOverflow { .. })
 }
 
 /// The error of a tag outside `0..=max`, built out of line (as `invalid_rank`).
 #[cold]
 fn invalid_tag(tag: i32, max: i32, operation: &'static str) -> Error {
-    Error::InvalidTag {
+    ErrorKind::InvalidTag {
         operation,
         tag,
         max,
     }
+    .into()
 }
 
 /// Checked arguments of a send: count, destination and tag.
@@ -299,7 +300,7 @@ impl Communicator<'_> {
     ) -> Result<()> {
         let dest = dest.into();
         let args = match self.send_args::<T>(buf.len(), dest, tag, operation) {
-            Err(Error::CountOverflow { .. }) => {
+            Err(e) if overflow(&e) => {
                 return self.send_big(mode, buf, dest, tag, operation);
             }
             other => other?,
@@ -334,8 +335,8 @@ impl Communicator<'_> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidRank`], [`Error::InvalidTag`], [`Error::CountOverflow`] before any
-    /// communication; [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::InvalidRank`], [`ErrorKind::InvalidTag`], [`ErrorKind::CountOverflow`] before
+    /// any communication; [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     #[inline]
     pub fn send<T: Equivalence>(
         &self,
@@ -419,9 +420,9 @@ impl Communicator<'_> {
     /// ```
     ///
     /// # Errors
-    /// As [`Communicator::send`]; [`Error::InvalidArgument`] when no buffer is attached (checked
-    /// by ferrompi, since Open MPI 4.1 would send anyway); [`Error::Mpi`] with class `Buffer`
-    /// when the attached buffer is too small.
+    /// As [`Communicator::send`]; [`ErrorKind::InvalidArgument`] when no buffer is attached
+    /// (checked by ferrompi, since Open MPI 4.1 would send anyway); [`ErrorKind::Mpi`] with class
+    /// `Buffer` when the attached buffer is too small.
     #[inline(always)]
     pub fn bsend<T: Equivalence>(
         &self,
@@ -489,10 +490,10 @@ impl Communicator<'_> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidRank`], [`Error::InvalidTag`], [`Error::CountOverflow`] before any
-    /// communication; [`Error::Mpi`] with [`ErrorClass::Truncate`](crate::ErrorClass::Truncate)
-    /// if the message is longer than `buf` (the message is consumed; `buf` may hold part of it);
-    /// [`Error::WrongThread`].
+    /// [`ErrorKind::InvalidRank`], [`ErrorKind::InvalidTag`], [`ErrorKind::CountOverflow`] before
+    /// any communication; [`ErrorKind::Mpi`] with
+    /// [`ErrorClass::Truncate`](crate::ErrorClass::Truncate) if the message is longer than `buf` (the message is consumed; `buf` may hold part of it);
+    /// [`ErrorKind::WrongThread`].
     #[inline(always)]
     pub fn recv<T: Equivalence>(
         &self,
@@ -503,7 +504,7 @@ impl Communicator<'_> {
         const OP: &str = "recv";
         let (source, tag) = (source.into(), tag.into());
         let args = match self.recv_args::<T>(buf.len(), source, tag, OP) {
-            Err(Error::CountOverflow { .. }) => return self.recv_big(buf, source, tag),
+            Err(e) if overflow(&e) => return self.recv_big(buf, source, tag),
             other => other?,
         };
         let dt = T::datatype().as_raw();

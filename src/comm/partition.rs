@@ -2,7 +2,7 @@
 //! `allgatherv`, `alltoallv`): one block of values per rank.
 
 use crate::datatype::Equivalence;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use std::ffi::c_int;
 use std::marker::PhantomData;
 
@@ -15,13 +15,13 @@ use std::marker::PhantomData;
 ///
 /// Blocks may overlap where MPI reads them (the send side of `scatterv` and `alltoallv`: one
 /// block sent to every peer), never where MPI writes them: a receive-side partition whose
-/// blocks overlap is an [`Error::InvalidArgument`] of the call (MPI forbids writing a location
+/// blocks overlap is an [`ErrorKind::InvalidArgument`] of the call (MPI forbids writing a location
 /// twice, MPI-4.0 §6.1).
 ///
 /// A block or offset may exceed `i32::MAX` elements: blocking `gatherv`, `scatterv` and
 /// `allgatherv` then move the blocks with one `MPI_Alltoallw` of placed datatypes, and blocking
 /// `alltoallv` uses MPI-4's `MPI_Alltoallv_c` where the MPI has it. The other calls return
-/// [`Error::CountOverflow`] for such a partition.
+/// [`ErrorKind::CountOverflow`] for such a partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Partition<T> {
     /// MPI's counts and displacements; empty when one does not fit an `int` (`large`).
@@ -55,7 +55,7 @@ impl<T: Equivalence> Partition<T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::CountOverflow`] if the blocks do not fit the address space.
+    /// [`ErrorKind::CountOverflow`] if the blocks do not fit the address space.
     pub fn from_counts(lengths: &[usize]) -> Result<Self> {
         let mut displs = Vec::with_capacity(lengths.len());
         let mut offset = 0usize;
@@ -99,22 +99,23 @@ impl<T: Equivalence> Partition<T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if the slices differ in length; [`Error::CountOverflow`] if a
-    /// block does not fit the address space.
+    /// [`ErrorKind::InvalidArgument`] if the slices differ in length; [`ErrorKind::CountOverflow`]
+    /// if a block does not fit the address space.
     pub fn from_counts_and_displacements(
         lengths: &[usize],
         displacements: &[usize],
     ) -> Result<Self> {
         const OP: &str = "partition";
         if lengths.len() != displacements.len() {
-            return Err(Error::InvalidArgument {
+            return Err(ErrorKind::InvalidArgument {
                 operation: OP,
                 reason: format!(
                     "{} counts but {} displacements",
                     lengths.len(),
                     displacements.len()
                 ),
-            });
+            }
+            .into());
         }
         let scale = |n: usize| crate::datatype::count_of::<T>(n, OP).ok();
         let bytes = |n: usize| {
@@ -361,12 +362,13 @@ fn refuse_overlap(overlap: Option<Overlap>, operation: &'static str) -> Result<(
 /// The error of [`refuse_overlap`], built out of line.
 #[cold]
 fn overlapping((a, b): Overlap, operation: &'static str) -> Error {
-    Error::InvalidArgument {
+    ErrorKind::InvalidArgument {
         operation,
         reason: format!(
             "blocks {a:?} and {b:?} overlap in a buffer MPI writes (only send blocks may)"
         ),
     }
+    .into()
 }
 
 /// Checks a partition of `blocks` blocks needing `extent` values against a communicator of
@@ -397,25 +399,28 @@ fn misfit(
     operation: &'static str,
 ) -> Error {
     if usize::try_from(size).ok() != Some(blocks) {
-        Error::InvalidArgument {
+        ErrorKind::InvalidArgument {
             operation,
             reason: format!("partition has {blocks} blocks for {size} ranks"),
         }
+        .into()
     } else {
-        Error::BufferSize {
+        ErrorKind::BufferSize {
             operation,
             expected: extent,
             actual: buffer_len,
         }
+        .into()
     }
 }
 
 fn overflow(operation: &'static str) -> Error {
-    Error::CountOverflow {
+    ErrorKind::CountOverflow {
         operation,
         count: u64::MAX,
         max: i64::from(c_int::MAX),
     }
+    .into()
 }
 
 /// `count` elements of the predefined `datatype`, starting `bytes` into a buffer.
@@ -472,32 +477,44 @@ mod tests {
             "sending may overlap"
         );
         assert!(matches!(
-            overlapping.check(2, 4, "t"),
-            Err(Error::InvalidArgument { .. })
+            overlapping
+                .check(2, 4, "t")
+                .as_ref()
+                .map_err(crate::error::Error::kind),
+            Err(ErrorKind::InvalidArgument { .. })
         ));
         assert!(
             Partition::<u8>::from_counts_and_displacements(&[0, 2], &[1, 0]).is_ok(),
             "empty blocks never overlap"
         );
         assert!(matches!(
-            Partition::<u8>::from_counts_and_displacements(&[1], &[]),
-            Err(Error::InvalidArgument { .. })
+            Partition::<u8>::from_counts_and_displacements(&[1], &[])
+                .as_ref()
+                .map_err(crate::error::Error::kind),
+            Err(ErrorKind::InvalidArgument { .. })
         ));
         assert!(matches!(
-            Partition::<u8>::from_counts(&[usize::MAX, 1]),
-            Err(Error::CountOverflow { .. })
+            Partition::<u8>::from_counts(&[usize::MAX, 1])
+                .as_ref()
+                .map_err(crate::error::Error::kind),
+            Err(ErrorKind::CountOverflow { .. })
         ));
         let large = Partition::<u8>::from_counts(&[1 << 31, 1]).unwrap();
         assert!(large.is_large() && large.counts.is_empty());
         assert_eq!(large.block(1).bytes, 1 << 31);
         assert!(matches!(
-            large.int_arrays("t"),
-            Err(Error::CountOverflow { .. })
+            large
+                .int_arrays("t")
+                .as_ref()
+                .map_err(crate::error::Error::kind),
+            Err(ErrorKind::CountOverflow { .. })
         ));
         assert!(p.check(3, 6, "t").is_err(), "wrong rank count");
         assert!(matches!(
-            p.check(2, 5, "t"),
-            Err(Error::BufferSize {
+            p.check(2, 5, "t")
+                .as_ref()
+                .map_err(crate::error::Error::kind),
+            Err(ErrorKind::BufferSize {
                 expected: 6,
                 actual: 5,
                 ..
@@ -541,7 +558,7 @@ impl TypedBlock {
 /// Per-rank blocks of a byte buffer, each of its own type, for
 /// [`alltoallw`](crate::Communicator::alltoallw). As with [`Partition`], blocks may overlap on
 /// the send side only: a receive-side partition whose blocks overlap is an
-/// [`Error::InvalidArgument`] of the call. Counts and offsets beyond MPI's `int` take the
+/// [`ErrorKind::InvalidArgument`] of the call. Counts and offsets beyond MPI's `int` take the
 /// large-count path (see `comm::large`).
 #[derive(Debug, Clone)]
 pub struct TypedPartition {
@@ -576,7 +593,7 @@ impl TypedPartition {
     /// ```
     ///
     /// # Errors
-    /// [`Error::CountOverflow`] if a block's size overflows `usize`.
+    /// [`ErrorKind::CountOverflow`] if a block's size overflows `usize`.
     pub fn new(blocks: &[TypedBlock]) -> Result<Self> {
         const OP: &str = "typed_partition";
         let mut spans = Vec::with_capacity(blocks.len());
@@ -683,11 +700,12 @@ impl TypedPartition {
     ) -> Result<(*const c_int, *const c_int, *const crate::ffi::MPI_Datatype)> {
         if self.large {
             let count = self.blocks.iter().map(|b| b.count.max(b.bytes)).max();
-            return Err(Error::CountOverflow {
+            return Err(ErrorKind::CountOverflow {
                 operation,
                 count: u64::try_from(count.unwrap_or(0)).unwrap_or(u64::MAX),
                 max: i64::from(c_int::MAX),
-            });
+            }
+            .into());
         }
         Ok((
             self.counts.as_ptr(),

@@ -6,6 +6,8 @@ use super::Communicator;
 use super::bsend::require_attached;
 use super::nonblocking::StartSend;
 use super::p2p::{Destination, Source, TagMatch};
+#[cfg(doc)]
+use crate::error::ErrorKind;
 use crate::error::Result;
 use crate::request::{OwnedBuffer, PersistentRequest};
 
@@ -47,9 +49,9 @@ impl Communicator<'_> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidRank`](crate::Error::InvalidRank), [`Error::InvalidTag`](crate::Error::InvalidTag),
-    /// [`Error::CountOverflow`](crate::Error::CountOverflow) before any MPI call;
-    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi).
+    /// [`ErrorKind::InvalidRank`], [`ErrorKind::InvalidTag`],
+    /// [`ErrorKind::CountOverflow`] before any MPI call;
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn send_init<B: OwnedBuffer>(
         &self,
         buf: B,
@@ -108,7 +110,7 @@ impl Communicator<'_> {
     /// ```
     ///
     /// # Errors
-    /// As [`Communicator::send_init`]; [`Error::InvalidArgument`](crate::Error::InvalidArgument)
+    /// As [`Communicator::send_init`]; [`ErrorKind::InvalidArgument`]
     /// when no buffer is attached.
     pub fn bsend_init<B: OwnedBuffer>(
         &self,

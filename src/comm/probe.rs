@@ -10,6 +10,8 @@ use super::Communicator;
 use super::p2p::{Source, Status, TagMatch};
 use crate::datatype::{Equivalence, count_of, recv_ptr, repair};
 use crate::env::enter;
+#[cfg(doc)]
+use crate::error::ErrorKind;
 use crate::error::{Result, check};
 use crate::ffi;
 use crate::request::{Kind, OwnedBuffer, OwnedRequest, RawRequest};
@@ -54,9 +56,9 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidRank`](crate::Error::InvalidRank),
-    /// [`Error::InvalidTag`](crate::Error::InvalidTag); [`Error::WrongThread`](crate::Error::WrongThread);
-    /// [`Error::Mpi`](crate::Error::Mpi).
+    /// [`ErrorKind::InvalidRank`],
+    /// [`ErrorKind::InvalidTag`]; [`ErrorKind::WrongThread`];
+    /// [`ErrorKind::Mpi`].
     #[inline(always)]
     pub fn probe(&self, source: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Status> {
         const OP: &str = "probe";
@@ -218,7 +220,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// As [`Communicator::probe`]; [`Error::InvalidArgument`](crate::Error::InvalidArgument) if
+    /// As [`Communicator::probe`]; [`ErrorKind::InvalidArgument`] if
     /// the message is not a whole number of values of `T`.
     pub fn recv_vec<T: Equivalence>(
         &self,
@@ -245,7 +247,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// As [`Communicator::recv`]; [`Error::InvalidArgument`](crate::Error::InvalidArgument) if
+    /// As [`Communicator::recv`]; [`ErrorKind::InvalidArgument`] if
     /// the message is not a whole number of values of `T` (the storage then stays uninitialised).
     pub fn recv_uninit<'b, T: Equivalence>(
         &self,
@@ -333,8 +335,8 @@ impl<'comm> Message<'comm> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::CountOverflow`](crate::Error::CountOverflow); [`Error::Mpi`](crate::Error::Mpi)
-    /// (class `Truncate` if `buf` is too small); [`Error::WrongThread`](crate::Error::WrongThread)
+    /// [`ErrorKind::CountOverflow`]; [`ErrorKind::Mpi`]
+    /// (class `Truncate` if `buf` is too small); [`ErrorKind::WrongThread`]
     /// (the message is then discarded when dropped).
     pub fn recv<T: Equivalence>(self, buf: &mut [T]) -> Result<Status> {
         let count = count_of::<T>(buf.len(), "mrecv")?;
@@ -358,7 +360,7 @@ impl<'comm> Message<'comm> {
     /// ```
     ///
     /// # Errors
-    /// As [`Message::recv`]; [`Error::InvalidArgument`](crate::Error::InvalidArgument) if the
+    /// As [`Message::recv`]; [`ErrorKind::InvalidArgument`] if the
     /// message is not a whole number of values of `T` (it is then discarded).
     pub fn recv_vec<T: Equivalence>(self) -> Result<(Vec<T>, Status)> {
         let n = self.status.count::<T>()?;
@@ -393,8 +395,8 @@ impl<'comm> Message<'comm> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::CountOverflow`](crate::Error::CountOverflow); [`Error::WrongThread`](crate::Error::WrongThread)
-    /// (the message is then discarded); [`Error::Mpi`](crate::Error::Mpi).
+    /// [`ErrorKind::CountOverflow`]; [`ErrorKind::WrongThread`]
+    /// (the message is then discarded); [`ErrorKind::Mpi`].
     pub fn irecv_owned<B: OwnedBuffer>(self, mut buf: B) -> Result<OwnedRequest<'comm, B>> {
         const OP: &str = "imrecv";
         let slice = buf.as_mut_slice();

@@ -4,7 +4,7 @@
 
 use super::Communicator;
 use super::p2p::{Destination, Source, Status, TagMatch};
-use crate::error::{Error, Result};
+use crate::error::{ErrorKind, Result};
 use crate::request::{OwnedRequest, progress};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -14,9 +14,12 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 fn encode<T: Serialize + ?Sized>(value: &T, operation: &'static str) -> Result<Vec<u8>> {
-    postcard::to_allocvec(value).map_err(|e| Error::Codec {
-        operation,
-        reason: e.to_string(),
+    postcard::to_allocvec(value).map_err(|e| {
+        ErrorKind::Codec {
+            operation,
+            reason: e.to_string(),
+        }
+        .into()
     })
 }
 
@@ -29,12 +32,13 @@ fn decode_from<T: DeserializeOwned>(
     if source == Source::ProcNull {
         return Ok(None);
     }
-    postcard::from_bytes(bytes)
-        .map(Some)
-        .map_err(|e| Error::Codec {
+    postcard::from_bytes(bytes).map(Some).map_err(|e| {
+        ErrorKind::Codec {
             operation,
             reason: e.to_string(),
-        })
+        }
+        .into()
+    })
 }
 
 /// Typed messages: any `Serialize` value, sent and received as bytes (feature `serde`).
@@ -63,7 +67,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Codec`] if the value cannot be encoded; otherwise as
+    /// [`ErrorKind::Codec`] if the value cannot be encoded; otherwise as
     /// [`Communicator::send`].
     pub fn send_value<T: Serialize + ?Sized>(
         &self,
@@ -94,7 +98,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Codec`] if the bytes do not decode as `T`; otherwise as
+    /// [`ErrorKind::Codec`] if the bytes do not decode as `T`; otherwise as
     /// [`Communicator::recv_vec`].
     pub fn recv_value<T: DeserializeOwned>(
         &self,

@@ -12,6 +12,8 @@ use super::p2p::{Destination, Source, TagMatch, check_tag, raw_tag};
 use crate::datatype::pack::{Packable, Unpackable, check_room};
 use crate::datatype::{Equivalence, View, ViewMut, count_of, recv_ptr, send_ptr};
 use crate::env::{enter, enter_with, gated};
+#[cfg(doc)]
+use crate::error::ErrorKind;
 use crate::error::{Result, check};
 use crate::ffi;
 use crate::gate::Pass;
@@ -43,9 +45,9 @@ impl Communicator<'_> {
     /// MPI-4.0 §3.2.1, §5.1).
     ///
     /// # Errors
-    /// [`Error::InvalidRank`](crate::Error::InvalidRank),
-    /// [`Error::InvalidTag`](crate::Error::InvalidTag) before any communication;
-    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi).
+    /// [`ErrorKind::InvalidRank`],
+    /// [`ErrorKind::InvalidTag`] before any communication;
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn send_view(&self, view: View<'_>, dest: impl Into<Destination>, tag: i32) -> Result<()> {
         self.send_view_with(SendMode::Standard, view, dest.into(), tag, "send")
     }
@@ -185,8 +187,8 @@ impl Communicator<'_> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidRank`](crate::Error::InvalidRank) for `root`;
-    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi).
+    /// [`ErrorKind::InvalidRank`] for `root`;
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn bcast_view<T: Equivalence>(&self, mut view: ViewMut<'_, T>, root: i32) -> Result<()> {
         const OP: &str = "bcast";
         self.check_rank(root, "root", OP)?;
@@ -319,10 +321,10 @@ impl Communicator<'_> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidRank`](crate::Error::InvalidRank) for `root`;
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if the root's `recv` count
-    /// does not divide among the ranks; [`Error::WrongThread`](crate::Error::WrongThread);
-    /// [`Error::Mpi`](crate::Error::Mpi).
+    /// [`ErrorKind::InvalidRank`] for `root`;
+    /// [`ErrorKind::InvalidArgument`] if the root's `recv` count
+    /// does not divide among the ranks; [`ErrorKind::WrongThread`];
+    /// [`ErrorKind::Mpi`].
     pub fn gather_view<T: Equivalence>(
         &self,
         send: View<'_>,
@@ -350,9 +352,9 @@ impl Communicator<'_> {
     /// `size` blocks (`MPI_Allgather`, MPI-4.0 §6.7).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if `recv`'s count does not
-    /// divide among the ranks; [`Error::WrongThread`](crate::Error::WrongThread);
-    /// [`Error::Mpi`](crate::Error::Mpi).
+    /// [`ErrorKind::InvalidArgument`] if `recv`'s count does not
+    /// divide among the ranks; [`ErrorKind::WrongThread`];
+    /// [`ErrorKind::Mpi`].
     pub fn allgather_view<T: Equivalence>(
         &self,
         send: View<'_>,
@@ -702,8 +704,8 @@ impl Communicator<'_> {
     /// §5.2.2): an upper bound.
     ///
     /// # Errors
-    /// [`Error::CountOverflow`](crate::Error::CountOverflow);
-    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi).
+    /// [`ErrorKind::CountOverflow`];
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn pack_size(&self, input: &(impl Packable + ?Sized)) -> Result<usize> {
         const OP: &str = "pack_size";
         let (_, count, datatype) = input.pack_args(OP)?;
@@ -744,7 +746,7 @@ impl Communicator<'_> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if `out` has no room from
+    /// [`ErrorKind::InvalidArgument`] if `out` has no room from
     /// `*position` for [`pack_size`](Self::pack_size); as `pack_size`.
     pub fn pack(
         &self,
@@ -779,7 +781,7 @@ impl Communicator<'_> {
     /// and moves `*position` past what it read (`MPI_Unpack`, MPI-4.0 §5.2.1).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if `input` does not hold,
+    /// [`ErrorKind::InvalidArgument`] if `input` does not hold,
     /// from `*position`, the bytes [`pack_size`](Self::pack_size) gives for `output`; as
     /// `pack_size`.
     pub fn unpack(

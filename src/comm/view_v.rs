@@ -9,7 +9,7 @@ use crate::datatype::{
     Blocks, BlocksMut, Equivalence, LayoutBlocks, LayoutBlocksMut, View, ViewMut,
 };
 use crate::env::enter;
-use crate::error::{Error, Result, check};
+use crate::error::{Error, ErrorKind, Result, check};
 use crate::ffi;
 use crate::request::{Repair, Request, Scope};
 use std::ffi::{c_int, c_void};
@@ -17,19 +17,21 @@ use std::ffi::{c_int, c_void};
 /// The error for a blocked side without one block per rank.
 #[cold]
 fn not_per_rank(operation: &'static str, what: &str, blocks: usize, size: i32) -> Error {
-    Error::InvalidArgument {
+    ErrorKind::InvalidArgument {
         operation,
         reason: format!("the {what} has {blocks} blocks: one per rank ({size}) is needed"),
     }
+    .into()
 }
 
 /// The error for a root without its blocked side.
 #[cold]
 fn root_without(operation: &'static str, what: &str) -> Error {
-    Error::InvalidArgument {
+    ErrorKind::InvalidArgument {
         operation,
         reason: format!("the root must pass its {what} (`Some`)"),
     }
+    .into()
 }
 
 impl<'env> Communicator<'env> {
@@ -182,8 +184,8 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidRank`] for `root`; [`Error::InvalidArgument`] at the root for `recv`
-    /// missing or without one block per rank; [`Error::WrongThread`]; [`Error::Mpi`] (class
+    /// [`ErrorKind::InvalidRank`] for `root`; [`ErrorKind::InvalidArgument`] at the root for `recv`
+    /// missing or without one block per rank; [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`] (class
     /// `Truncate` where a rank sends more than its block holds).
     pub fn gatherv_view<T: Equivalence>(
         &self,
@@ -213,8 +215,8 @@ impl<'env> Communicator<'env> {
     /// (`MPI_Allgatherv`, MPI-4.0 §6.7).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] without one block per rank; [`Error::WrongThread`];
-    /// [`Error::Mpi`].
+    /// [`ErrorKind::InvalidArgument`] without one block per rank; [`ErrorKind::WrongThread`];
+    /// [`ErrorKind::Mpi`].
     pub fn allgatherv_view<T: Equivalence>(
         &self,
         send: View<'_>,
@@ -333,8 +335,8 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] without one block per rank on either side;
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::InvalidArgument`] without one block per rank on either side;
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn alltoallw_view<T: Equivalence>(
         &self,
         send: &LayoutBlocks<'_>,

@@ -5,7 +5,7 @@
 
 use super::derived::DerivedType;
 use super::{Equivalence, count_overflow, empty_recv, empty_send};
-use crate::error::{Error, Result};
+use crate::error::{ErrorKind, Result};
 use crate::ffi;
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
@@ -64,8 +64,8 @@ impl<'mpi> DerivedType<'mpi> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if `counts` and `displs` differ in length or a block
-    /// reaches outside `buf`; [`Error::CountOverflow`] if a count or displacement is over
+    /// [`ErrorKind::InvalidArgument`] if `counts` and `displs` differ in length or a block
+    /// reaches outside `buf`; [`ErrorKind::CountOverflow`] if a count or displacement is over
     /// `int`.
     pub fn blocks<'a, T: Equivalence>(
         &'a self,
@@ -111,7 +111,7 @@ impl<'mpi> DerivedType<'mpi> {
     /// ```
     ///
     /// # Errors
-    /// As [`blocks`](Self::blocks); [`Error::InvalidArgument`] naming two blocks that reach
+    /// As [`blocks`](Self::blocks); [`ErrorKind::InvalidArgument`] naming two blocks that reach
     /// the same byte.
     pub fn blocks_mut<'a, T: Equivalence>(
         &'a self,
@@ -142,14 +142,15 @@ impl<'mpi> DerivedType<'mpi> {
         operation: &'static str,
     ) -> Result<(Vec<c_int>, Vec<c_int>, Vec<(i128, usize)>)> {
         if counts.len() != displs.len() {
-            return Err(Error::InvalidArgument {
+            return Err(ErrorKind::InvalidArgument {
                 operation,
                 reason: format!(
                     "{} counts and {} displacements: one of each per block",
                     counts.len(),
                     displs.len()
                 ),
-            });
+            }
+            .into());
         }
         let bounds = self.bounds();
         let mut origins = Vec::with_capacity(counts.len());
@@ -223,13 +224,14 @@ fn inside(
     let reach = ty.bounds().reach(count);
     let (lo, hi) = (origin + reach.start, origin + reach.end);
     if lo < hi && (lo < 0 || hi > bytes as i128) {
-        return Err(Error::InvalidArgument {
+        return Err(ErrorKind::InvalidArgument {
             operation,
             reason: format!(
                 "block {block} ({count} copies from byte {origin}) reaches bytes {lo}..{hi}, \
                  outside a buffer of {bytes} bytes"
             ),
-        });
+        }
+        .into());
     }
     Ok(())
 }
@@ -309,8 +311,8 @@ impl<'a> LayoutBlocks<'a> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if a block reaches outside `buf`; [`Error::CountOverflow`]
-    /// if a count or offset is over `int`.
+    /// [`ErrorKind::InvalidArgument`] if a block reaches outside `buf`;
+    /// [`ErrorKind::CountOverflow`] if a count or offset is over `int`.
     pub fn new<T: Equivalence>(
         buf: &'a [T],
         blocks: &[LayoutBlock<'a, '_>],
@@ -362,7 +364,7 @@ impl<'a, T: Equivalence> LayoutBlocksMut<'a, T> {
     /// ```
     ///
     /// # Errors
-    /// As [`LayoutBlocks::new`]; [`Error::InvalidArgument`] naming two blocks that reach the
+    /// As [`LayoutBlocks::new`]; [`ErrorKind::InvalidArgument`] naming two blocks that reach the
     /// same byte.
     pub fn new(buf: &'a mut [T], blocks: &[LayoutBlock<'a, '_>]) -> Result<Self> {
         const OP: &str = "layout_blocks_mut";
@@ -408,7 +410,7 @@ impl<'a, T: Equivalence> LayoutBlocksMut<'a, T> {
 /// an origin in bytes (what [`LayoutBlocksMut::new`] checks).
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] naming two blocks that reach the same byte.
+/// [`ErrorKind::InvalidArgument`] naming two blocks that reach the same byte.
 pub(crate) fn check_receive_blocks(
     blocks: &[(&DerivedType<'_>, i128, usize)],
     operation: &'static str,

@@ -18,7 +18,7 @@
 
 use super::{Datatype, Equivalence};
 use crate::env::enter;
-use crate::error::{Error, Result, check};
+use crate::error::{ErrorKind, Result, check};
 use crate::ffi;
 use std::any::TypeId;
 use std::ffi::c_int;
@@ -68,9 +68,9 @@ impl Field {
 /// ```
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] if a field reaches past `size_of::<S>()`, has more elements
+/// [`ErrorKind::InvalidArgument`] if a field reaches past `size_of::<S>()`, has more elements
 /// than an `int` counts, or its type has no datatype now (MPI not running, or refused on
-/// this thread); [`Error::WrongThread`], [`Error::NotInitialized`]; [`Error::Mpi`].
+/// this thread); [`ErrorKind::WrongThread`], [`ErrorKind::NotInitialized`]; [`ErrorKind::Mpi`].
 pub fn struct_datatype<S>(fields: &[Field]) -> Result<Datatype> {
     const OP: &str = "struct_datatype";
     let size = std::mem::size_of::<S>();
@@ -93,10 +93,11 @@ pub fn struct_datatype<S>(fields: &[Field]) -> Result<Datatype> {
             None
         };
         if let Some(reason) = reason {
-            return Err(Error::InvalidArgument {
+            return Err(ErrorKind::InvalidArgument {
                 operation: OP,
                 reason,
-            });
+            }
+            .into());
         }
         lengths.push(
             c_int::try_from(field.elements)
@@ -374,10 +375,11 @@ mod tests {
     fn a_static_cache_builds_once_and_keeps_no_failure() {
         static CACHE: TypeCache = TypeCache::new();
         let failed = CACHE.get_or_build(|| {
-            Err(Error::InvalidArgument {
+            Err(ErrorKind::InvalidArgument {
                 operation: "test",
                 reason: "no MPI".into(),
-            })
+            }
+            .into())
         });
         assert_eq!(failed, Datatype::NULL);
         assert_eq!(CACHE.get_or_build(|| Ok(f64::datatype())), f64::datatype());

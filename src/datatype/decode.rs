@@ -4,6 +4,8 @@
 use super::Datatype;
 use super::derived::{DerivedType, TypeRef};
 use crate::env::{Mpi, enter};
+#[cfg(doc)]
+use crate::error::ErrorKind;
 use crate::error::{Result, check};
 use crate::ffi;
 use std::ffi::c_int;
@@ -156,7 +158,7 @@ impl TypeRef<'_> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi).
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn envelope(&self) -> Result<Envelope> {
         const OP: &str = "type_get_envelope";
         let (mut ni, mut na, mut nd, mut combiner) = (0, 0, 0, 0);
@@ -190,7 +192,7 @@ impl TypeRef<'_> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi).
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn contents<'mpi>(&self, mpi: &'mpi Mpi) -> Result<Contents<'mpi>> {
         const OP: &str = "type_get_contents";
         let envelope = self.envelope()?;

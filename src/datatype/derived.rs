@@ -2,7 +2,7 @@
 
 use super::{Datatype, count_overflow};
 use crate::env::{Mpi, enter};
-use crate::error::{Error, Result, check};
+use crate::error::{Error, ErrorKind, Result, check};
 use crate::ffi;
 use std::ffi::c_int;
 use std::marker::PhantomData;
@@ -152,7 +152,7 @@ pub enum Distribution {
 /// Its constructors are MPI's, with counts as `usize` and displacements as `isize` (in
 /// elements of the old type, or in bytes for the `h` forms). A count beyond `int` uses the
 /// MPI-4 large-count (`_c`) constructor where the MPI has it, and is an
-/// [`Error::CountOverflow`] elsewhere. A type describes memory relative to a buffer's start;
+/// [`ErrorKind::CountOverflow`] elsewhere. A type describes memory relative to a buffer's start;
 /// [`view`](Self::view) and [`view_mut`](Self::view_mut) check that it stays inside a slice
 /// before anything is moved.
 ///
@@ -222,10 +222,11 @@ fn counts<I: Copy + TryInto<ffi::MPI_Count>>(
 /// The error for arrays of a constructor whose lengths differ.
 #[cold]
 fn lengths_differ(operation: &'static str, what: &str) -> Error {
-    Error::InvalidArgument {
+    ErrorKind::InvalidArgument {
         operation,
         reason: format!("{what} must have the same length"),
     }
+    .into()
 }
 
 /// Displacements and strides as `MPI_Aint` (`isize` is as wide on every platform MPI runs on).
@@ -336,7 +337,7 @@ impl<'mpi> DerivedType<'mpi> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::CountOverflow`]; [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::CountOverflow`]; [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn contiguous<'a>(
         mpi: &'mpi Mpi,
         count: usize,
@@ -376,7 +377,7 @@ impl<'mpi> DerivedType<'mpi> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::CountOverflow`]; [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::CountOverflow`]; [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn vector<'a>(
         mpi: &'mpi Mpi,
         count: usize,
@@ -423,7 +424,7 @@ impl<'mpi> DerivedType<'mpi> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::CountOverflow`]; [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::CountOverflow`]; [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn hvector<'a>(
         mpi: &'mpi Mpi,
         count: usize,
@@ -469,8 +470,8 @@ impl<'mpi> DerivedType<'mpi> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if the slices' lengths differ; [`Error::CountOverflow`];
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::InvalidArgument`] if the slices' lengths differ; [`ErrorKind::CountOverflow`];
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn indexed<'a>(
         mpi: &'mpi Mpi,
         lengths: &[usize],
@@ -532,7 +533,7 @@ impl<'mpi> DerivedType<'mpi> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::CountOverflow`]; [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::CountOverflow`]; [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn indexed_block<'a>(
         mpi: &'mpi Mpi,
         blocklength: usize,
@@ -677,8 +678,8 @@ impl<'mpi> DerivedType<'mpi> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if the slices' lengths differ; [`Error::CountOverflow`];
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::InvalidArgument`] if the slices' lengths differ; [`ErrorKind::CountOverflow`];
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn create_struct(
         mpi: &'mpi Mpi,
         lengths: &[usize],
@@ -738,9 +739,9 @@ impl<'mpi> DerivedType<'mpi> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if the slices' lengths differ or a block reaches past its
-    /// array (checked here: MPI would abort on it); [`Error::CountOverflow`];
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::InvalidArgument`] if the slices' lengths differ or a block reaches past its
+    /// array (checked here: MPI would abort on it); [`ErrorKind::CountOverflow`];
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn subarray<'a>(
         mpi: &'mpi Mpi,
         sizes: &[usize],
@@ -761,12 +762,12 @@ impl<'mpi> DerivedType<'mpi> {
                 sub == 0 || size == 0 || start.checked_add(sub).is_none_or(|end| end > size)
             });
         if sizes.is_empty() || outside {
-            return Err(Error::InvalidArgument {
+            return Err(ErrorKind::InvalidArgument {
                 operation: OP,
                 reason: format!(
                     "subarray {subsizes:?} at {starts:?} is not a non-empty block of an array of {sizes:?}"
                 ),
-            });
+            }.into());
         }
         let old = old.into().raw;
         match (
@@ -832,9 +833,9 @@ impl<'mpi> DerivedType<'mpi> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if the slices' lengths differ or the grid is not `size`
-    /// processes with `rank` among them; [`Error::CountOverflow`]; [`Error::WrongThread`];
-    /// [`Error::Mpi`].
+    /// [`ErrorKind::InvalidArgument`] if the slices' lengths differ or the grid is not `size`
+    /// processes with `rank` among them; [`ErrorKind::CountOverflow`]; [`ErrorKind::WrongThread`];
+    /// [`ErrorKind::Mpi`].
     #[allow(clippy::too_many_arguments)]
     pub fn darray<'a>(
         mpi: &'mpi Mpi,
@@ -852,12 +853,13 @@ impl<'mpi> DerivedType<'mpi> {
         }
         let grid = psizes.iter().try_fold(1usize, |n, &p| n.checked_mul(p));
         if gsizes.is_empty() || grid != Some(size) || rank >= size {
-            return Err(Error::InvalidArgument {
+            return Err(ErrorKind::InvalidArgument {
                 operation: OP,
                 reason: format!(
                     "a grid of {psizes:?} processes must be `size` = {size}, with rank {rank} in it"
                 ),
-            });
+            }
+            .into());
         }
         let (mut kinds, mut args) = (Vec::new(), Vec::new());
         for d in distribs {
@@ -942,7 +944,7 @@ impl<'mpi> DerivedType<'mpi> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn resized<'a>(
         mpi: &'mpi Mpi,
         old: impl Into<TypeRef<'a>>,
@@ -962,7 +964,7 @@ impl<'mpi> DerivedType<'mpi> {
     /// A copy of this type (`MPI_Type_dup`, MPI-4.0 §5.1.10), owned on its own.
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn dup(&self) -> Result<DerivedType<'mpi>> {
         let old = self.raw;
         // SAFETY: MPI writes one handle at `t`.
@@ -986,8 +988,8 @@ impl<'mpi> DerivedType<'mpi> {
     /// Frees the type now, reporting errors (`MPI_Type_free`, MPI-4.0 §5.1.9).
     ///
     /// # Errors
-    /// [`Error::WrongThread`] (the handle is then leaked, and reported at finalize);
-    /// [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`] (the handle is then leaked, and reported at finalize);
+    /// [`ErrorKind::Mpi`].
     pub fn free(self) -> Result<()> {
         let mut this = ManuallyDrop::new(self);
         this.free_raw()

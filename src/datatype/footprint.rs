@@ -13,7 +13,7 @@
 use super::decode::{Combiner, ContentType};
 use super::derived::{Bounds, DerivedType, TypeRef};
 use crate::env::Mpi;
-use crate::error::{Error, Result};
+use crate::error::{ErrorKind, Result};
 
 /// The most byte runs kept for one copy of a type; beyond them, its true extent stands in.
 pub(crate) const MOST_RUNS: usize = 1 << 20;
@@ -50,7 +50,7 @@ impl DerivedType<'_> {
 /// an origin in bytes: the receive side of a `v` or `w` collective.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] naming two blocks that share a byte, or when the blocks are too
+/// [`ErrorKind::InvalidArgument`] naming two blocks that share a byte, or when the blocks are too
 /// many pieces to check ([`MOST_PIECES`]).
 pub(crate) fn check_disjoint(
     blocks: &[(&DerivedType<'_>, i128, usize)],
@@ -74,14 +74,15 @@ pub(crate) fn check_disjoint(
         .map(|&(ty, _, count)| count.saturating_mul(ty.footprint().len()))
         .fold(0, usize::saturating_add);
     if pieces > MOST_PIECES {
-        return Err(Error::InvalidArgument {
+        return Err(ErrorKind::InvalidArgument {
             operation,
             reason: format!(
                 "the blocks' reaches interleave, and checking that no two write the same \
                  byte would walk {pieces} pieces (at most {MOST_PIECES}): give the blocks \
                  byte ranges that do not interleave"
             ),
-        });
+        }
+        .into());
     }
     let mut all: Vec<(i128, i128, usize)> = Vec::with_capacity(pieces);
     for (block, &(ty, origin, count)) in blocks.iter().enumerate() {
@@ -108,13 +109,14 @@ pub(crate) fn check_disjoint(
         if let Some((reach, other)) = furthest
             && start < reach
         {
-            return Err(Error::InvalidArgument {
+            return Err(ErrorKind::InvalidArgument {
                 operation,
                 reason: format!(
                     "blocks {other} and {block} both write byte {start} of the receive buffer \
                      (MPI writes no byte of it twice)"
                 ),
-            });
+            }
+            .into());
         }
         if furthest.is_none_or(|(reach, _)| end > reach) {
             furthest = Some((end, block));

@@ -69,7 +69,7 @@ pub use decode::{Combiner, ContentType, Contents, Envelope};
 pub use derived::{Bounds, DerivedType, Distribution, Order, TypeRef};
 pub use view::{View, ViewMut};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::ffi;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::AtomicU64;
@@ -387,7 +387,7 @@ unsafe impl<T: bytemuck::Pod> Equivalence for Bytes<T> {
 /// The MPI count for `len` values of `T`: `len * T::ELEMENTS` as a C `int`.
 ///
 /// # Errors
-/// [`Error::CountOverflow`] if it does not fit.
+/// [`ErrorKind::CountOverflow`] if it does not fit.
 #[inline(always)]
 pub(crate) fn count_of<T: Equivalence>(len: usize, operation: &'static str) -> Result<c_int> {
     match int_count::<T>(len) {
@@ -409,11 +409,12 @@ pub(crate) fn count_overflow(len: usize, per_value: usize, operation: &'static s
     let count = u64::try_from(len)
         .unwrap_or(u64::MAX)
         .saturating_mul(u64::try_from(per_value).unwrap_or(u64::MAX));
-    Error::CountOverflow {
+    ErrorKind::CountOverflow {
         operation,
         count,
         max: i64::from(c_int::MAX),
     }
+    .into()
 }
 
 /// Where a zero-byte send buffer points MPI instead of its own dangling address.
@@ -481,16 +482,20 @@ mod tests {
         let max = usize::try_from(c_int::MAX).unwrap();
         assert_eq!(count_of::<u8>(max, "t"), Ok(c_int::MAX));
         assert!(matches!(
-            count_of::<u8>(max + 1, "send"),
-            Err(Error::CountOverflow { operation: "send", count, .. }) if count == (max as u64) + 1
+            count_of::<u8>(max + 1, "send").as_ref().map_err(crate::error::Error::kind),
+            Err(ErrorKind::CountOverflow { operation: "send", count, .. }) if *count == (max as u64) + 1
         ));
         assert!(matches!(
-            count_of::<[u8; 2]>(max, "t"),
-            Err(Error::CountOverflow { .. })
+            count_of::<[u8; 2]>(max, "t")
+                .as_ref()
+                .map_err(crate::error::Error::kind),
+            Err(ErrorKind::CountOverflow { .. })
         ));
         assert!(matches!(
-            count_of::<[u8; 2]>(usize::MAX, "t"),
-            Err(Error::CountOverflow { .. })
+            count_of::<[u8; 2]>(usize::MAX, "t")
+                .as_ref()
+                .map_err(crate::error::Error::kind),
+            Err(ErrorKind::CountOverflow { .. })
         ));
     }
 

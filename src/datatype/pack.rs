@@ -5,7 +5,7 @@
 //!
 //! `external32` takes any datatype on Open MPI; elsewhere only the basic predefined ones
 //! (numbers, `bool`, bytes and arrays of them), because MPICH aborts the process on a struct
-//! datatype of mixed types there: a derived type is an [`Error::Unsupported`] instead.
+//! datatype of mixed types there: a derived type is an [`ErrorKind::Unsupported`] instead.
 //!
 //! What is packed is a slice of [`Equivalence`] values or a [`View`]; what is unpacked into,
 //! a slice or a [`ViewMut`]. Every call checks, before MPI runs, that the position is inside
@@ -30,7 +30,7 @@
 use super::view::{View, ViewMut};
 use super::{Equivalence, count_of, recv_ptr, repair, send_ptr};
 use crate::env::enter;
-use crate::error::{Error, Result, check};
+use crate::error::{ErrorKind, Result, check};
 use crate::ffi;
 use std::ffi::{c_int, c_void};
 
@@ -114,12 +114,13 @@ pub(crate) fn check_room(
     operation: &'static str,
 ) -> Result<()> {
     if position > len || len - position < need {
-        return Err(Error::InvalidArgument {
+        return Err(ErrorKind::InvalidArgument {
             operation,
             reason: format!(
                 "{need} bytes from position {position} do not fit a byte buffer of {len}"
             ),
-        });
+        }
+        .into());
     }
     Ok(())
 }
@@ -155,12 +156,13 @@ fn external32_allowed(datatype: ffi::MPI_Datatype, operation: &'static str) -> R
     if basic.contains(&datatype) || boolean.contains(&datatype) {
         Ok(())
     } else {
-        Err(Error::Unsupported {
+        Err(ErrorKind::Unsupported {
             operation,
             reason: "external32 of derived datatypes is only offered on Open MPI (MPICH aborts \
                      on structs of mixed types); use Communicator::pack"
                 .into(),
-        })
+        }
+        .into())
     }
 }
 
@@ -168,9 +170,9 @@ fn external32_allowed(datatype: ffi::MPI_Datatype, operation: &'static str) -> R
 /// an upper bound, exact for the predefined types.
 ///
 /// # Errors
-/// [`Error::Unsupported`] for a derived datatype outside Open MPI (see the module docs);
-/// [`Error::CountOverflow`]; [`Error::WrongThread`], [`Error::NotInitialized`],
-/// [`Error::AlreadyFinalized`]; [`Error::Mpi`].
+/// [`ErrorKind::Unsupported`] for a derived datatype outside Open MPI (see the module docs);
+/// [`ErrorKind::CountOverflow`]; [`ErrorKind::WrongThread`], [`ErrorKind::NotInitialized`],
+/// [`ErrorKind::AlreadyFinalized`]; [`ErrorKind::Mpi`].
 pub fn pack_external_size(input: &(impl Packable + ?Sized)) -> Result<usize> {
     const OP: &str = "pack_external_size";
     let (_, count, datatype) = input.pack_args(OP)?;
@@ -189,7 +191,7 @@ pub fn pack_external_size(input: &(impl Packable + ?Sized)) -> Result<usize> {
 /// it.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] if `out` has no room from `*position` for
+/// [`ErrorKind::InvalidArgument`] if `out` has no room from `*position` for
 /// [`pack_external_size`]; as [`pack_external_size`].
 pub fn pack_external(
     input: &(impl Packable + ?Sized),
@@ -223,7 +225,7 @@ pub fn pack_external(
 /// (`MPI_Unpack_external`, MPI-4.0 §5.2.3), and moves `*position` past it.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] if `input` does not hold, from `*position`, the bytes
+/// [`ErrorKind::InvalidArgument`] if `input` does not hold, from `*position`, the bytes
 /// [`pack_external_size`] gives for `output`; as [`pack_external_size`].
 pub fn unpack_external(
     input: &[u8],

@@ -3,7 +3,7 @@
 
 use super::derived::DerivedType;
 use super::{Equivalence, empty_recv, empty_send};
-use crate::error::{Error, Result};
+use crate::error::{ErrorKind, Result};
 use crate::ffi;
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
@@ -48,7 +48,7 @@ impl<'mpi> DerivedType<'mpi> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if a copy reaches outside `buf`; [`Error::CountOverflow`]
+    /// [`ErrorKind::InvalidArgument`] if a copy reaches outside `buf`; [`ErrorKind::CountOverflow`]
     /// if `count` is over `int`.
     pub fn view<'a, T: Equivalence>(&'a self, buf: &'a [T], count: usize) -> Result<View<'a>> {
         let count = self.count_over(std::mem::size_of_val(buf), count, "view")?;
@@ -108,14 +108,15 @@ impl DerivedType<'_> {
         let bounds = self.bounds();
         let reach = bounds.reach(count);
         if reach.start < 0 || reach.end > bytes as i128 {
-            return Err(Error::InvalidArgument {
+            return Err(ErrorKind::InvalidArgument {
                 operation,
                 reason: format!(
                     "{count} copies of a type reaching bytes {}..{} of its buffer (lower bound \
                      {}, extent {}, true extent {}) do not fit in a buffer of {bytes} bytes",
                     reach.start, reach.end, bounds.true_lb, bounds.extent, bounds.true_extent
                 ),
-            });
+            }
+            .into());
         }
         c_int::try_from(count).map_err(|_| super::count_overflow(count, 1, operation))
     }

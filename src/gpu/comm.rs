@@ -9,7 +9,7 @@ use crate::comm::p2p::{Destination, Source, TagMatch};
 use crate::comm::partition::Partition;
 use crate::datatype::{Equivalence, count_of};
 use crate::env::enter;
-use crate::error::{Error, Result, check};
+use crate::error::{ErrorKind, Result, check};
 use crate::ffi;
 use crate::op::Predefined;
 use crate::status::Status;
@@ -22,7 +22,7 @@ pub enum Transfer {
     /// CUDA memory (or the device is [`Cuda::emulated`]), staged otherwise.
     #[default]
     Auto,
-    /// Device pointers straight to the MPI; [`Error::Unsupported`] when making the
+    /// Device pointers straight to the MPI; [`ErrorKind::Unsupported`] when making the
     /// `DeviceComm` if the MPI does not say it takes them (passing them anyway would crash it).
     Direct,
     /// Always through pinned host memory: one copy from the device before the MPI call and one
@@ -42,7 +42,7 @@ pub enum Transfer {
 /// Reductions take the predefined ops ([`Predefined`]): MPI applies them to device memory
 /// itself. A user-defined op would run on the host, so it needs host buffers.
 ///
-/// Every call refuses, with [`Error::InvalidArgument`] before any copy or communication, a
+/// Every call refuses, with [`ErrorKind::InvalidArgument`] before any copy or communication, a
 /// [`DeviceVec`](super::DeviceVec) that another [`Cuda`] allocated (a GPU's buffer given to an
 /// emulated device would be copied on the host).
 ///
@@ -72,7 +72,7 @@ impl<'env> Communicator<'env> {
     /// This communicator with device `cuda`, moving device memory as `transfer` says.
     ///
     /// # Errors
-    /// [`Error::Unsupported`] for [`Transfer::Direct`] when the MPI does not take CUDA memory;
+    /// [`ErrorKind::Unsupported`] for [`Transfer::Direct`] when the MPI does not take CUDA memory;
     /// as [`Mpi::gpu_support`](crate::Mpi::gpu_support) for the other modes but `Staged`.
     pub fn with_device<'c>(
         &'c self,
@@ -86,13 +86,14 @@ impl<'env> Communicator<'env> {
             Transfer::Direct => {
                 let support = super::support()?;
                 if !support.cuda {
-                    return Err(Error::Unsupported {
+                    return Err(ErrorKind::Unsupported {
                         operation: "with_device",
                         reason: format!(
                             "the MPI does not take CUDA memory ({}); use Transfer::Staged",
                             support.how
                         ),
-                    });
+                    }
+                    .into());
                 }
                 true
             }
@@ -119,7 +120,7 @@ fn regions<'s, 'c, T: Equivalence>(
     let b_at = a_bytes.next_multiple_of(REGION_ALIGN);
     let total = bytes_of::<T>(b, operation)?
         .checked_add(b_at)
-        .ok_or_else(|| Error::Device {
+        .ok_or_else(|| ErrorKind::Device {
             operation,
             reason: "staging buffer size overflows".into(),
         })?;
@@ -185,10 +186,11 @@ impl<'c, 'env> DeviceComm<'c, 'env> {
     /// round), so it is not this device's to copy or to pass to the MPI.
     fn own<D: DeviceMemory>(&self, buf: &D, operation: &'static str) -> Result<()> {
         match buf.allocated_by() {
-            Some(cuda) if !std::ptr::eq(cuda, self.cuda) => Err(Error::InvalidArgument {
+            Some(cuda) if !std::ptr::eq(cuda, self.cuda) => Err(ErrorKind::InvalidArgument {
                 operation,
                 reason: "a device buffer of another Cuda than this DeviceComm's".into(),
-            }),
+            }
+            .into()),
             _ => Ok(()),
         }
     }
@@ -209,8 +211,8 @@ impl<'c, 'env> DeviceComm<'c, 'env> {
     /// Sends `buf` to `dest` (`MPI_Send`, MPI-4.0 §3.2.1), as [`Communicator::send`].
     ///
     /// # Errors
-    /// As [`Communicator::send`]; [`Error::CountOverflow`] above `i32::MAX` elements when
-    /// direct; [`Error::Device`] for a failed copy.
+    /// As [`Communicator::send`]; [`ErrorKind::CountOverflow`] above `i32::MAX` elements when
+    /// direct; [`ErrorKind::Device`] for a failed copy.
     pub fn send<D: DeviceMemory>(
         &mut self,
         buf: &D,
@@ -312,7 +314,7 @@ impl<'c, 'env> DeviceComm<'c, 'env> {
     /// [`Communicator::reduce_scatter_block`].
     ///
     /// # Errors
-    /// As [`allreduce`](DeviceComm::allreduce); [`Error::BufferSize`] unless `send.len() ==
+    /// As [`allreduce`](DeviceComm::allreduce); [`ErrorKind::BufferSize`] unless `send.len() ==
     /// recv.len() * size`.
     pub fn reduce_scatter_block<S, R, O>(&mut self, send: &S, recv: &mut R, op: O) -> Result<()>
     where
@@ -412,7 +414,7 @@ impl<'c, 'env> DeviceComm<'c, 'env> {
     /// §6.7), as [`Communicator::allgather`].
     ///
     /// # Errors
-    /// As [`send`](DeviceComm::send); [`Error::BufferSize`] unless `recv.len() == send.len() *
+    /// As [`send`](DeviceComm::send); [`ErrorKind::BufferSize`] unless `recv.len() == send.len() *
     /// size`.
     pub fn allgather<S, R>(&mut self, send: &S, recv: &mut R) -> Result<()>
     where
@@ -426,7 +428,7 @@ impl<'c, 'env> DeviceComm<'c, 'env> {
     /// [`Communicator::alltoall`].
     ///
     /// # Errors
-    /// As [`send`](DeviceComm::send); [`Error::BufferSize`] unless both buffers hold the same
+    /// As [`send`](DeviceComm::send); [`ErrorKind::BufferSize`] unless both buffers hold the same
     /// number of values, a multiple of the size.
     pub fn alltoall<S, R>(&mut self, send: &S, recv: &mut R) -> Result<()>
     where
@@ -480,7 +482,7 @@ impl<'c, 'env> DeviceComm<'c, 'env> {
     /// MPI-4.0 §6.7), as [`Communicator::allgatherv`].
     ///
     /// # Errors
-    /// As [`Communicator::allgatherv`]; when direct, [`Error::CountOverflow`] for a partition
+    /// As [`Communicator::allgatherv`]; when direct, [`ErrorKind::CountOverflow`] for a partition
     /// over `i32::MAX` elements (staged, the host call's large-count path takes it).
     pub fn allgatherv<S, R>(
         &mut self,
@@ -585,10 +587,13 @@ fn keep_gaps<R: DeviceMemoryMut>(
 /// A count the direct path passes as MPI's `int`. The crate's large-count paths are not used
 /// there: some of them copy between buffers on the host, which device memory would not allow.
 fn int(count: ffi::MPI_Count, operation: &'static str) -> Result<c_int> {
-    c_int::try_from(count).map_err(|_| Error::CountOverflow {
-        operation,
-        count: u64::try_from(count).unwrap_or(u64::MAX),
-        max: i64::from(c_int::MAX),
+    c_int::try_from(count).map_err(|_| {
+        ErrorKind::CountOverflow {
+            operation,
+            count: u64::try_from(count).unwrap_or(u64::MAX),
+            max: i64::from(c_int::MAX),
+        }
+        .into()
     })
 }
 
@@ -599,11 +604,12 @@ fn small<T: Equivalence>(
     operation: &'static str,
 ) -> Result<()> {
     if blocks.is_large() {
-        return Err(Error::CountOverflow {
+        return Err(ErrorKind::CountOverflow {
             operation,
             count: (extent as u64).saturating_mul(T::ELEMENTS as u64),
             max: i64::from(i32::MAX),
-        });
+        }
+        .into());
     }
     Ok(())
 }

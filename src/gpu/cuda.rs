@@ -2,7 +2,7 @@
 
 use crate::comm::collective::same_len;
 use crate::datatype::Equivalence;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use std::alloc::Layout;
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::marker::PhantomData;
@@ -109,7 +109,7 @@ impl Cuda {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Device`] when there is no driver (the library cannot be loaded, or lacks a
+    /// [`ErrorKind::Device`] when there is no driver (the library cannot be loaded, or lacks a
     /// function), no such device, or the driver fails.
     pub fn load(ordinal: i32) -> Result<Cuda> {
         const OP: &str = "cuda_load";
@@ -189,7 +189,7 @@ impl Cuda {
     /// `len` zeroed values of `T` in device memory.
     ///
     /// # Errors
-    /// [`Error::Device`] when the device cannot allocate it (or its size overflows).
+    /// [`ErrorKind::Device`] when the device cannot allocate it (or its size overflows).
     pub fn alloc<T: Equivalence>(&self, len: usize) -> Result<DeviceVec<'_, T>> {
         const OP: &str = "cuda_alloc";
         const {
@@ -367,7 +367,7 @@ impl Driver {
 }
 
 fn device_error(operation: &'static str, reason: String) -> Error {
-    Error::Device { operation, reason }
+    ErrorKind::Device { operation, reason }.into()
 }
 
 fn dl_error() -> String {
@@ -512,7 +512,7 @@ impl<T: Equivalence> DeviceVec<'_, T> {
     /// Copies `values` (as many as the vector holds) from host memory into the vector.
     ///
     /// # Errors
-    /// [`Error::BufferSize`] when the lengths differ; [`Error::Device`].
+    /// [`ErrorKind::BufferSize`] when the lengths differ; [`ErrorKind::Device`].
     pub fn copy_from_host(&mut self, values: &[T]) -> Result<()> {
         same_len(self.len, values.len(), "copy_from_host")?;
         // SAFETY: `values` is readable for the vector's bytes; the vector is borrowed mutably.
@@ -539,7 +539,7 @@ impl<T: Equivalence> DeviceVec<'_, T> {
     /// The vector's values, copied to the host.
     ///
     /// # Errors
-    /// [`Error::Device`].
+    /// [`ErrorKind::Device`].
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let mut values = Vec::<T>::with_capacity(self.len);
         // SAFETY: the capacity is `len`; the copy below writes all of it before `set_len`

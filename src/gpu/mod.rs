@@ -8,7 +8,7 @@
 //! [`Mpi::gpu_support`] found.
 //!
 //! The CUDA driver (`libcuda.so.1`) is loaded when the program asks for it ([`Cuda::load`]):
-//! building needs no CUDA toolkit, and a machine without a driver gets [`Error::Device`] from
+//! building needs no CUDA toolkit, and a machine without a driver gets [`ErrorKind::Device`] from
 //! `Cuda::load`, not a failed start. [`Cuda::emulated`] keeps "device" memory in host memory,
 //! so that the device paths run, and are tested, on machines without a GPU.
 //!
@@ -19,7 +19,7 @@
 //! # Ok::<(), ferrompi::Error>(())
 //! ```
 //!
-//! [`Error::Device`]: crate::Error::Device
+//! [`ErrorKind::Device`]: crate::ErrorKind::Device
 
 #[cfg(feature = "cuda")]
 mod comm;
@@ -32,6 +32,8 @@ pub use comm::{DeviceComm, Transfer};
 pub use cuda::{Cuda, DeviceMemory, DeviceMemoryMut, DeviceVec};
 
 use crate::env::{Mpi, enter};
+#[cfg(doc)]
+use crate::error::ErrorKind;
 use crate::error::{Result, check};
 use crate::ffi;
 use crate::info::Info;
@@ -80,7 +82,7 @@ impl Mpi {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi)
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`]
     /// if a query fails.
     pub fn gpu_support(&self) -> Result<GpuSupport> {
         support()

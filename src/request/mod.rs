@@ -51,8 +51,8 @@ pub use set::{RequestSet, RequestStorage};
 
 use crate::Status;
 use crate::datatype::Equivalence;
-use crate::env::{enter, enter_with};
-use crate::error::{Error, Result, check};
+use crate::env::{enter, gated_with};
+use crate::error::{ErrorKind, Result, check};
 use crate::ffi;
 use crate::gate::Pass;
 use std::any::Any;
@@ -116,12 +116,13 @@ impl RawRequest {
     /// `MPI_Cancel` of a receive. Cancelling sends is deprecated in MPI-4.0 and not offered.
     pub(crate) fn cancel(&mut self, operation: &'static str) -> Result<()> {
         if self.kind != Kind::Recv {
-            return Err(Error::InvalidArgument {
+            return Err(ErrorKind::InvalidArgument {
                 operation,
                 reason:
                     "only receives can be cancelled (cancelling sends is deprecated in MPI-4.0)"
                         .into(),
-            });
+            }
+            .into());
         }
         if self.is_null() {
             return Ok(());
@@ -153,25 +154,33 @@ fn wait_handle(
     pass: Option<Pass>,
     operation: &'static str,
 ) -> Result<Status> {
-    // Each call releases the gate before its result is built, which then need not wait in
-    // memory for the gate's test.
+    // Each call is made behind the gate (`gated_with`: no lock flag to test after it on the
+    // fast path), and its result is built after.
     // A collective's status says nothing (MPI-4.0 §6.12): MPI skips filling it in, and the
     // empty status is a constant, never a copy of memory MPI could have written.
     if kind == Kind::Collective {
-        let rc = {
-            let _gate = enter_with(pass, operation)?;
-            // SAFETY: `raw` is a request handle the caller owns (or MPI_REQUEST_NULL, which
-            // returns at once); MPI_STATUS_IGNORE is a constant.
-            unsafe { ffi::MPI_Wait(raw, ffi::MPI_STATUS_IGNORE) }
-        };
+        let rc = gated_with(
+            pass,
+            operation,
+            #[inline(always)]
+            || {
+                // SAFETY: `raw` is a request handle the caller owns (or MPI_REQUEST_NULL,
+                // which returns at once); MPI_STATUS_IGNORE is a constant.
+                unsafe { ffi::MPI_Wait(raw, ffi::MPI_STATUS_IGNORE) }
+            },
+        )?;
         return check(rc, operation).map(|()| Status::empty());
     }
     let mut status = Status::empty();
-    let rc = {
-        let _gate = enter_with(pass, operation)?;
-        // SAFETY: as above; MPI fills in `status`.
-        unsafe { ffi::MPI_Wait(raw, status.as_raw_mut()) }
-    };
+    let rc = gated_with(
+        pass,
+        operation,
+        #[inline(always)]
+        || {
+            // SAFETY: as above; MPI fills in `status`.
+            unsafe { ffi::MPI_Wait(raw, status.as_raw_mut()) }
+        },
+    )?;
     check(rc, operation)?;
     Ok(status)
 }
@@ -185,13 +194,17 @@ fn test_handle(
     operation: &'static str,
 ) -> Result<bool> {
     let mut flag: c_int = 0;
-    let rc = {
-        // As in `wait_handle`.
-        let _gate = enter_with(pass, operation)?;
-        // SAFETY: as for `wait_handle`; writes the handle, the flag and the status (plain
-        // integers: whatever MPI leaves there when the flag is 0 is still a valid `Status`).
-        unsafe { ffi::MPI_Test(raw, &mut flag, status.as_raw_mut()) }
-    };
+    // As in `wait_handle`.
+    let rc = gated_with(
+        pass,
+        operation,
+        #[inline(always)]
+        || {
+            // SAFETY: as for `wait_handle`; writes the handle, the flag and the status (plain
+            // integers: whatever MPI leaves there when the flag is 0 is still a valid `Status`).
+            unsafe { ffi::MPI_Test(raw, &mut flag, status.as_raw_mut()) }
+        },
+    )?;
     check(rc, operation)?;
     Ok(flag != 0)
 }
@@ -578,8 +591,8 @@ impl<'scope> Request<'scope> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Mpi`] (e.g. [`ErrorClass::Truncate`](crate::ErrorClass::Truncate) for a receive
-    /// buffer too small); [`Error::WrongThread`].
+    /// [`ErrorKind::Mpi`] (e.g. [`ErrorClass::Truncate`](crate::ErrorClass::Truncate) for a receive
+    /// buffer too small); [`ErrorKind::WrongThread`].
     #[inline(always)]
     pub fn wait(self) -> Result<Status> {
         // No drop glue on the way out: a completed request has nothing left to do, and a
@@ -669,7 +682,7 @@ impl<'scope> Request<'scope> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a send; [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::InvalidArgument`] for a send; [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn cancel(&mut self) -> Result<()> {
         self.raw.cancel("cancel")
     }
@@ -693,7 +706,7 @@ impl<'scope> Request<'scope> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn get_status(&mut self) -> Result<Option<Status>> {
         if self.tested {
             return Ok(Some(self.status));

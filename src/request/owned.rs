@@ -4,6 +4,8 @@ use super::{Kind, RawRequest, progress};
 use crate::Status;
 use crate::datatype::blocks::{check_receive_blocks, lay_typed};
 use crate::datatype::{DerivedType, Equivalence, LayoutBlock, repair};
+#[cfg(doc)]
+use crate::error::ErrorKind;
 use crate::error::Result;
 use crate::ffi;
 use std::ffi::c_int;
@@ -327,7 +329,7 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
     /// *and* keeps the operation — the job is aborted rather than let MPI write freed memory.
     ///
     /// # Errors
-    /// In the returned `Result`: [`Error::Mpi`](crate::Error::Mpi), for instance
+    /// In the returned `Result`: [`ErrorKind::Mpi`], for instance
     /// `MPI_ERR_TRUNCATE` when a message was longer than the buffer.
     ///
     /// # Panics
@@ -380,7 +382,7 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Mpi`](crate::Error::Mpi), [`Error::WrongThread`](crate::Error::WrongThread).
+    /// [`ErrorKind::Mpi`], [`ErrorKind::WrongThread`].
     pub fn test(&mut self) -> Result<bool> {
         if !self.tested
             && let Some(status) = self.raw.test("test")?
@@ -403,7 +405,7 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a send; others as `test`.
+    /// [`ErrorKind::InvalidArgument`] for a send; others as `test`.
     pub fn cancel(&mut self) -> Result<()> {
         self.raw.cancel("cancel")
     }
@@ -429,7 +431,7 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Mpi`](crate::Error::Mpi), [`Error::WrongThread`](crate::Error::WrongThread).
+    /// [`ErrorKind::Mpi`], [`ErrorKind::WrongThread`].
     pub fn get_status(&mut self) -> Result<Option<Status>> {
         if self.tested {
             return Ok(Some(self.status));

@@ -10,6 +10,8 @@ use super::owned::{OwnedBuffer, OwnedRequest};
 use super::{RequestSet, RequestStorage};
 use crate::Status;
 use crate::datatype::repair;
+#[cfg(doc)]
+use crate::error::ErrorKind;
 use crate::error::Result;
 
 /// Owned requests completed together (`MPI_Waitany`, `MPI_Waitsome`, `MPI_Waitall` and the
@@ -208,8 +210,8 @@ impl<'comm, B: OwnedBuffer> OwnedSet<'comm, B> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Mpi`](crate::Error::Mpi) (the failed request's buffer stays in the set and is
-    /// dropped with it); [`Error::WrongThread`](crate::Error::WrongThread).
+    /// [`ErrorKind::Mpi`] (the failed request's buffer stays in the set and is
+    /// dropped with it); [`ErrorKind::WrongThread`].
     pub fn wait_any(&mut self) -> Result<Option<(usize, B, Status)>> {
         self.any(true)
     }

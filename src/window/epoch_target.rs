@@ -5,6 +5,8 @@
 use super::epoch::{EpochKind, WindowEpoch, not_locked, not_passive};
 use super::target::{Calls, Completion, Layout, LayoutTarget, Reach, RequestCall, Target, operand};
 use crate::datatype::{DerivedType, Equivalence, View, ViewMut, recv_ptr};
+#[cfg(doc)]
+use crate::error::ErrorKind;
 use crate::error::Result;
 use crate::ffi;
 use crate::op::{AccumulateOp, Bitwise};
@@ -41,8 +43,8 @@ impl<'e, 'buf, T: Equivalence> WindowEpoch<'e, 'buf, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidRank`](crate::Error::InvalidRank) for a rank outside the window's group;
-    /// [`Error::EpochMisuse`](crate::Error::EpochMisuse) in a `lock` epoch of another rank.
+    /// [`ErrorKind::InvalidRank`] for a rank outside the window's group;
+    /// [`ErrorKind::EpochMisuse`] in a `lock` epoch of another rank.
     pub fn target(&self, rank: i32) -> Result<EpochTarget<'_, 'buf, T>> {
         const OP: &str = "target";
         if let EpochKind::Lock(locked) = self.kind
@@ -227,9 +229,9 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::OutOfBounds`](crate::Error::OutOfBounds),
-    /// [`Error::CountOverflow`](crate::Error::CountOverflow),
-    /// [`Error::WrongThread`](crate::Error::WrongThread), [`Error::Mpi`](crate::Error::Mpi).
+    /// [`ErrorKind::OutOfBounds`],
+    /// [`ErrorKind::CountOverflow`],
+    /// [`ErrorKind::WrongThread`], [`ErrorKind::Mpi`].
     #[inline(always)]
     pub fn put(&self, buf: &'buf [T], index: usize) -> Result<()> {
         self.with_target(
@@ -302,7 +304,7 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::EpochMisuse`](crate::Error::EpochMisuse) in an active epoch (fence,
+    /// [`ErrorKind::EpochMisuse`] in an active epoch (fence,
     /// start/complete); otherwise as [`EpochTarget::put`]. A failed flush after the put
     /// succeeded aborts the job, as in [`WindowEpoch::put_now`].
     #[inline(always)]
@@ -386,7 +388,7 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::OutOfBounds`](crate::Error::OutOfBounds) if the copies reach outside the
+    /// [`ErrorKind::OutOfBounds`] if the copies reach outside the
     /// window; otherwise as [`EpochTarget::put`].
     pub fn put_view(
         &self,
@@ -523,7 +525,7 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::BufferSize`](crate::Error::BufferSize) if the lengths differ; as
+    /// [`ErrorKind::BufferSize`] if the lengths differ; as
     /// [`EpochTarget::put`].
     #[inline]
     pub fn get_accumulate<O: AccumulateOp<T>>(
@@ -565,8 +567,8 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::EpochMisuse`](crate::Error::EpochMisuse) in an active epoch;
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if `T` is several MPI
+    /// [`ErrorKind::EpochMisuse`] in an active epoch;
+    /// [`ErrorKind::InvalidArgument`] if `T` is several MPI
     /// elements; as [`EpochTarget::put`]. A failed flush after the call succeeded aborts the
     /// job, as in [`WindowEpoch::put_now`].
     #[inline(always)]
@@ -642,8 +644,8 @@ impl<'buf, T: Equivalence> EpochTarget<'_, 'buf, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::EpochMisuse`](crate::Error::EpochMisuse) in an active epoch;
-    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi).
+    /// [`ErrorKind::EpochMisuse`] in an active epoch;
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn flush(&self) -> Result<()> {
         if !self.passive() {
             return Err(not_passive("win_flush"));

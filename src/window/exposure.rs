@@ -9,7 +9,7 @@ use super::rma::{EXPOSED, FENCE_OPEN, Window};
 use crate::comm::group::Group;
 use crate::datatype::Equivalence;
 use crate::env::enter;
-use crate::error::{Error, Result, check};
+use crate::error::{ErrorKind, Result, check};
 use crate::ffi;
 use std::ffi::c_int;
 use std::sync::atomic::Ordering;
@@ -32,8 +32,8 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::EpochMisuse`] if an exposure epoch is open already, or a fence epoch (see
-    /// [`fence`](Window::fence)); [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::EpochMisuse`] if an exposure epoch is open already, or a fence epoch (see
+    /// [`fence`](Window::fence)); [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn expose(&self, group: &Group<'_>, assert: Assert) -> Result<Exposure<'_, 'c, T>> {
         const OP: &str = "win_post";
         let exposed = self
@@ -45,10 +45,11 @@ impl<'c, T: Equivalence> Window<'c, T> {
             Ok(_) => {}
             Err(state) if state & FENCE_OPEN != 0 => return Err(fence_still_open(OP)),
             Err(_) => {
-                return Err(Error::EpochMisuse {
+                return Err(ErrorKind::EpochMisuse {
                     operation: OP,
                     reason: "the window is exposed already".into(),
-                });
+                }
+                .into());
             }
         }
         let posted = enter(OP).and_then(|_gate| {
@@ -101,7 +102,7 @@ impl<T: Equivalence> Exposure<'_, '_, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn wait(mut self) -> Result<()> {
         self.close()
     }
@@ -123,7 +124,7 @@ impl<T: Equivalence> Exposure<'_, '_, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn test(&mut self) -> Result<bool> {
         const OP: &str = "win_test";
         if !self.window.exposed() {

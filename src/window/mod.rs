@@ -8,7 +8,7 @@
 //!
 //! Both are freed (`MPI_Win_free`, collective) when dropped, borrow the [`Mpi`] environment so
 //! they cannot outlive finalize, and have `MPI_ERRORS_RETURN` installed, so MPI reports errors
-//! as [`Error::Mpi`] instead of aborting.
+//! as [`ErrorKind::Mpi`] instead of aborting.
 //!
 //! # Why neither can race
 //!
@@ -33,7 +33,7 @@
 //! rather than hand back a buffer MPI may still use.
 //!
 //! Targets, displacements and counts are checked against the target's window size (known from
-//! creation) before each call: [`Error::OutOfBounds`], never an access outside the window.
+//! creation) before each call: [`ErrorKind::OutOfBounds`], never an access outside the window.
 
 pub mod epoch;
 pub mod epoch_target;
@@ -49,7 +49,7 @@ pub use rma::Window;
 pub use shared::{AtomicEpoch, ReadEpoch, SharedWindow, WriteEpoch};
 
 use crate::env::{Mpi, enter};
-use crate::error::{Error, Result, check};
+use crate::error::{ErrorKind, Result, check};
 use crate::ffi;
 use crate::info::Info;
 use std::ffi::c_int;
@@ -212,15 +212,17 @@ impl Drop for RawWindow<'_> {
 /// `size_of::<T>()` as MPI's displacement unit, refusing zero-sized types.
 pub(crate) fn disp_unit<T>(operation: &'static str) -> Result<c_int> {
     match c_int::try_from(std::mem::size_of::<T>()) {
-        Ok(0) => Err(Error::InvalidArgument {
+        Ok(0) => Err(ErrorKind::InvalidArgument {
             operation,
             reason: "a window of a zero-sized type has no addressable elements".into(),
-        }),
+        }
+        .into()),
         Ok(unit) => Ok(unit),
-        Err(_) => Err(Error::InvalidArgument {
+        Err(_) => Err(ErrorKind::InvalidArgument {
             operation,
             reason: "the element type is larger than an MPI displacement unit (int)".into(),
-        }),
+        }
+        .into()),
     }
 }
 
@@ -228,12 +230,16 @@ pub(crate) fn disp_unit<T>(operation: &'static str) -> Result<c_int> {
 pub(crate) fn window_bytes<T>(len: usize, operation: &'static str) -> Result<ffi::MPI_Aint> {
     len.checked_mul(std::mem::size_of::<T>())
         .and_then(|bytes| ffi::MPI_Aint::try_from(bytes).ok())
-        .ok_or(Error::CountOverflow {
-            operation,
-            count: u64::try_from(len).unwrap_or(u64::MAX),
-            // MPI_Aint is pointer-sized: `isize` in Open MPI, `long` in MPICH.
-            max: (isize::MAX as i64) / i64::try_from(std::mem::size_of::<T>().max(1)).unwrap_or(1),
-        })
+        .ok_or(
+            ErrorKind::CountOverflow {
+                operation,
+                count: u64::try_from(len).unwrap_or(u64::MAX),
+                // MPI_Aint is pointer-sized: `isize` in Open MPI, `long` in MPICH.
+                max: (isize::MAX as i64)
+                    / i64::try_from(std::mem::size_of::<T>().max(1)).unwrap_or(1),
+            }
+            .into(),
+        )
 }
 
 /// Ends the job if dropped while unwinding out of a closure that MPI may still be using

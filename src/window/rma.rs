@@ -31,7 +31,7 @@ use super::{Assert, LockType, RawWindow, disp_unit, window_bytes};
 use crate::comm::Communicator;
 use crate::datatype::{Equivalence, recv_ptr};
 use crate::env::enter;
-use crate::error::{Error, Result, check};
+use crate::error::{Error, ErrorKind, Result, check};
 use crate::ffi;
 use crate::info::Info;
 use std::ffi::c_int;
@@ -104,9 +104,9 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// `MPI_Win_allocate`. `T` may be more aligned than MPI's memory: Rust never refers to it.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a zero-sized `T`; [`Error::CountOverflow`] on every rank
-    /// if any rank's length does not fit an `MPI_Aint` in bytes; [`Error::WrongThread`];
-    /// [`Error::Mpi`].
+    /// [`ErrorKind::InvalidArgument`] for a zero-sized `T`; [`ErrorKind::CountOverflow`] on every
+    /// rank if any rank's length does not fit an `MPI_Aint` in bytes; [`ErrorKind::WrongThread`];
+    /// [`ErrorKind::Mpi`].
     pub fn allocate(comm: &'c Communicator<'_>, len: usize) -> Result<Self> {
         Self::allocate_with_info(comm, len, None)
     }
@@ -418,7 +418,7 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn info(&self) -> Result<Info<'c>> {
         self.win.info()
     }
@@ -453,7 +453,7 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`] (the window is then leaked); [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`] (the window is then leaked); [`ErrorKind::Mpi`].
     pub fn free(mut self) -> Result<()> {
         self.release().map(drop)
     }
@@ -474,7 +474,7 @@ impl<'c, T: Equivalence> Window<'c, T> {
     ///
     /// # Errors
     /// As [`Window::free`] (a vector the window could not free stays leaked);
-    /// [`Error::InvalidArgument`] for a window over a borrowed buffer.
+    /// [`ErrorKind::InvalidArgument`] for a window over a borrowed buffer.
     pub fn into_vec(mut self) -> Result<Vec<T>> {
         let rank = self.rank;
         let len = self.local_len();
@@ -498,10 +498,11 @@ impl<'c, T: Equivalence> Window<'c, T> {
                 self.release()?;
                 Ok(out)
             }
-            Storage::Borrowed => Err(Error::InvalidArgument {
+            Storage::Borrowed => Err(ErrorKind::InvalidArgument {
                 operation: "into_vec",
                 reason: "the window is over a borrowed buffer, which with_buffer gives back".into(),
-            }),
+            }
+            .into()),
         }
     }
 
@@ -560,18 +561,19 @@ pub(super) fn zeroed<T: Equivalence>() -> T {
 
 /// Reports an error of a helper collective under the window operation's name.
 pub(super) fn rename(e: Error, operation: &'static str) -> Error {
-    match e {
-        Error::Mpi {
+    match e.into_kind() {
+        ErrorKind::Mpi {
             class,
             code,
             message,
             ..
-        } => Error::Mpi {
+        } => ErrorKind::Mpi {
             operation,
             class,
             code,
             message,
-        },
-        other => other,
+        }
+        .into(),
+        other => other.into(),
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::datatype::{DerivedType, Equivalence, count_of, count_overflow, recv_ptr, send_ptr};
 use crate::env::enter_with;
-use crate::error::{Error, Result, check};
+use crate::error::{Error, ErrorKind, Result, check};
 use crate::ffi;
 use crate::gate::Pass;
 use crate::op::{AccumulateOp, Operand};
@@ -153,7 +153,7 @@ impl Layout {
     /// Checks that `len` values of `T` from element `index` lie inside `rank`'s window.
     ///
     /// # Errors
-    /// [`Error::InvalidRank`], [`Error::OutOfBounds`], [`Error::CountOverflow`].
+    /// [`ErrorKind::InvalidRank`], [`ErrorKind::OutOfBounds`], [`ErrorKind::CountOverflow`].
     #[inline(always)]
     pub(crate) fn locate<T: Equivalence>(
         &self,
@@ -214,8 +214,8 @@ impl Layout {
     /// included.
     ///
     /// # Errors
-    /// [`Error::OutOfBounds`] (with the bytes the layout reaches, in elements rounded out);
-    /// [`Error::CountOverflow`].
+    /// [`ErrorKind::OutOfBounds`] (with the bytes the layout reaches, in elements rounded out);
+    /// [`ErrorKind::CountOverflow`].
     pub(crate) fn locate_layout<T: Equivalence>(
         &self,
         target: Target,
@@ -313,12 +313,13 @@ impl Layout {
     #[cold]
     #[inline(never)]
     pub(crate) fn bad_rank(&self, rank: i32, operation: &'static str) -> Error {
-        Error::InvalidRank {
+        ErrorKind::InvalidRank {
             operation,
             role: "target",
             rank,
             size: c_int::try_from(self.lens.len()).unwrap_or(c_int::MAX),
         }
+        .into()
     }
 }
 
@@ -331,13 +332,14 @@ fn out_of_bounds(
     len: usize,
     window_len: usize,
 ) -> Error {
-    Error::OutOfBounds {
+    ErrorKind::OutOfBounds {
         operation,
         target,
         index,
         len,
         window_len,
     }
+    .into()
 }
 
 /// One value of a type with a single MPI element: what `MPI_Fetch_and_op` and
@@ -347,14 +349,15 @@ fn single_element<T: Equivalence>(operation: &'static str) -> Result<()> {
     if T::ELEMENTS == 1 {
         Ok(())
     } else {
-        Err(Error::InvalidArgument {
+        Err(ErrorKind::InvalidArgument {
             operation,
             reason: format!(
                 "{} is {} MPI elements; atomic operations take one",
                 std::any::type_name::<T>(),
                 T::ELEMENTS
             ),
-        })
+        }
+        .into())
     }
 }
 
@@ -537,11 +540,12 @@ impl Calls {
         const OP: &str = "get_accumulate";
         derived_refused::<T>(OP)?;
         if origin.len() != result.len() {
-            return Err(Error::BufferSize {
+            return Err(ErrorKind::BufferSize {
                 operation: OP,
                 expected: origin.len(),
                 actual: result.len(),
-            });
+            }
+            .into());
         }
         let _gate = enter_with(self.pass, OP)?;
         // SAFETY: both buffers hold `t.count` elements (equal lengths, tested above).
@@ -775,13 +779,14 @@ fn derived_refused<T: Equivalence>(operation: &'static str) -> Result<()> {
 
 #[cold]
 fn derived_accumulate(operation: &'static str) -> Error {
-    Error::InvalidArgument {
+    ErrorKind::InvalidArgument {
         operation,
         reason: "accumulates take numbers, not derived structs (MPI defines them on one \
                  predefined type); put and get move structs, or accumulate into a window of \
                  the field's type"
             .into(),
     }
+    .into()
 }
 
 #[cfg(test)]
@@ -828,25 +833,41 @@ mod tests {
         let at = |rank, index, len| l.locate::<u8>(rank, index, len, "put");
         for rank in [-1, 2, i32::MIN, i32::MAX] {
             assert!(
-                matches!(at(rank, 0, 1), Err(Error::InvalidRank { .. })),
+                matches!(
+                    at(rank, 0, 1).as_ref().map_err(crate::error::Error::kind),
+                    Err(ErrorKind::InvalidRank { .. })
+                ),
                 "{rank}"
             );
         }
         for (index, len) in [(0, 5), (4, 1), (5, 0), (usize::MAX, 2), (1, usize::MAX)] {
             assert!(
-                matches!(at(1, index, len), Err(Error::OutOfBounds { .. })),
+                matches!(
+                    at(1, index, len)
+                        .as_ref()
+                        .map_err(crate::error::Error::kind),
+                    Err(ErrorKind::OutOfBounds { .. })
+                ),
                 "{index} + {len}"
             );
         }
-        assert!(matches!(at(0, MAX, 1001), Err(Error::OutOfBounds { .. })));
+        assert!(matches!(
+            at(0, MAX, 1001).as_ref().map_err(crate::error::Error::kind),
+            Err(ErrorKind::OutOfBounds { .. })
+        ));
         // In bounds, but more elements than one call's `int` count.
         assert!(matches!(
-            at(0, 0, MAX + 1),
-            Err(Error::CountOverflow { .. })
+            at(0, 0, MAX + 1)
+                .as_ref()
+                .map_err(crate::error::Error::kind),
+            Err(ErrorKind::CountOverflow { .. })
         ));
         // A value of two MPI elements: half as many values fit a count.
         let pairs = l.locate::<[u8; 2]>(0, 0, MAX / 2 + 1, "put");
-        assert!(matches!(pairs, Err(Error::CountOverflow { .. })));
+        assert!(matches!(
+            pairs.as_ref().map_err(crate::error::Error::kind),
+            Err(ErrorKind::CountOverflow { .. })
+        ));
         assert_eq!(
             l.locate::<[u8; 2]>(0, 0, MAX / 2, "put"),
             Ok(target(0, 16, MAX / 2 * 2))

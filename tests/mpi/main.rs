@@ -232,7 +232,7 @@ fn run_rank(name: &str) {
     mpi.finalize().expect("finalize");
     // Every program also checks that MPI cannot be restarted, and that what outlives it (plain
     // data, the public `check`) says so instead of calling MPI (Open MPI aborts on that).
-    let finalized = |e: &ferrompi::Error| matches!(e, ferrompi::Error::AlreadyFinalized);
+    let finalized = |e: &ferrompi::Error| matches!(e.kind(), ferrompi::ErrorKind::AlreadyFinalized);
     checks.err(Mpi::init(), finalized, "init after finalize");
     checks.err(kept.count::<u8>(), finalized, "status count after finalize");
     let code = ferrompi::ErrorClass::Truncate.raw();

@@ -182,11 +182,11 @@ fn shared_table<'c>(
     len: usize,
     what: &str,
 ) -> Result<SharedWindow<'c, f64>, Fail> {
-    SharedWindow::allocate(node, len).map_err(|e| match e {
-        ferrompi::Error::NoMemory { .. }
-        | ferrompi::Error::CountOverflow { .. }
-        | ferrompi::Error::InvalidArgument { .. } => Fail::Everywhere(format!("{what}: {e}")),
-        e => Fail::Mpi(e),
+    SharedWindow::allocate(node, len).map_err(|e| match e.kind() {
+        ferrompi::ErrorKind::NoMemory { .. }
+        | ferrompi::ErrorKind::CountOverflow { .. }
+        | ferrompi::ErrorKind::InvalidArgument { .. } => Fail::Everywhere(format!("{what}: {e}")),
+        _ => Fail::Mpi(e),
     })
 }
 

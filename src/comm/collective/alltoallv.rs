@@ -11,7 +11,7 @@ use crate::comm::partition::{Partition, TypedPartition};
 use crate::datatype::{Equivalence, recv_ptr, repair, send_ptr};
 use crate::env::enter;
 #[cfg(doc)]
-use crate::error::Error;
+use crate::error::ErrorKind;
 use crate::error::{Result, check};
 use crate::ffi;
 use crate::op::{Op, Operand};
@@ -94,11 +94,11 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] (partition size), [`Error::BufferSize`] before any
-    /// communication; [`Error::CountOverflow`] for a block or offset over `i32::MAX` on an MPI
+    /// [`ErrorKind::InvalidArgument`] (partition size), [`ErrorKind::BufferSize`] before any
+    /// communication; [`ErrorKind::CountOverflow`] for a block or offset over `i32::MAX` on an MPI
     /// without MPI-4's `_c` calls ([`LARGE_COUNT_CALLS`](crate::LARGE_COUNT_CALLS); use
-    /// [`alltoallw`](Communicator::alltoallw) there); [`Error::WrongThread`]; [`Error::Mpi`]
-    /// (e.g. class `Truncate` when a peer sends more than a block holds).
+    /// [`alltoallw`](Communicator::alltoallw) there); [`ErrorKind::WrongThread`];
+    /// [`ErrorKind::Mpi`] (e.g. class `Truncate` when a peer sends more than a block holds).
     #[inline(always)]
     pub fn alltoallv<T: Equivalence>(
         &self,
@@ -226,8 +226,8 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] (partition size), [`Error::BufferSize`] before any
-    /// communication; [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::InvalidArgument`] (partition size), [`ErrorKind::BufferSize`] before any
+    /// communication; [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn alltoallw(
         &self,
         send: &[u8],

@@ -7,7 +7,7 @@ use crate::comm::large::{VMove, large_count};
 use crate::comm::partition::Block;
 use crate::datatype::{Equivalence, recv_ptr};
 #[cfg(doc)]
-use crate::error::Error;
+use crate::error::ErrorKind;
 use crate::error::Result;
 use crate::ffi;
 use crate::request::{Repair, Request, Scope};
@@ -43,7 +43,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     #[inline]
     pub fn barrier(&self) -> Result<()> {
         self.blocking::<u8>("barrier", &mut [], |_| {
@@ -123,9 +123,9 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidRank`] for a bad root and [`Error::CountOverflow`], before any
-    /// communication; [`Error::WrongThread`]; [`Error::Mpi`] (e.g. class `Truncate` when the
-    /// root sends more than a receiver's buffer holds).
+    /// [`ErrorKind::InvalidRank`] for a bad root and [`ErrorKind::CountOverflow`], before any
+    /// communication; [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`] (e.g. class `Truncate` when
+    /// the root sends more than a receiver's buffer holds).
     #[inline(always)]
     pub fn bcast<T: Equivalence>(&self, buf: &mut [T], root: i32) -> Result<()> {
         const OP: &str = "bcast";

@@ -7,7 +7,7 @@ use crate::comm::call::{MoveFn, Req};
 use crate::comm::large::large_count;
 use crate::datatype::{Equivalence, recv_ptr, send_ptr};
 #[cfg(doc)]
-use crate::error::Error;
+use crate::error::ErrorKind;
 use crate::error::Result;
 use crate::ffi;
 use crate::request::{Repair, Request, Scope};
@@ -193,8 +193,8 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidRank`], [`Error::BufferSize`], [`Error::CountOverflow`] before any
-    /// communication; [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::InvalidRank`], [`ErrorKind::BufferSize`], [`ErrorKind::CountOverflow`] before
+    /// any communication; [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn gather<T: Equivalence>(&self, send: &[T], recv: &mut [T], root: i32) -> Result<()> {
         self.move_blocking(MoveFn::Gather, send, recv, root)
     }
@@ -216,7 +216,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if the root's `buf` does not divide among the ranks; as
+    /// [`ErrorKind::InvalidArgument`] if the root's `buf` does not divide among the ranks; as
     /// [`Communicator::gather`].
     #[inline(always)]
     pub fn gather_in_place<T: Equivalence>(&self, buf: &mut [T], root: i32) -> Result<()> {
@@ -330,8 +330,8 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::BufferSize`], [`Error::CountOverflow`] before any communication;
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::BufferSize`], [`ErrorKind::CountOverflow`] before any communication;
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn allgather<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
         self.move_blocking(MoveFn::Allgather, send, recv, 0)
     }
@@ -350,7 +350,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if `buf` does not divide among the ranks; as
+    /// [`ErrorKind::InvalidArgument`] if `buf` does not divide among the ranks; as
     /// [`Communicator::allgather`].
     #[inline(always)]
     pub fn allgather_in_place<T: Equivalence>(&self, buf: &mut [T]) -> Result<()> {
@@ -396,8 +396,9 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::BufferSize`], [`Error::InvalidArgument`] (not divisible), [`Error::CountOverflow`]
-    /// before any communication; [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::BufferSize`], [`ErrorKind::InvalidArgument`] (not divisible),
+    /// [`ErrorKind::CountOverflow`] before any communication; [`ErrorKind::WrongThread`];
+    /// [`ErrorKind::Mpi`].
     pub fn alltoall<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
         self.move_blocking(MoveFn::Alltoall, send, recv, 0)
     }

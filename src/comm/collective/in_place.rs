@@ -2,7 +2,7 @@
 //! `MPI_Igather`, `MPI_Igatherv`, `MPI_Ialltoallw`, …, MPI-4.0 §6.12), and the one body each
 //! shares with its blocking form (`reduce_in_place`, `gather_in_place`, …, in
 //! [`collective`](super)). Only the blocking v-forms have a large-count path; the
-//! nonblocking ones return [`Error::CountOverflow`](crate::Error::CountOverflow) for a block or
+//! nonblocking ones return [`ErrorKind::CountOverflow`] for a block or
 //! offset over `i32::MAX`.
 //!
 //! A body takes an `Issue`: blocking, or started in a [`scope`](crate::scope). Both forms
@@ -17,6 +17,8 @@ use crate::comm::large::{VMove, large_count};
 use crate::comm::partition::{Partition, TypedPartition};
 use crate::datatype::{Equivalence, recv_ptr, repair, send_ptr};
 use crate::env::enter;
+#[cfg(doc)]
+use crate::error::ErrorKind;
 use crate::error::Result;
 use crate::ffi;
 use crate::op::Op;
@@ -540,7 +542,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// As [`Communicator::gatherv`]; [`Error::CountOverflow`](crate::Error::CountOverflow) for a
+    /// As [`Communicator::gatherv`]; [`ErrorKind::CountOverflow`] for a
     /// block or offset over `i32::MAX` (only the blocking form has a large-count path).
     #[inline]
     pub fn iallgatherv_in_place<'s, T: Equivalence>(
@@ -630,7 +632,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// As [`Communicator::alltoallv`]; [`Error::CountOverflow`](crate::Error::CountOverflow)
+    /// As [`Communicator::alltoallv`]; [`ErrorKind::CountOverflow`]
     /// for a block or offset over `i32::MAX`.
     #[inline]
     pub fn ialltoallv_in_place<'s, T: Equivalence>(
@@ -660,7 +662,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// As [`Communicator::reduce_scatter`]; [`Error::CountOverflow`](crate::Error::CountOverflow)
+    /// As [`Communicator::reduce_scatter`]; [`ErrorKind::CountOverflow`]
     /// for a block over `i32::MAX`.
     #[inline]
     pub fn ireduce_scatter_in_place<'s, T: Equivalence, O: Op<T> + 's>(
@@ -690,7 +692,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// As [`Communicator::alltoallw`]; [`Error::CountOverflow`](crate::Error::CountOverflow)
+    /// As [`Communicator::alltoallw`]; [`ErrorKind::CountOverflow`]
     /// for a block or offset over `i32::MAX`.
     #[inline]
     pub fn ialltoallw_in_place<'s>(

@@ -1,11 +1,11 @@
 //! Collective operations (MPI-4.0 chapter 6), blocking and nonblocking.
 //!
 //! Every buffer length is checked on the calling rank before MPI is called: receive buffers must
-//! hold what the operation delivers (`Error::BufferSize`), counts must fit MPI's `int`
-//! (`Error::CountOverflow`), roots must be ranks (`Error::InvalidRank`). What only the other
-//! ranks know (that they pass matching lengths and the same root) MPI does *not* promise to
+//! hold what the operation delivers (`ErrorKind::BufferSize`), counts must fit MPI's `int`
+//! (`ErrorKind::CountOverflow`), roots must be ranks (`ErrorKind::InvalidRank`). What only the
+//! other ranks know (that they pass matching lengths and the same root) MPI does *not* promise to
 //! check: a mismatch is an erroneous program (MPI-4.0 §6.1). Blocking collectives usually report
-//! it as `Error::Mpi` of class `Truncate`; nonblocking ones crashed Open MPI 4.1 and delivered
+//! it as `ErrorKind::Mpi` of class `Truncate`; nonblocking ones crashed Open MPI 4.1 and delivered
 //! wrong data then hung MPICH 4.0 here. Turn on checked mode
 //! ([`InitOptions::check_collectives`](crate::InitOptions::check_collectives)) to have every
 //! nonblocking and persistent collective verify agreement first ([`agreement`](crate::comm::agreement)).
@@ -43,7 +43,7 @@ use crate::comm::agreement::Signature;
 use crate::comm::call::{MoveFn, Req};
 use crate::datatype::{Equivalence, repair};
 use crate::env::{enter, enter_with};
-use crate::error::{Error, Result, check};
+use crate::error::{Error, ErrorKind, Result, check};
 use crate::ffi;
 use crate::op::Operand;
 use crate::request::{Kind, RawRequest, Repair, Request, Scope};
@@ -85,11 +85,12 @@ pub(crate) fn same_len(expected: usize, actual: usize, operation: &'static str) 
     if expected == actual {
         Ok(())
     } else {
-        Err(Error::BufferSize {
+        Err(ErrorKind::BufferSize {
             operation,
             expected,
             actual,
-        })
+        }
+        .into())
     }
 }
 
@@ -106,10 +107,11 @@ pub(in crate::comm) fn move_signature(f: MoveFn, sn: i64, dn: i64, root: c_int) 
 /// The error of a buffer that does not divide among the ranks.
 #[cold]
 fn uneven(len: usize, size: usize, operation: &'static str) -> Error {
-    Error::InvalidArgument {
+    ErrorKind::InvalidArgument {
         operation,
         reason: format!("buffer of {len} values does not divide among {size} ranks"),
     }
+    .into()
 }
 
 /// Checks that `actual == len * factor`, exactly: a product that overflows `usize` (possible
@@ -123,11 +125,12 @@ pub(crate) fn same_product(
 ) -> Result<()> {
     match len.checked_mul(factor) {
         Some(expected) => same_len(expected, actual, operation),
-        None => Err(Error::BufferSize {
+        None => Err(ErrorKind::BufferSize {
             operation,
             expected: usize::MAX,
             actual,
-        }),
+        }
+        .into()),
     }
 }
 

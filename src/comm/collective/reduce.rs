@@ -8,7 +8,7 @@ use crate::comm::call::{ReduceFn, Req};
 use crate::comm::large::Reduction;
 use crate::comm::partition::Partition;
 use crate::datatype::{Equivalence, recv_ptr, send_ptr};
-use crate::error::{Error, Result};
+use crate::error::{ErrorKind, Result};
 use crate::ffi;
 use crate::op::{Op, Operand};
 use crate::request::{Repair, Request, Scope};
@@ -74,8 +74,8 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidRank`], [`Error::BufferSize`], [`Error::CountOverflow`] before any
-    /// communication; [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::InvalidRank`], [`ErrorKind::BufferSize`], [`ErrorKind::CountOverflow`] before
+    /// any communication; [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     #[inline(always)]
     pub fn reduce<T: Equivalence, O: Op<T>>(
         &self,
@@ -299,8 +299,8 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::BufferSize`], [`Error::CountOverflow`] before any communication;
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::BufferSize`], [`ErrorKind::CountOverflow`] before any communication;
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     #[inline]
     pub fn allreduce<T: Equivalence, O: Op<T>>(
         &self,
@@ -535,7 +535,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::BufferSize`] unless `send.len() == recv.len() * size`; as
+    /// [`ErrorKind::BufferSize`] unless `send.len() == recv.len() * size`; as
     /// [`Communicator::allreduce`].
     pub fn reduce_scatter_block<T: Equivalence, O: Op<T>>(
         &self,
@@ -561,7 +561,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if `buf` does not divide among the ranks; as
+    /// [`ErrorKind::InvalidArgument`] if `buf` does not divide among the ranks; as
     /// [`Communicator::allreduce`].
     #[inline(always)]
     pub fn reduce_scatter_block_in_place<T: Equivalence, O: Op<T>>(
@@ -615,8 +615,8 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a partition that is not packed or not of this size;
-    /// [`Error::BufferSize`]; as [`Communicator::allreduce`].
+    /// [`ErrorKind::InvalidArgument`] for a partition that is not packed or not of this size;
+    /// [`ErrorKind::BufferSize`]; as [`Communicator::allreduce`].
     pub fn reduce_scatter<T: Equivalence, O: Op<T>>(
         &self,
         send: &[T],
@@ -661,18 +661,19 @@ impl<'env> Communicator<'env> {
     ) -> Result<Operand> {
         blocks.check(self.size, send_len, operation)?;
         if !blocks.is_packed() {
-            return Err(Error::InvalidArgument {
+            return Err(ErrorKind::InvalidArgument {
                 operation,
                 reason: "reduce_scatter needs a packed partition".into(),
-            });
+            }
+            .into());
         }
         same_len(blocks.extent(), send_len, operation)?;
         same_len(blocks.len_of(self.rank_usize()), recv_len, operation)?;
         if operand.per_value != T::ELEMENTS {
-            return Err(Error::InvalidArgument {
+            return Err(ErrorKind::InvalidArgument {
                 operation,
                 reason: "reduce_scatter takes predefined operations (use reduce_scatter_block with user ops)".into(),
-            });
+            }.into());
         }
         Ok(operand)
     }

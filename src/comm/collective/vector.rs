@@ -10,7 +10,7 @@ use crate::comm::partition::{Block, Partition};
 use crate::datatype::{Equivalence, count_of, recv_ptr, repair, send_ptr};
 use crate::env::{enter, enter_with};
 #[cfg(doc)]
-use crate::error::Error;
+use crate::error::ErrorKind;
 use crate::error::Result;
 use crate::ffi;
 use crate::request::{Kind, RawRequest, Repair, Request, Scope};
@@ -149,8 +149,9 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] (partition size), [`Error::BufferSize`], [`Error::InvalidRank`]
-    /// before any communication; [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::InvalidArgument`] (partition size), [`ErrorKind::BufferSize`],
+    /// [`ErrorKind::InvalidRank`] before any communication; [`ErrorKind::WrongThread`];
+    /// [`ErrorKind::Mpi`].
     #[inline(always)]
     pub fn gatherv<T: Equivalence>(
         &self,

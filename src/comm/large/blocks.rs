@@ -12,13 +12,13 @@
 //!
 //! `alltoallv`'s partitions differ from rank to rank, so ranks could disagree on the path. It
 //! uses `MPI_Alltoallv_c`, which matches `MPI_Alltoallv` on the other ranks; without MPI-4's
-//! `_c` calls such a partition is an [`Error::CountOverflow`].
+//! `_c` calls such a partition is an [`ErrorKind::CountOverflow`].
 
 use super::{Made, Spanning};
 use crate::comm::Communicator;
 use crate::comm::partition::Block;
 use crate::comm::partition::Partition;
-use crate::error::{Error, Result, check};
+use crate::error::{ErrorKind, Result, check};
 use crate::ffi;
 use crate::request::Scope;
 use std::ffi::{c_int, c_void};
@@ -70,7 +70,7 @@ impl Made {
         if block.count == 0 {
             return Ok((0, block.datatype));
         }
-        let overflow = |n: usize| Error::CountOverflow {
+        let overflow = |n: usize| ErrorKind::CountOverflow {
             operation,
             count: u64::try_from(n).unwrap_or(u64::MAX),
             max: i64::MAX,

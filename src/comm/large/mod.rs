@@ -12,10 +12,12 @@
 //! | `ireduce`, `iallreduce`, `iscan`, `iexscan`, `ireduce_scatter_block` | `MPI_Ireduce_c`, … | one spanning element, reduced by a user-defined *span op* that applies the operation to the elements inside (`span_op`) |
 //! | `gatherv`, `scatterv`, `allgatherv` (a block or offset over `int`), blocking and nonblocking | `MPI_Alltoallw` / `MPI_Ialltoallw` with a placed datatype per block (`blocks`) | the same |
 //! | `alltoallw`, `ialltoallw` (a count or offset over `int`) | `MPI_Alltoallw` / `MPI_Ialltoallw` with placed datatypes, chosen by each rank alone | the same |
-//! | `alltoallv`, `ialltoallv` | `MPI_Alltoallv_c`, `MPI_Ialltoallv_c` | [`Error::CountOverflow`] |
+//! | `alltoallv`, `ialltoallv` | `MPI_Alltoallv_c`, `MPI_Ialltoallv_c` |
+//! [`ErrorKind::CountOverflow`] |
 //! | `ireduce_scatter` | an in-place `iallreduce` of a copy of the input that the scope keeps; this rank's block is copied out on completion | the same |
 //! | `bcast_init`, `reduce_init`, `allreduce_init`, `scan_init`, `exscan_init`, `reduce_scatter_block_init`, `gather`/`scatter`/`allgather`/`alltoall_init` | a spanning datatype (and span op) the request keeps | the same |
-//! | the other persistent collectives (v-forms, `alltoallw_init`, `reduce_scatter_init`) | [`Error::CountOverflow`] | [`Error::CountOverflow`] |
+//! | the other persistent collectives (v-forms, `alltoallw_init`, `reduce_scatter_init`) |
+//! [`ErrorKind::CountOverflow`] | [`ErrorKind::CountOverflow`] |
 //!
 //! Reductions are chunked because predefined operations apply only to predefined datatypes.
 //! Both sides of a message may take either path: MPI matches type signatures, which a derived
@@ -44,7 +46,7 @@ use super::Communicator;
 use super::call::{MoveFn, ReduceFn, Req, SendMode};
 use super::partition::Partition;
 use crate::datatype::Equivalence;
-use crate::error::{Error, Result, check};
+use crate::error::{ErrorKind, Result, check};
 use crate::ffi;
 use crate::op::Operand;
 use crate::request::{Repair, Scope};
@@ -130,7 +132,7 @@ impl Spanning {
         let chunk = CHUNK as u64;
         let (chunks, rest) = (elements / chunk, elements % chunk);
         let int = |n: u64| {
-            c_int::try_from(n).map_err(|_| Error::CountOverflow {
+            c_int::try_from(n).map_err(|_| ErrorKind::CountOverflow {
                 operation,
                 count: n,
                 max: i64::from(c_int::MAX),
@@ -251,9 +253,9 @@ pub(crate) fn bcast_schedule_broken(bytes: usize) -> bool {
 /// The MPI error code for an error building a large-count substitute: MPI's own, or
 /// `MPI_ERR_COUNT`.
 #[cfg(not(ferrompi_large_count))]
-fn error_code(e: Error) -> c_int {
-    match e {
-        Error::Mpi { code, .. } => code,
+fn error_code(e: crate::Error) -> c_int {
+    match e.kind() {
+        ErrorKind::Mpi { code, .. } => *code,
         _ => ffi::MPI_ERR_COUNT,
     }
 }
@@ -301,7 +303,7 @@ unsafe fn copy_out<T: Equivalence>(state: *mut u8, _: usize) {
 /// stays borrowed until the scope ends.
 ///
 /// # Errors
-/// [`Error::BufferSize`] if that range is not within `input`.
+/// [`ErrorKind::BufferSize`] if that range is not within `input`.
 pub(crate) fn copy_out_on_completion<'s, T: Equivalence>(
     scope: &'s Scope<'s, '_>,
     input: &[T],
@@ -312,11 +314,12 @@ pub(crate) fn copy_out_on_completion<'s, T: Equivalence>(
         .checked_add(to.len())
         .is_none_or(|end| end > input.len())
     {
-        return Err(Error::BufferSize {
+        return Err(ErrorKind::BufferSize {
             operation: "ireduce_scatter",
             expected: from.saturating_add(to.len()),
             actual: input.len(),
-        });
+        }
+        .into());
     }
     let mut temp = Vec::<std::mem::MaybeUninit<T>>::with_capacity(input.len());
     // SAFETY: the capacity holds `input.len()` values; `T: Copy`, and the source and the new

@@ -12,7 +12,7 @@
 //! one not, chosen with `MPI_Op_commutative`; they are created on first use and never freed.
 
 use super::{CHUNK, Spanning};
-use crate::error::{Error, Result, check};
+use crate::error::{ErrorKind, Result, check};
 use crate::ffi;
 use crate::op::Operand;
 use std::ffi::{c_int, c_void};
@@ -171,7 +171,7 @@ unsafe fn reduce_spans(
     span: ffi::MPI_Datatype,
 ) -> Result<()> {
     const OP: &str = "reduce";
-    let ops = SPAN_OPS.get().ok_or(Error::InvalidArgument {
+    let ops = SPAN_OPS.get().ok_or(ErrorKind::InvalidArgument {
         operation: OP,
         reason: "span op called before it was created".into(),
     })?;
@@ -181,10 +181,11 @@ unsafe fn reduce_spans(
         let rc = unsafe { ffi::MPI_Type_get_attr(span, key, (&raw mut value).cast(), &mut flag) };
         check(rc, OP)?;
         if flag == 0 {
-            return Err(Error::InvalidArgument {
+            return Err(ErrorKind::InvalidArgument {
                 operation: OP,
                 reason: "span op called on a datatype without its attributes".into(),
-            });
+            }
+            .into());
         }
         Ok(value)
     };

@@ -6,8 +6,6 @@ use crate::comm::agreement::{Signature, fingerprint};
 use crate::comm::call::{MoveFn, RecvSide, ReduceFn, SendSide, VFn, vmove};
 use crate::comm::collective::move_signature;
 use crate::env::enter;
-#[cfg(doc)]
-use crate::error::Error;
 use crate::error::{Result, check};
 use crate::ffi;
 use std::ffi::{c_int, c_void};

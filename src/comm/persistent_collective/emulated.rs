@@ -7,8 +7,6 @@ use crate::comm::Communicator;
 use crate::comm::call::MoveFn;
 use crate::comm::large::{Spanning, spanned};
 use crate::env::enter;
-#[cfg(doc)]
-use crate::error::Error;
 use crate::error::Result;
 use crate::ffi;
 use crate::op::Operand;

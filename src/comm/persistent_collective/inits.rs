@@ -8,7 +8,7 @@ use crate::comm::call::{MoveFn, ReduceFn};
 use crate::comm::large::large_count;
 use crate::datatype::{Equivalence, recv_ptr};
 #[cfg(doc)]
-use crate::error::Error;
+use crate::error::ErrorKind;
 use crate::error::Result;
 use crate::op::OwnedOp;
 use crate::request::{NoBuffer, OwnedBuffer, Pair, PersistentRequest};
@@ -44,7 +44,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn barrier_init(&self) -> Result<PersistentRequest<'_, NoBuffer>> {
         // SAFETY: a barrier names no buffer.
         unsafe { self.persistent(Call::Barrier, NoBuffer, None, "barrier_init") }
@@ -67,8 +67,8 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidRank`], [`Error::CountOverflow`] before any communication;
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::InvalidRank`], [`ErrorKind::CountOverflow`] before any communication;
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn bcast_init<B: OwnedBuffer>(
         &self,
         mut buf: B,
@@ -115,8 +115,8 @@ macro_rules! reduction_inits {
         ///
         ///
         /// # Errors
-        /// [`Error::BufferSize`], [`Error::InvalidArgument`], [`Error::CountOverflow`] before
-        /// any communication; [`Error::WrongThread`]; [`Error::Mpi`].
+        /// [`ErrorKind::BufferSize`], [`ErrorKind::InvalidArgument`], [`ErrorKind::CountOverflow`]
+        /// before any communication; [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
         pub fn $name<'a, S, R, O>(
             &'a self,
             send: S,
@@ -313,8 +313,8 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidRank`], [`Error::BufferSize`], [`Error::CountOverflow`] before any
-    /// communication; [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::InvalidRank`], [`ErrorKind::BufferSize`], [`ErrorKind::CountOverflow`] before
+    /// any communication; [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn reduce_init<'a, S, R, O>(
         &'a self,
         send: S,

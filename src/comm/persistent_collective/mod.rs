@@ -26,7 +26,7 @@
 //! call is the same on every path. MPI-4's `_init_c` forms are not used. On MPICH before 4.2 a
 //! `bcast_init` of 2 GiB or more is an `MPI_Alltoallw_init` (MPICH's broadcast schedule fails
 //! there). The v-collectives, `alltoallw_init` and `reduce_scatter_init` with blocks or offsets
-//! over `int` are an [`Error::CountOverflow`].
+//! over `int` are an [`ErrorKind::CountOverflow`].
 //!
 //! Every call here is collective: all ranks create the same requests in the same order. They
 //! may start them in any order (MPI-4.0 §6.13), on every path: an emulated request runs on a
@@ -104,7 +104,7 @@ use crate::comm::partition::Block;
 use crate::datatype::{Equivalence, recv_ptr, send_ptr};
 use crate::env::enter;
 #[cfg(doc)]
-use crate::error::Error;
+use crate::error::ErrorKind;
 use crate::error::{Result, check};
 use crate::ffi;
 use crate::op::OwnedOp;

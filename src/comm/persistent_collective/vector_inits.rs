@@ -8,7 +8,7 @@ use crate::comm::Communicator;
 use crate::comm::partition::{Partition, TypedPartition};
 use crate::datatype::Equivalence;
 #[cfg(doc)]
-use crate::error::Error;
+use crate::error::ErrorKind;
 use crate::error::Result;
 use crate::ffi;
 use crate::op::OwnedOp;
@@ -60,7 +60,7 @@ impl<'env> Communicator<'env> {
     /// ```
     ///
     /// # Errors
-    /// As [`gatherv`](Communicator::gatherv); [`Error::CountOverflow`] for blocks beyond `int`.
+    /// As [`gatherv`](Communicator::gatherv); [`ErrorKind::CountOverflow`] for blocks beyond `int`.
     pub fn gatherv_init<S, R>(
         &self,
         send: S,

@@ -7,7 +7,7 @@ use super::{Buffers, PersistentRequest, sealed};
 use crate::Status;
 use crate::env::enter;
 #[cfg(doc)]
-use crate::error::Error;
+use crate::error::ErrorKind;
 use crate::error::{Result, check};
 use crate::ffi;
 use std::ffi::c_int;
@@ -64,7 +64,7 @@ impl<B: Buffers> Persistent for PersistentRequest<'_, B> {
         self.start_raw(operation)
     }
     fn wait_active(&mut self, _: Internal, operation: &'static str) -> Result<()> {
-        if self.active {
+        if self.active() {
             self.complete(Some(operation))?;
         }
         Ok(())
@@ -76,7 +76,7 @@ impl<B: Buffers> Persistent for PersistentRequest<'_, B> {
         &mut self.raw.raw
     }
     fn is_active(&self, _: Internal) -> bool {
-        self.active
+        self.active()
     }
     fn completed(&mut self, _: Internal) {
         // No `peeked` status to report: `start_held` cleared it, and while the set borrows the
@@ -145,7 +145,7 @@ impl ActiveSet<'_, '_> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Mpi`]; [`Error::WrongThread`].
+    /// [`ErrorKind::Mpi`]; [`ErrorKind::WrongThread`].
     pub fn wait_all(self) -> Result<()> {
         let mut first = Ok(());
         for request in self.requests.iter_mut() {
@@ -180,7 +180,7 @@ impl ActiveSet<'_, '_> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Mpi`]; [`Error::WrongThread`].
+    /// [`ErrorKind::Mpi`]; [`ErrorKind::WrongThread`].
     pub fn wait_any(&mut self) -> Result<Option<(usize, Status)>> {
         self.any("wait_any", true)
     }

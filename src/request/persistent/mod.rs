@@ -14,8 +14,8 @@
 use super::{Kind, OwnedBuffer, RawRequest, progress};
 use crate::Status;
 use crate::datatype::repair;
-use crate::env::enter;
-use crate::error::{Error, Result, check};
+use crate::env::{enter, gated};
+use crate::error::{Error, ErrorKind, Result, check};
 use crate::ffi;
 use std::marker::PhantomData;
 use std::pin::Pin;
@@ -84,11 +84,19 @@ pub(crate) trait Restart: Send + Sync {
 /// See [`Restart`].
 pub(crate) type Emulated<'comm> = Option<Box<dyn Restart + 'comm>>;
 
+/// [`PersistentRequest`]'s state: an operation is active.
+const ACTIVE: u8 = 1;
+/// [`PersistentRequest`]'s state: each start makes the nonblocking call of an emulated
+/// collective.
+const EMULATED: u8 = 2;
+
 /// A persistent request that owns its buffers: point-to-point (`MPI_Send_init`,
 /// `MPI_Recv_init`, …) or collective (`MPI_Allreduce_init`, …).
 pub struct PersistentRequest<'comm, B: Buffers> {
     raw: RawRequest,
-    active: bool,
+    /// [`ACTIVE`] while an operation runs, [`EMULATED`] for an emulated collective: one byte,
+    /// so that a `start` tests one value for both before the common case (native, inactive).
+    state: u8,
     buffer: Option<B>,
     /// Partitions or an op MPI reads while the request exists; dropped after it is freed.
     keep: Keep<'comm>,
@@ -104,7 +112,7 @@ impl<B: Buffers> std::fmt::Debug for PersistentRequest<'_, B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PersistentRequest")
             .field("raw", &self.raw)
-            .field("active", &self.active)
+            .field("active", &self.active())
             .field("emulated", &self.emulated.is_some())
             .finish_non_exhaustive()
     }
@@ -126,7 +134,7 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
         crate::live::made(crate::live::Kind::PersistentRequest);
         PersistentRequest {
             raw,
-            active: false,
+            state: if emulated.is_some() { EMULATED } else { 0 },
             buffer: Some(buffer),
             keep,
             emulated,
@@ -151,29 +159,38 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
         self.emulated.is_some()
     }
 
+    /// Whether an operation is active.
+    #[inline(always)]
+    fn active(&self) -> bool {
+        self.state & ACTIVE != 0
+    }
+
     /// `MPI_Start`, or the nonblocking call of an emulated collective. The caller holds the gate.
     #[inline(always)]
     fn start_raw(&mut self, operation: &'static str) -> Result<()> {
-        if self.active {
+        if self.active() {
             return Err(already_active(operation));
         }
+        // A set's completion reports no `peeked` status (see `mixed`): none may be left over.
+        self.peeked = None;
         self.start_inactive(operation)
     }
 
     /// [`start_raw`](Self::start_raw) of a request known to be inactive.
     #[inline(always)]
     fn start_inactive(&mut self, operation: &'static str) -> Result<()> {
+        // The state's bit, not the `Option`: a caller that tested the state knows it.
         let rc = match &self.emulated {
             // SAFETY: the call's buffers and arrays are owned by `self` and unreachable until
             // the operation completes; the handle is null (inactive).
-            Some(call) => unsafe { call.start(&mut self.raw.raw) },
+            Some(call) if self.state & EMULATED != 0 => unsafe { call.start(&mut self.raw.raw) },
             // SAFETY: an inactive persistent request we own; its buffers are owned by `self` and
             // unreachable until the operation completes (see the module docs).
-            None => unsafe { ffi::MPI_Start(&mut self.raw.raw) },
+            _ => unsafe { ffi::MPI_Start(&mut self.raw.raw) },
         };
         check(rc, operation)?;
-        self.active = true;
-        self.peeked = None;
+        // `peeked` is `None`: every completion took or cleared it (`reported`, `failed`).
+        self.state |= ACTIVE;
         Ok(())
     }
 
@@ -193,14 +210,29 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     #[inline(always)]
     pub fn start(&mut self) -> Result<Active<'_, 'comm, B>> {
-        self.complete_leaked()?;
-        let _gate = enter("start")?;
-        // Inactive: `complete_leaked` saw to it, and the gate changed nothing.
-        self.start_inactive("start")?;
+        if self.state == 0 {
+            // Native and inactive, which the gate changes nothing of.
+            gated(
+                "start",
+                #[inline(always)]
+                || self.start_inactive("start"),
+            )??;
+        } else {
+            // Active (its `Active` was leaked), or emulated.
+            self.start_slow()?;
+        }
         Ok(Active { request: self })
+    }
+
+    /// [`start`](Self::start) of a request that may be active or is emulated, out of line.
+    #[inline(never)]
+    fn start_slow(&mut self) -> Result<()> {
+        self.complete_leaked()?;
+        // Inactive: `complete_leaked` saw to it, and the gate changes nothing.
+        gated("start", || self.start_inactive("start"))?
     }
 
     /// Starts every request of `requests` (as `MPI_Startall`, MPI-4.0 §3.9); the returned guard
@@ -259,8 +291,8 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`] (or another refusal of the thread gate) if an operation whose
-    /// [`Active`] was leaked cannot be completed, or from freeing; [`Error::Mpi`]. The buffers
+    /// [`ErrorKind::WrongThread`] (or another refusal of the thread gate) if an operation whose
+    /// [`Active`] was leaked cannot be completed, or from freeing; [`ErrorKind::Mpi`]. The buffers
     /// are then dropped, or leaked if MPI may still use them.
     pub fn into_buffers(mut self) -> Result<B> {
         self.complete_leaked()?;
@@ -283,9 +315,9 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
     /// As [`wait_leaked`](Self::wait_leaked), but reports an operation that stays active.
     #[inline(always)]
     fn complete_leaked(&mut self) -> Result<()> {
-        if self.active
+        if self.active()
             && let Err(e) = self.complete(Some("wait"))
-            && self.active
+            && self.active()
         {
             return Err(e);
         }
@@ -296,7 +328,7 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
     /// Inlined as a test of `active` (false after `wait`), the completion out of line.
     #[inline(always)]
     fn settle_leaked(&mut self) {
-        if self.active {
+        if self.active() {
             self.settle_active();
         }
     }
@@ -335,6 +367,7 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
     fn failed(&mut self, e: Error) -> Error {
         if !e.mpi_not_called() {
             self.finished();
+            self.peeked = None;
         }
         e
     }
@@ -357,7 +390,7 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
     /// The operation has completed: inactive, its received buffer repaired.
     #[inline(always)]
     fn finished(&mut self) {
-        self.active = false;
+        self.state &= !ACTIVE;
         if self.raw.kind != Kind::Send
             && let Some(buffer) = self.buffer.as_mut()
         {
@@ -456,7 +489,7 @@ impl<'comm, B: OwnedBuffer> PersistentRequest<'comm, B> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`] or [`Error::Mpi`] from freeing; the buffer is then dropped.
+    /// [`ErrorKind::WrongThread`] or [`ErrorKind::Mpi`] from freeing; the buffer is then dropped.
     pub fn into_buffer(self) -> Result<B> {
         self.into_buffers()
     }
@@ -574,7 +607,7 @@ impl<'comm, S: OwnedBuffer, R: OwnedBuffer> PersistentRequest<'comm, Pair<S, R>>
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`] or [`Error::Mpi`] from freeing; the buffers are then dropped.
+    /// [`ErrorKind::WrongThread`] or [`ErrorKind::Mpi`] from freeing; the buffers are then dropped.
     pub fn into_send_recv(self) -> Result<(S, R)> {
         self.into_buffers().map(|pair| (pair.send, pair.recv))
     }
@@ -590,7 +623,7 @@ unsafe impl<B: Buffers> Sync for PersistentRequest<'_, B> {}
 impl<B: Buffers> Drop for PersistentRequest<'_, B> {
     fn drop(&mut self) {
         self.settle_leaked();
-        if self.active || self.free_raw().is_err() {
+        if self.active() || self.free_raw().is_err() {
             // MPI may still use the buffers and what is kept: never free them.
             std::mem::forget(self.buffer.take());
             std::mem::forget(self.keep.take());
@@ -625,7 +658,7 @@ impl<B: Buffers> Active<'_, '_, B> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Mpi`]; [`Error::WrongThread`].
+    /// [`ErrorKind::Mpi`]; [`ErrorKind::WrongThread`].
     #[inline(always)]
     pub fn wait(self) -> Result<Status> {
         self.request.complete(Some("wait"))
@@ -653,7 +686,7 @@ impl<B: Buffers> Active<'_, '_, B> {
     /// # Errors
     /// As [`Active::wait`].
     pub fn test(&mut self) -> Result<Option<Status>> {
-        if !self.request.active {
+        if !self.request.active() {
             return Ok(Some(Status::empty()));
         }
         let result = self.request.raw.test("test");
@@ -684,7 +717,7 @@ impl<B: Buffers> Active<'_, '_, B> {
     /// # Errors
     /// As [`Active::wait`].
     pub fn get_status(&mut self) -> Result<Option<Status>> {
-        if !self.request.active {
+        if !self.request.active() {
             return Ok(Some(Status::empty()));
         }
         let seen = self.request.raw.get_status("request_get_status")?;
@@ -733,10 +766,10 @@ impl<B: Buffers> ActiveAll<'_, '_, B> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Mpi`]; [`Error::WrongThread`].
+    /// [`ErrorKind::Mpi`]; [`ErrorKind::WrongThread`].
     pub fn wait_all(self) -> Result<()> {
         let mut first = Ok(());
-        for request in self.requests.iter_mut().filter(|r| r.active) {
+        for request in self.requests.iter_mut().filter(|r| r.active()) {
             if let Err(e) = request.complete(Some("wait_all")) {
                 first = first.and(Err(e));
             }
@@ -756,8 +789,9 @@ impl<B: Buffers> Drop for ActiveAll<'_, '_, B> {
 /// The error of starting a persistent request that is active, built out of line.
 #[cold]
 fn already_active(operation: &'static str) -> Error {
-    Error::InvalidArgument {
+    ErrorKind::InvalidArgument {
         operation,
         reason: "the persistent request is already active".into(),
     }
+    .into()
 }

@@ -5,6 +5,8 @@
 use super::RequestSet;
 use crate::Status;
 use crate::env::enter_with;
+#[cfg(doc)]
+use crate::error::ErrorKind;
 use crate::error::{Result, check};
 use crate::ffi;
 use crate::gate::Pass;
@@ -59,9 +61,9 @@ impl RequestSet<'_> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Mpi`](crate::Error::Mpi) (class `InStatus` when some operations failed; use
+    /// [`ErrorKind::Mpi`] (class `InStatus` when some operations failed; use
     /// [`wait_all_statuses`](RequestSet::wait_all_statuses) to see which);
-    /// [`Error::WrongThread`](crate::Error::WrongThread).
+    /// [`ErrorKind::WrongThread`].
     #[inline(always)]
     pub fn wait_all(&mut self) -> Result<()> {
         const OP: &str = "wait_all";

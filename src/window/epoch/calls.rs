@@ -4,6 +4,8 @@
 use super::WindowEpoch;
 use crate::datatype::{DerivedType, Equivalence, View, ViewMut, recv_ptr};
 use crate::env::enter_with;
+#[cfg(doc)]
+use crate::error::ErrorKind;
 use crate::error::{Result, check};
 use crate::ffi;
 use crate::op::{AccumulateOp, Bitwise};
@@ -25,11 +27,11 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidRank`](crate::Error::InvalidRank),
-    /// [`Error::OutOfBounds`](crate::Error::OutOfBounds),
-    /// [`Error::EpochMisuse`](crate::Error::EpochMisuse) (another rank than a `lock` epoch's);
-    /// [`Error::CountOverflow`](crate::Error::CountOverflow);
-    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi).
+    /// [`ErrorKind::InvalidRank`],
+    /// [`ErrorKind::OutOfBounds`],
+    /// [`ErrorKind::EpochMisuse`] (another rank than a `lock` epoch's);
+    /// [`ErrorKind::CountOverflow`];
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     #[inline(always)]
     pub fn put(&self, buf: &'buf [T], target: i32, index: usize) -> Result<()> {
         self.with_target(
@@ -97,7 +99,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// ```
     ///
     /// # Errors
-    /// As [`WindowEpoch::put`]; [`Error::EpochMisuse`](crate::Error::EpochMisuse) outside
+    /// As [`WindowEpoch::put`]; [`ErrorKind::EpochMisuse`] outside
     /// `lock`/`lock_all`. If the put succeeds but MPI fails to complete it (the flush), the job is
     /// aborted with the error's message, since MPI may still use `buf`.
     #[inline(always)]
@@ -180,7 +182,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::OutOfBounds`](crate::Error::OutOfBounds) if the copies reach outside the
+    /// [`ErrorKind::OutOfBounds`] if the copies reach outside the
     /// target's window; otherwise as [`WindowEpoch::put`].
     pub fn put_view(
         &self,
@@ -318,7 +320,7 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::BufferSize`](crate::Error::BufferSize) if the lengths differ; as
+    /// [`ErrorKind::BufferSize`] if the lengths differ; as
     /// [`WindowEpoch::put`].
     pub fn get_accumulate<O: AccumulateOp<T>>(
         &self,
@@ -360,8 +362,8 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::EpochMisuse`](crate::Error::EpochMisuse) outside `lock`/`lock_all`;
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if `T` is several MPI elements; as
+    /// [`ErrorKind::EpochMisuse`] outside `lock`/`lock_all`;
+    /// [`ErrorKind::InvalidArgument`] if `T` is several MPI elements; as
     /// [`WindowEpoch::put`]. A failed flush after the call succeeded aborts the job, as in
     /// [`WindowEpoch::put_now`].
     #[inline(always)]
@@ -440,9 +442,9 @@ impl<'buf, T: Equivalence> WindowEpoch<'_, 'buf, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::EpochMisuse`](crate::Error::EpochMisuse);
-    /// [`Error::InvalidRank`](crate::Error::InvalidRank);
-    /// [`Error::WrongThread`](crate::Error::WrongThread); [`Error::Mpi`](crate::Error::Mpi).
+    /// [`ErrorKind::EpochMisuse`];
+    /// [`ErrorKind::InvalidRank`];
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn flush(&self, target: i32) -> Result<()> {
         let t = self.check_target(true, target, 0, 0, "win_flush")?;
         self.calls.flush(t.rank(), Completion::Flush)

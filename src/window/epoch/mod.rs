@@ -9,7 +9,7 @@ use super::{Assert, LockType};
 use crate::comm::group::Group;
 use crate::datatype::{DerivedType, Equivalence};
 use crate::env::enter;
-use crate::error::{Error, Result, check};
+use crate::error::{Error, ErrorKind, Result, check};
 use crate::ffi;
 use std::ffi::c_int;
 use std::marker::PhantomData;
@@ -33,10 +33,11 @@ impl<'c, T: Equivalence> Window<'c, T> {
                 .compare_exchange(state, state | ACCESS, Ordering::AcqRel, Ordering::Acquire)
                 .is_err()
         {
-            return Err(Error::EpochMisuse {
+            return Err(ErrorKind::EpochMisuse {
                 operation,
                 reason: "another epoch is open on this window in this process".into(),
-            });
+            }
+            .into());
         }
         Ok(())
     }
@@ -101,7 +102,7 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// the same on every process whatever a process did in between, nothing else changes it:
     /// until a fence asserts `NOSUCCEED`, [`lock`](Window::lock),
     /// [`lock_all`](Window::lock_all), [`access`](Window::access) and
-    /// [`expose`](Window::expose) are refused with [`Error::EpochMisuse`] (MPI forbids them
+    /// [`expose`](Window::expose) are refused with [`ErrorKind::EpochMisuse`] (MPI forbids them
     /// inside a fence epoch), and a fence refused before reaching MPI (another epoch open on
     /// this process, a thread the thread level refuses) leaves the sequence as it was.
     ///
@@ -121,9 +122,9 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::EpochMisuse`] if another epoch is open on this process (or, for the other
-    /// epochs, a fence epoch); [`Error::WrongThread`]; [`Error::Mpi`] from opening the epoch.
-    /// The calls inside return their own errors to `body`. If MPI fails to *close* the epoch
+    /// [`ErrorKind::EpochMisuse`] if another epoch is open on this process (or, for the other
+    /// epochs, a fence epoch); [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`] from opening the
+    /// epoch. The calls inside return their own errors to `body`. If MPI fails to *close* the epoch
     /// the job is aborted with the error's message, since MPI may still be using the buffers.
     pub fn fence<'buf, R>(
         &self,
@@ -211,7 +212,7 @@ impl<'c, T: Equivalence> Window<'c, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidRank`]; as [`Window::fence`].
+    /// [`ErrorKind::InvalidRank`]; as [`Window::fence`].
     pub fn lock<'buf, R>(
         &self,
         lock: LockType,
@@ -220,12 +221,13 @@ impl<'c, T: Equivalence> Window<'c, T> {
         body: impl for<'e> FnOnce(&'e WindowEpoch<'e, 'buf, T>) -> R,
     ) -> Result<R> {
         if self.len_of(target).is_none() {
-            return Err(Error::InvalidRank {
+            return Err(ErrorKind::InvalidRank {
                 operation: "win_lock",
                 role: "target",
                 rank: target,
                 size: c_int::try_from(self.layout.lens().len()).unwrap_or(c_int::MAX),
-            });
+            }
+            .into());
         }
         let win = self.win.raw;
         self.epoch(
@@ -275,14 +277,15 @@ impl<'c, T: Equivalence> Window<'c, T> {
     }
 }
 
-/// [`Error::EpochMisuse`], built out of line so the checks on the hot path stay small.
+/// [`ErrorKind::EpochMisuse`], built out of line so the checks on the hot path stay small.
 #[cold]
 #[inline(never)]
 pub(super) fn misuse(operation: &'static str, reason: std::fmt::Arguments<'_>) -> Error {
-    Error::EpochMisuse {
+    ErrorKind::EpochMisuse {
         operation,
         reason: reason.to_string(),
     }
+    .into()
 }
 
 /// The misuse of an epoch other than a fence while a fence epoch is open.

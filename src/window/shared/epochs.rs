@@ -6,7 +6,7 @@
 use super::{ATOMIC, READ, Segment, SharedWindow, WRITE};
 use crate::datatype::Equivalence;
 #[cfg(doc)]
-use crate::error::Error;
+use crate::error::ErrorKind;
 use crate::error::Result;
 use crate::op::{AccumulateOp, Bitwise, NoOp, Replace};
 use crate::window::target::{Calls, operand};
@@ -32,8 +32,8 @@ impl<T: Pod> SharedWindow<'_, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::EpochMismatch`] if the processes did not all call `read` as their next epoch
-    /// (or an earlier epoch went out of step); [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::EpochMismatch`] if the processes did not all call `read` as their next epoch
+    /// (or an earlier epoch went out of step); [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn read(&mut self) -> Result<ReadEpoch<'_, T>> {
         self.enter(READ, "shared_read")?;
         Ok(ReadEpoch { window: self })
@@ -286,9 +286,9 @@ impl<T: Pod + Equivalence> AtomicEpoch<'_, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidRank`], [`Error::OutOfBounds`]; [`Error::InvalidArgument`] if `T` is
-    /// several MPI elements; [`Error::WrongThread`]; [`Error::Mpi`]. A failed flush after the
-    /// call succeeded aborts the job (MPI may still write the result's place; see
+    /// [`ErrorKind::InvalidRank`], [`ErrorKind::OutOfBounds`]; [`ErrorKind::InvalidArgument`] if
+    /// `T` is several MPI elements; [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`]. A failed flush
+    /// after the call succeeded aborts the job (MPI may still write the result's place; see
     /// [`WindowEpoch::put_now`](crate::window::WindowEpoch::put_now)).
     #[inline]
     pub fn fetch_and_op<O: AccumulateOp<T>>(

@@ -14,7 +14,7 @@
 //!    (`madvise(MADV_POPULATE_WRITE)`, Linux 5.14; it fails instead of raising `SIGBUS`), and
 //!    the processes agree on the outcome before any of them stores a byte.
 
-use crate::error::{Error, Result};
+use crate::error::{ErrorKind, Result};
 use std::ffi::CString;
 
 /// The directory the running MPI backs shared windows in: Open MPI's
@@ -62,14 +62,15 @@ pub(super) fn check_room(
     if bytes.saturating_add(slack) <= room {
         return Ok(());
     }
-    Err(Error::NoMemory {
+    Err(ErrorKind::NoMemory {
         operation,
         reason: format!(
             "the shared window needs {bytes} bytes, and {} has {room} bytes free; a larger \
              /dev/shm (docker --shm-size, or the node's tmpfs size) or a smaller window is needed",
             backing_directory()
         ),
-    })
+    }
+    .into())
 }
 
 /// Backs `bytes` bytes at `start` with memory (`MADV_POPULATE_WRITE`), without changing them.
@@ -153,7 +154,7 @@ mod tests {
         let page = page_bytes();
         assert!(check_room(1 << 20, 2, (1 << 20) + 2 * page, "t").is_ok());
         let err = check_room(128 << 20, 2, 64 << 20, "t").unwrap_err();
-        assert!(matches!(err, Error::NoMemory { .. }), "{err}");
+        assert!(matches!(err.kind(), ErrorKind::NoMemory { .. }), "{err}");
         assert!(check_room(u64::MAX - 1, 4, u64::MAX - 2, "t").is_err());
         assert!(check_room(1, 1, u64::MAX, "t").is_ok());
     }

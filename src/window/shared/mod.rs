@@ -47,7 +47,7 @@
 //! kind `k`, a process stores `(s, k)` in its word of parity `s % 2` (release), waits until
 //! every process's word of parity `s % 2` holds epoch `s`, then loads them all (acquire) and
 //! enters only if **all** of them are exactly `(s, k)`; otherwise it returns
-//! [`Error::EpochMismatch`] and refuses every later epoch.
+//! [`ErrorKind::EpochMismatch`] and refuses every later epoch.
 //!
 //! Claim: two processes are never inside epochs at the same time unless the epochs have the
 //! same number and kind. Suppose process A is inside epoch `(s, k)` and B inside `(s', k')`.
@@ -65,7 +65,7 @@
 //! The wait is what makes correct programs pass the check (everybody has announced by the
 //! time anybody loads); it is not needed for soundness. Processes whose `s`-th epochs are of
 //! different kinds (one calls `write` where the others call `read`) all get
-//! [`Error::EpochMismatch`], instead of a race. A process that stops entering epochs leaves
+//! [`ErrorKind::EpochMismatch`], instead of a race. A process that stops entering epochs leaves
 //! the others waiting for it, as any collective would.
 //!
 //! The element type is [`bytemuck::Pod`]: another process may have stored any bytes, and
@@ -76,7 +76,7 @@ use super::target::Layout;
 use super::{Assert, RawWindow};
 use crate::comm::Communicator;
 use crate::env::enter;
-use crate::error::{Error, Result, check};
+use crate::error::{Error, ErrorKind, Result, check};
 use crate::ffi;
 use crate::info::Info;
 use bytemuck::Pod;
@@ -184,10 +184,10 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
     /// could back each segment with memory (so that no store can raise `SIGBUS`) in one after.
     ///
     /// # Errors
-    /// On every process alike: [`Error::NotSharedMemory`] if `comm`'s processes span nodes;
-    /// [`Error::InvalidArgument`] for a zero-sized `T` or a window larger than an `MPI_Aint`;
-    /// [`Error::CountOverflow`]; [`Error::NoMemory`] if the node's memory cannot hold the
-    /// window; [`Error::WrongThread`]; [`Error::Mpi`].
+    /// On every process alike: [`ErrorKind::NotSharedMemory`] if `comm`'s processes span nodes;
+    /// [`ErrorKind::InvalidArgument`] for a zero-sized `T` or a window larger than an `MPI_Aint`;
+    /// [`ErrorKind::CountOverflow`]; [`ErrorKind::NoMemory`] if the node's memory cannot hold the
+    /// window; [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn allocate(comm: &'c Communicator<'_>, len: usize) -> Result<Self> {
         Self::allocate_with_info(comm, len, None)
     }
@@ -219,11 +219,12 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
         if !comm.is_known_node_local() {
             let node = comm.node_process_count()?;
             if node != comm.size() {
-                return Err(Error::NotSharedMemory {
+                return Err(ErrorKind::NotSharedMemory {
                     operation: OP,
                     size: comm.size(),
                     node,
-                });
+                }
+                .into());
             }
         }
         let size = usize::try_from(comm.size()).unwrap_or(0);
@@ -388,10 +389,11 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
     /// Enters an epoch of `kind` with every other process; see the module docs.
     fn enter(&mut self, kind: u64, operation: &'static str) -> Result<()> {
         if self.poisoned {
-            return Err(Error::EpochMismatch {
+            return Err(ErrorKind::EpochMismatch {
                 operation,
                 reason: "an earlier epoch went out of step, so the window refuses new ones".into(),
-            });
+            }
+            .into());
         }
         // A thread the thread level refuses changes nothing: the epoch number stays, and the
         // window stays usable from the right thread.
@@ -414,7 +416,7 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
         {
             self.poisoned = true;
             let theirs = self.slot(parity, other).load(Ordering::Acquire);
-            return Err(Error::EpochMismatch {
+            return Err(ErrorKind::EpochMismatch {
                 operation,
                 reason: format!(
                     "rank {} entered {}, rank {other} announced {}",
@@ -422,7 +424,8 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
                     describe(word),
                     describe(theirs)
                 ),
-            });
+            }
+            .into());
         }
         Ok(())
     }
@@ -598,7 +601,7 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn info(&self) -> Result<Info<'c>> {
         self.win.info()
     }
@@ -633,7 +636,7 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::WrongThread`]; [`Error::Mpi`].
+    /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn free(mut self) -> Result<()> {
         let unlocked = self.unlock();
         let freed = self.win.free();
@@ -709,10 +712,11 @@ fn plan<T>(
         total = match bytes.and_then(|bytes| total.checked_add(bytes)) {
             Some(total) => total,
             None => {
-                return Err(Error::InvalidArgument {
+                return Err(ErrorKind::InvalidArgument {
                     operation,
                     reason: "the whole window does not fit an MPI_Aint".into(),
-                });
+                }
+                .into());
             }
         };
         own.push(bytes.unwrap_or(0));
@@ -728,7 +732,7 @@ fn plan<T>(
 
 /// The error every process returns when some could not map or back their segment
 /// (`outcomes`: bit 0 mapping, bit 1 backing, per rank): a process that failed returns its own
-/// mapping error; a failure to back a segment is the same [`Error::NoMemory`] everywhere.
+/// mapping error; a failure to back a segment is the same [`ErrorKind::NoMemory`] everywhere.
 #[cold]
 fn agreed_failure(outcomes: &[u8], mapped: Result<()>, operation: &'static str) -> Error {
     let ranks = |bit: u8| {
@@ -740,13 +744,14 @@ fn agreed_failure(outcomes: &[u8], mapped: Result<()>, operation: &'static str) 
     };
     let unbacked = ranks(2);
     if !unbacked.is_empty() {
-        return Error::NoMemory {
+        return ErrorKind::NoMemory {
             operation,
             reason: format!(
                 "the node's memory could not back the shared segment of rank(s) {unbacked} \
                  (madvise MADV_POPULATE_WRITE); storing into it would have raised SIGBUS"
             ),
-        };
+        }
+        .into();
     }
     mapped.err().unwrap_or_else(|| {
         bad_segment(
@@ -758,10 +763,11 @@ fn agreed_failure(outcomes: &[u8], mapped: Result<()>, operation: &'static str) 
 
 #[cold]
 fn bad_segment(operation: &'static str, reason: &str) -> Error {
-    Error::InvalidArgument {
+    ErrorKind::InvalidArgument {
         operation,
         reason: format!("MPI returned an unusable shared segment: {reason}"),
     }
+    .into()
 }
 
 /// An announcement word, for error messages.

@@ -101,7 +101,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     t.okay(channel.close(), "close");
     t.err(
         world.channel(size, 5),
-        |e| matches!(e, ferrompi::Error::InvalidRank { .. }),
+        |e| matches!(e.kind(), ferrompi::ErrorKind::InvalidRank { .. }),
         "bad peer",
     );
 }

@@ -5,6 +5,7 @@
 //! tests/fake_cuda's stand-in driver, which tools/test.sh runs it with), and the driver's errors.
 
 use crate::checks::Checks;
+use ferrompi::ErrorKind;
 use ferrompi::gpu::{Cuda, DeviceComm, DeviceMemory, Transfer};
 use ferrompi::op::{Max, Sum};
 use ferrompi::{Error, Mpi, PROC_NULL, Partition, ProcNull};
@@ -32,8 +33,8 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
             Cuda::load(1 << 20),
             |e| {
                 matches!(
-                    e,
-                    Error::Device {
+                    e.kind(),
+                    ErrorKind::Device {
                         operation: "cuDeviceGet",
                         ..
                     }
@@ -44,7 +45,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         let refused = cuda.alloc::<u8>(1 << 50);
         t.err(
             refused.map(|v| v.len()),
-            |e| matches!(e, Error::Device { reason, .. } if reason.contains("out of memory")),
+            |e| matches!(e.kind(), ErrorKind::Device { reason, .. } if reason.contains("out of memory")),
             "a petabyte of device memory: the driver's error",
         );
         // A buffer of the GPU handed to an emulated device's communicator: refused, not
@@ -54,7 +55,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         let mut on_gpu = t.okay(cuda.upload(&[1.0f32]), "upload");
         t.err(
             on_emulated.allreduce_in_place(&mut on_gpu, Sum),
-            |e| matches!(e, Error::InvalidArgument { .. }),
+            |e| matches!(e.kind(), ErrorKind::InvalidArgument { .. }),
             "a GPU buffer given to an emulated device",
         );
         t.eq(host(&on_gpu), vec![1.0], "the refused buffer as it was");
@@ -68,8 +69,10 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
             calls(&cuda, &mut on, t);
         }
     } else {
-        match Cuda::load(0) {
-            Err(Error::Device { reason, .. }) => t.ok(!reason.is_empty(), "no driver: a reason"),
+        match Cuda::load(0).as_ref().map_err(ferrompi::Error::kind) {
+            Err(ErrorKind::Device { reason, .. }) => {
+                t.ok(!reason.is_empty(), "no driver: a reason")
+            }
             Err(other) => t.ok(false, format!("Cuda::load without a GPU: {other}")),
             Ok(cuda) => t.ok(!cuda.is_emulated(), "a real driver loaded"),
         }
@@ -222,7 +225,7 @@ fn calls(cuda: &Cuda, on: &mut DeviceComm<'_, '_>, t: &mut Checks) {
     let other = Cuda::emulated();
     let mut foreign = t.okay(other.upload(&[3i32; 4]), "upload");
     let mine = t.okay(cuda.upload(&[3i32; 4]), "upload");
-    let refused = |e: &Error| matches!(e, Error::InvalidArgument { .. });
+    let refused = |e: &Error| matches!(e.kind(), ErrorKind::InvalidArgument { .. });
     t.err(
         on.bcast(&mut foreign, 0),
         refused,
@@ -249,7 +252,7 @@ fn calls(cuda: &Cuda, on: &mut DeviceComm<'_, '_>, t: &mut Checks) {
     let mut short = t.okay(cuda.upload(&[7.0f32]), "upload");
     t.err(
         on.allreduce(&g, &mut short, Sum),
-        |e| matches!(e, Error::BufferSize { .. }),
+        |e| matches!(e.kind(), ErrorKind::BufferSize { .. }),
         format!("{mode}: allreduce into a short buffer"),
     );
     t.eq(

@@ -1,13 +1,14 @@
 //! Windows on communicators that span nodes. Run on one machine it checks the one-node path;
 //! `tools/test.sh` also runs it over two fake hosts (`tools/netns.sh`, Open MPI), where
 //! `FERROMPI_EXPECT_NODES=2` says how many nodes the world must span: a shared window on the
-//! world is then `Error::NotSharedMemory` on every rank and the job goes on, while node
+//! world is then `ErrorKind::NotSharedMemory` on every rank and the job goes on, while node
 //! windows and RMA windows across the nodes work.
 
 use super::shared_window::sum_over;
 use crate::checks::Checks;
+use ferrompi::ErrorKind;
+use ferrompi::Mpi;
 use ferrompi::window::{Assert, SharedWindow, Window};
-use ferrompi::{Error, Mpi};
 
 pub fn run(mpi: &Mpi, t: &mut Checks) {
     let world = mpi.world();
@@ -26,7 +27,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         t.err(
             on_world,
             |e| {
-                matches!(e, Error::NotSharedMemory { size, node: n, .. }
+                matches!(e.kind(), ErrorKind::NotSharedMemory { size, node: n, .. }
                     if *size == world.size() && *n == node.size())
             },
             "a shared window over nodes",

@@ -3,7 +3,8 @@
 
 use crate::checks::Checks;
 use crate::values::values;
-use ferrompi::{ANY_SOURCE, ANY_TAG, Bytes, Error, Mpi, scope};
+use ferrompi::ErrorKind;
+use ferrompi::{ANY_SOURCE, ANY_TAG, Bytes, Mpi, scope};
 use std::mem::MaybeUninit;
 
 pub fn run(mpi: &Mpi, t: &mut Checks) {
@@ -90,7 +91,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         };
         t.err(
             message.status().count::<u16>(),
-            |e| matches!(e, Error::InvalidArgument { .. }),
+            |e| matches!(e.kind(), ErrorKind::InvalidArgument { .. }),
             "3 bytes are not u16s",
         );
         let (v, _) = t.okay(message.recv_vec::<u8>(), "improbe recv_vec");

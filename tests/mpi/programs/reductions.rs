@@ -312,7 +312,7 @@ fn local(mpi: &Mpi, t: &mut Checks) {
     t.eq(bits, [true, false, false], "reduce_local land");
     t.err(
         mpi.reduce_local(&input, &mut [0i64; 3], Sum),
-        |e| matches!(e, ferrompi::Error::BufferSize { .. }),
+        |e| matches!(e.kind(), ferrompi::ErrorKind::BufferSize { .. }),
         "reduce_local length mismatch",
     );
     // A non-commutative op is applied as `input ∘ inout`: the order is visible.

@@ -4,8 +4,9 @@
 
 use super::shared_window::sum_over;
 use crate::checks::Checks;
+use ferrompi::ErrorKind;
 use ferrompi::window::{Assert, Window};
-use ferrompi::{Communicator, Error, LockType, Max, Mpi, NoOp, Replace, Sum, scope};
+use ferrompi::{Communicator, LockType, Max, Mpi, NoOp, Replace, Sum, scope};
 
 pub fn run(mpi: &Mpi, t: &mut Checks) {
     let world = mpi.world();
@@ -232,7 +233,7 @@ fn passive(comm: &Communicator<'_>, t: &mut Checks) {
     t.err(
         win.fence(Assert::NOSUCCEED, |e| e.put_now(&[1], 0, 0))
             .unwrap(),
-        |e| matches!(e, Error::EpochMisuse { .. }),
+        |e| matches!(e.kind(), ErrorKind::EpochMisuse { .. }),
         "put_now in a fence epoch",
     );
 }
@@ -277,7 +278,7 @@ fn requests(comm: &Communicator<'_>, t: &mut Checks) {
             scope(|s| e.rput(s, &mine, next, 0).map(drop))
         })
         .unwrap(),
-        |e| matches!(e, Error::EpochMisuse { .. }),
+        |e| matches!(e.kind(), ErrorKind::EpochMisuse { .. }),
         "rput in a fence epoch",
     );
 }
@@ -387,32 +388,32 @@ fn bad_input(comm: &Communicator<'_>, t: &mut Checks) {
     let [bad_rank, negative, past_end, overflow, flush, fetch] = errs;
     t.err(
         bad_rank,
-        |e| matches!(e, Error::InvalidRank { .. }),
+        |e| matches!(e.kind(), ErrorKind::InvalidRank { .. }),
         "rank = size",
     );
     t.err(
         negative,
-        |e| matches!(e, Error::InvalidRank { .. }),
+        |e| matches!(e.kind(), ErrorKind::InvalidRank { .. }),
         "rank -1",
     );
     t.err(
         past_end,
-        |e| matches!(e, Error::OutOfBounds { .. }),
+        |e| matches!(e.kind(), ErrorKind::OutOfBounds { .. }),
         "past the end",
     );
     t.err(
         overflow,
-        |e| matches!(e, Error::OutOfBounds { .. }),
+        |e| matches!(e.kind(), ErrorKind::OutOfBounds { .. }),
         "index overflow",
     );
     t.err(
         flush,
-        |e| matches!(e, Error::EpochMisuse { .. }),
+        |e| matches!(e.kind(), ErrorKind::EpochMisuse { .. }),
         "flush in a fence",
     );
     t.err(
         fetch,
-        |e| matches!(e, Error::EpochMisuse { .. }),
+        |e| matches!(e.kind(), ErrorKind::EpochMisuse { .. }),
         "fetch_and_op in a fence",
     );
     // A lock on one target allows no other; epochs do not nest.
@@ -422,10 +423,11 @@ fn bad_input(comm: &Communicator<'_>, t: &mut Checks) {
             let wrong_target = if size > 1 {
                 e.put(&two, other, 0)
             } else {
-                Err(Error::EpochMisuse {
+                Err(ErrorKind::EpochMisuse {
                     operation: "put",
                     reason: "one rank".into(),
-                })
+                }
+                .into())
             };
             let nested = win.lock_all(Assert::empty(), |_| ());
             (wrong_target, nested)
@@ -434,17 +436,17 @@ fn bad_input(comm: &Communicator<'_>, t: &mut Checks) {
     );
     t.err(
         r.0,
-        |e| matches!(e, Error::EpochMisuse { .. }),
+        |e| matches!(e.kind(), ErrorKind::EpochMisuse { .. }),
         "put to an unlocked rank",
     );
     t.err(
         r.1,
-        |e| matches!(e, Error::EpochMisuse { .. }),
+        |e| matches!(e.kind(), ErrorKind::EpochMisuse { .. }),
         "nested epoch",
     );
     t.err(
         win.lock(LockType::Shared, size, Assert::empty(), |_| ()),
-        |e| matches!(e, Error::InvalidRank { .. }),
+        |e| matches!(e.kind(), ErrorKind::InvalidRank { .. }),
         "lock on a bad rank",
     );
     // The calls that complete before returning check the same, in one test of the epoch.
@@ -467,7 +469,7 @@ fn bad_input(comm: &Communicator<'_>, t: &mut Checks) {
     } else {
         t.err(
             unlocked,
-            |e| matches!(e, Error::EpochMisuse { .. }),
+            |e| matches!(e.kind(), ErrorKind::EpochMisuse { .. }),
             "put_now to an unlocked rank",
         );
     }
@@ -475,11 +477,15 @@ fn bad_input(comm: &Communicator<'_>, t: &mut Checks) {
         (beyond, "get_now from rank = size under a lock"),
         (negative, "flush of rank -1 under a lock"),
     ] {
-        t.err(result, |e| matches!(e, Error::EpochMisuse { .. }), what);
+        t.err(
+            result,
+            |e| matches!(e.kind(), ErrorKind::EpochMisuse { .. }),
+            what,
+        );
     }
     t.err(
         past,
-        |e| matches!(e, Error::OutOfBounds { .. }),
+        |e| matches!(e.kind(), ErrorKind::OutOfBounds { .. }),
         "put_now past the end",
     );
     let all = t.okay(
@@ -496,7 +502,7 @@ fn bad_input(comm: &Communicator<'_>, t: &mut Checks) {
     for (result, what) in all.into_iter().zip(["get_now", "put_now", "flush"]) {
         t.err(
             result,
-            |e| matches!(e, Error::InvalidRank { .. }),
+            |e| matches!(e.kind(), ErrorKind::InvalidRank { .. }),
             format!("{what} to a rank outside the window"),
         );
     }
@@ -506,7 +512,7 @@ fn bad_input(comm: &Communicator<'_>, t: &mut Checks) {
         arrays
             .lock_all(Assert::empty(), |e| e.fetch_and_op([1, 1], 0, 0, Sum))
             .unwrap(),
-        |e| matches!(e, Error::InvalidArgument { .. }),
+        |e| matches!(e.kind(), ErrorKind::InvalidArgument { .. }),
         "fetch_and_op of an array",
     );
     // The job goes on.
@@ -570,7 +576,7 @@ fn targets(comm: &Communicator<'_>, t: &mut Checks) {
     {
         t.err(
             result,
-            |e| matches!(e, Error::EpochMisuse { .. }),
+            |e| matches!(e.kind(), ErrorKind::EpochMisuse { .. }),
             format!("{what} through a target of a fence epoch"),
         );
     }
@@ -601,7 +607,11 @@ fn targets(comm: &Communicator<'_>, t: &mut Checks) {
         (overflow, "get_now at usize::MAX"),
         (empty_past, "an empty put_now past the end"),
     ] {
-        t.err(result, |e| matches!(e, Error::OutOfBounds { .. }), what);
+        t.err(
+            result,
+            |e| matches!(e.kind(), ErrorKind::OutOfBounds { .. }),
+            what,
+        );
     }
     t.okay(empty_end, "an empty put_now at the end");
     let ranks = t.okay(
@@ -613,7 +623,7 @@ fn targets(comm: &Communicator<'_>, t: &mut Checks) {
     for (result, what) in ranks.into_iter().zip(["rank = size", "rank -1"]) {
         t.err(
             result,
-            |e| matches!(e, Error::InvalidRank { .. }),
+            |e| matches!(e.kind(), ErrorKind::InvalidRank { .. }),
             format!("target of {what}"),
         );
     }
@@ -627,7 +637,7 @@ fn targets(comm: &Communicator<'_>, t: &mut Checks) {
     if size > 1 {
         t.err(
             locked.1,
-            |e| matches!(e, Error::EpochMisuse { .. }),
+            |e| matches!(e.kind(), ErrorKind::EpochMisuse { .. }),
             "target of another rank than the locked one",
         );
     }
@@ -673,7 +683,7 @@ fn target_atomics(comm: &Communicator<'_>, t: &mut Checks) {
     for (result, what) in refused.unwrap().into_iter().zip(passive_only) {
         t.err(
             result,
-            |e| matches!(e, Error::EpochMisuse { .. }),
+            |e| matches!(e.kind(), ErrorKind::EpochMisuse { .. }),
             format!("{what} through a target of a fence epoch"),
         );
     }
@@ -795,11 +805,15 @@ fn target_atomics(comm: &Communicator<'_>, t: &mut Checks) {
         (overflow, "compare_and_swap at usize::MAX"),
         (rput_past, "rput past the end"),
     ] {
-        t.err(result, |e| matches!(e, Error::OutOfBounds { .. }), what);
+        t.err(
+            result,
+            |e| matches!(e.kind(), ErrorKind::OutOfBounds { .. }),
+            what,
+        );
     }
     t.err(
         lengths,
-        |e| matches!(e, Error::BufferSize { .. }),
+        |e| matches!(e.kind(), ErrorKind::BufferSize { .. }),
         "get_accumulate with different lengths",
     );
     let arrays = t.okay(Window::<[i32; 2]>::allocate(comm, 1), "allocate arrays");
@@ -809,7 +823,7 @@ fn target_atomics(comm: &Communicator<'_>, t: &mut Checks) {
                 e.target(0)?.fetch_and_op([1, 1], 0, Sum)
             })
             .unwrap(),
-        |e| matches!(e, Error::InvalidArgument { .. }),
+        |e| matches!(e.kind(), ErrorKind::InvalidArgument { .. }),
         "fetch_and_op of an array through a target",
     );
     t.okay(comm.barrier(), "barrier after target atomics");

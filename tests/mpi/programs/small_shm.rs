@@ -1,11 +1,12 @@
 //! A shared window larger than the memory file system that backs it: the driver runs this
 //! program with `/dev/shm` a tmpfs of 64 MiB of its own (a container's default size). Every
-//! rank must get the same [`Error::NoMemory`], none may die of `SIGBUS` or wait forever, and a
+//! rank must get the same [`ErrorKind::NoMemory`], none may die of `SIGBUS` or wait forever, and a
 //! window that fits must work afterwards.
 
 use crate::checks::Checks;
+use ferrompi::ErrorKind;
+use ferrompi::Mpi;
 use ferrompi::window::SharedWindow;
-use ferrompi::{Error, Mpi};
 
 /// The size of the tmpfs the driver mounts on `/dev/shm`.
 pub const MIB: u64 = 64;
@@ -22,7 +23,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     let len = if leader { 16 << 20 } else { 0 };
     t.err(
         SharedWindow::<f64>::allocate(&node, len),
-        |e| matches!(e, Error::NoMemory { .. }) && e.to_string().contains("/dev/shm"),
+        |e| matches!(e.kind(), ErrorKind::NoMemory { .. }) && e.to_string().contains("/dev/shm"),
         "a 128 MiB shared window in 64 MiB",
     );
     // 24 MiB spread over every rank fits.

@@ -2,7 +2,8 @@
 //! SERIALIZED other threads get `WrongThread`; at SERIALIZED and MULTIPLE they communicate.
 
 use crate::checks::Checks;
-use ferrompi::{Error, Mpi, RequestSet, ThreadLevel};
+use ferrompi::ErrorKind;
+use ferrompi::{Mpi, RequestSet, ThreadLevel};
 use std::sync::{Condvar, Mutex};
 
 const THREADS: i32 = 3;
@@ -17,13 +18,13 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         let result = std::thread::scope(|s| s.spawn(|| comm.barrier()).join().expect("thread"));
         t.err(
             result,
-            |e| matches!(e, Error::WrongThread { .. }),
+            |e| matches!(e.kind(), ErrorKind::WrongThread { .. }),
             "barrier from another thread",
         );
         let name = std::thread::scope(|s| s.spawn(|| comm.name()).join().expect("thread"));
         t.err(
             name,
-            |e| matches!(e, Error::WrongThread { .. }),
+            |e| matches!(e.kind(), ErrorKind::WrongThread { .. }),
             "name from another thread",
         );
         // Cached values need no MPI call and work anywhere.
@@ -52,7 +53,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         for (result, what) in [(sent, "isend"), (received, "irecv")] {
             t.err(
                 result,
-                |e| matches!(e, Error::WrongThread { .. }),
+                |e| matches!(e.kind(), ErrorKind::WrongThread { .. }),
                 format!("scoped {what} from another thread"),
             );
         }

@@ -8,6 +8,7 @@
 //!   Slurm value is checked against the request and the hostlist against `scontrol`.
 
 use crate::checks::Checks;
+use ferrompi::ErrorKind;
 use ferrompi::topology::{Hierarchy, NumaSource};
 use ferrompi::{Error, HwResource, Launcher, Mpi, OpenMpiLocality, Pmi, SplitType, Sum};
 
@@ -184,7 +185,7 @@ fn split_types(world: &ferrompi::Communicator<'_>, t: &mut Checks) {
         "opting out of split_type gives None",
     );
     // What the crate was built with decides (build.rs sets these cfgs for every target).
-    let unsupported = |e: &Error| matches!(e, Error::Unsupported { .. });
+    let unsupported = |e: &Error| matches!(e.kind(), ErrorKind::Unsupported { .. });
     let guided = world.split_type(Some(SplitType::HwGuided(HwResource::SharedMemory)), 0);
     if cfg!(ferrompi_hw_guided) {
         // mpi_shared_memory: within the node (MPICH may answer MPI_COMM_NULL).

@@ -43,7 +43,7 @@ own_instructions() { # own_instructions CALLGRIND_OUT OBJECT
 # (CEILINGS=0: report only).
 rows=(
   "pair|set of 2 (irecv + isend + wait_all), per request|2|58"
-  "pair-shared|set of 2 reused in one scope (irecv + isend + wait_all + clear), per request|2|54"
+  "pair-shared|set of 2 reused in one scope (irecv + isend + wait_all + clear), per request|2|42"
   "exchange|set of 16 (8 irecv + 8 isend + wait_all), per request|16|32"
   "exchange-into|set of 16, started into the set (*_into), per request|16|30"
   "isend|isend + wait|1|25"
@@ -51,8 +51,8 @@ rows=(
   "issend|issend + wait|1|25"
   "irecv|irecv + wait|1|25"
   "irecv-test|irecv + test until complete|1|30"
-  "isend-owned|isend_owned + wait (the vector moves in and back)|1|87"
-  "irecv-owned|irecv_owned + wait (the vector moves in and back)|1|80"
+  "isend-owned|isend_owned + wait (the vector moves in and back)|1|45"
+  "irecv-owned|irecv_owned + wait (the vector moves in and back)|1|50"
   "send-init|persistent send: start + wait|1|30"
   "recv-init|persistent receive: start + wait|1|33"
   "allreduce-init|persistent allreduce 8 B: start + wait|1|25"

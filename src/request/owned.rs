@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::ffi;
 use std::ffi::c_int;
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -260,9 +261,11 @@ pub struct OwnedRequest<'comm, B: OwnedBuffer> {
     buffer: Option<B>,
     /// Whether a `test` saw the operation complete, and `status` is what it saw.
     tested: bool,
-    /// The status a successful `test` saw, for a later `wait`; the empty status until then
-    /// (a plain value, not an `Option`: moving a request then copies no undefined bytes).
-    status: Status,
+    /// The status a successful `test` saw, for a later `wait`: written by that `test`, read
+    /// only when `tested` ([`seen`](OwnedRequest::seen)). Left unwritten until then, so that
+    /// starting a request stores nothing for it (a request that may be dropped while unwinding
+    /// lives in memory, where an empty status would cost four stores per start).
+    status: MaybeUninit<Status>,
     _comm: PhantomData<&'comm ()>,
 }
 
@@ -272,7 +275,7 @@ impl<B: OwnedBuffer> std::fmt::Debug for OwnedRequest<'_, B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OwnedRequest")
             .field("raw", &self.raw)
-            .field("done", &self.tested.then_some(self.status))
+            .field("done", &self.seen())
             .finish_non_exhaustive()
     }
 }
@@ -285,7 +288,7 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
             raw,
             buffer: Some(buffer),
             tested: false,
-            status: Status::empty(),
+            status: MaybeUninit::uninit(),
             _comm: PhantomData,
         }
     }
@@ -305,7 +308,7 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
                 kind: this.raw.kind,
             },
             buffer,
-            this.tested.then_some(this.status),
+            this.seen(),
         )
     }
 
@@ -353,10 +356,15 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
     pub fn wait(self) -> (B, Result<Status>) {
         // No drop glue on the way out: the buffer is taken, and nothing else needs dropping.
         let mut this = std::mem::ManuallyDrop::new(self);
-        let result = if this.tested {
-            Ok(this.status)
+        let result = if let Some(status) = this.seen() {
+            Ok(status)
         } else {
-            this.raw.wait("wait")
+            // MPI writes the handle through a copy, stored back after: nothing takes the
+            // request's address, so it need not be kept in memory from its start to here.
+            let mut handle = this.raw.raw;
+            let result = super::wait_handle(&mut handle, this.raw.kind, None, "wait");
+            this.raw.raw = handle;
+            result
         };
         if let Err(e) = &result
             && e.mpi_not_called()
@@ -364,7 +372,14 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
             // The request unwinds with `this`: leaked with its buffer, which MPI may still use.
             refused(e)
         }
-        (this.take_or_leak(), result)
+        let buffer = if result.is_ok() {
+            // Completed: a successful `MPI_Wait` (or the `test` that saw it) completes the
+            // operation and frees the request (MPI-4.0 §3.7.3), so MPI holds the buffer no more.
+            this.take_buffer()
+        } else {
+            this.take_or_leak()
+        };
+        (buffer, result)
     }
 
     /// Whether the operation has completed, without blocking (`MPI_Test`); after `Ok(true)`,
@@ -387,7 +402,7 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
         if !self.tested
             && let Some(status) = self.raw.test("test")?
         {
-            (self.tested, self.status) = (true, status);
+            (self.tested, self.status) = (true, MaybeUninit::new(status));
         }
         Ok(self.tested)
     }
@@ -433,10 +448,17 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
     /// # Errors
     /// [`ErrorKind::Mpi`], [`ErrorKind::WrongThread`].
     pub fn get_status(&mut self) -> Result<Option<Status>> {
-        if self.tested {
-            return Ok(Some(self.status));
+        if let Some(status) = self.seen() {
+            return Ok(Some(status));
         }
         self.raw.get_status("request_get_status")
+    }
+
+    /// The status a `test` saw complete the operation, if one did.
+    #[inline(always)]
+    fn seen(&self) -> Option<Status> {
+        // SAFETY: `status` is written whenever `tested` is set (`test`), and never unwritten.
+        self.tested.then(|| unsafe { self.status.assume_init() })
     }
 
     #[inline(always)]
@@ -510,8 +532,8 @@ impl<B: OwnedBuffer> std::future::Future for OwnedRequest<'_, B> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        if this.tested {
-            return Poll::Ready((this.take_buffer(), Ok(this.status)));
+        if let Some(status) = this.seen() {
+            return Poll::Ready((this.take_buffer(), Ok(status)));
         }
         match this.raw.test("poll") {
             Ok(Some(status)) => Poll::Ready((this.take_buffer(), Ok(status))),

@@ -1,9 +1,9 @@
 //! Errors: MPI error classes and the crate's own argument checks.
 //!
 //! Every MPI call in the crate goes through one path, [`check`]`(rc, "operation")?`, which turns a
-//! non-success return code into [`ErrorKind::Mpi`] with the error class (mapped from the constants
-//! of the installed `mpi.h`, never from literal numbers), the raw code, `MPI_Error_string`'s message
-//! and the operation's name. Errors the crate detects before calling MPI (ranks, tags, counts,
+//! non-success return code into [`ErrorKind::Mpi`] with the error class (mapped from the
+//! constants of the installed `mpi.h`, never from literal numbers), the raw code,
+//! `MPI_Error_string`'s message and the operation's name. Errors the crate detects before calling MPI (ranks, tags, counts,
 //! buffer sizes, threads) are their own variants.
 //!
 //! `MPI_ERRORS_RETURN` is installed on `MPI_COMM_WORLD`, `MPI_COMM_SELF` and every communicator the

@@ -236,7 +236,8 @@ fn release_serial() {
 /// [`ErrorKind::AlreadyFinalized`](crate::ErrorKind::AlreadyFinalized)); from a thread the level
 /// does not allow ([`ErrorKind::WrongThread`](crate::ErrorKind::WrongThread)); and inside a
 /// callback MPI is making ([`ErrorKind::InCallback`](crate::ErrorKind::InCallback)). At
-/// `Serialized`, a thread that already holds the lock (an error lookup inside a gated call) passes without taking it again.
+/// `Serialized`, a thread that already holds the lock (an error lookup inside a gated call) passes
+/// without taking it again.
 #[inline(always)]
 pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate, Refusal> {
     if open_to(THREAD.with(Cell::get)) {
@@ -376,7 +377,8 @@ fn not_active() -> Refusal {
 /// Marks the calling thread as inside an MPI callback (a user-defined reduction) until the
 /// returned guard drops: every gated call made meanwhile returns
 /// [`ErrorKind::InCallback`](crate::ErrorKind::InCallback), since MPI forbids MPI calls from a
-/// reduction function (MPI-4.0 §6.9.5) and at `Serialized` the caller of the collective already holds the lock. Nests.
+/// reduction function (MPI-4.0 §6.9.5) and at `Serialized` the caller of the collective already
+/// holds the lock. Nests.
 pub(crate) fn in_callback() -> CallbackGuard {
     let was = flags() & IN_CALLBACK != 0;
     set_thread_flag(IN_CALLBACK, true);

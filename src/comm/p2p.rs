@@ -492,7 +492,8 @@ impl Communicator<'_> {
     /// # Errors
     /// [`ErrorKind::InvalidRank`], [`ErrorKind::InvalidTag`], [`ErrorKind::CountOverflow`] before
     /// any communication; [`ErrorKind::Mpi`] with
-    /// [`ErrorClass::Truncate`](crate::ErrorClass::Truncate) if the message is longer than `buf` (the message is consumed; `buf` may hold part of it);
+    /// [`ErrorClass::Truncate`](crate::ErrorClass::Truncate) if the message is longer than `buf`
+    /// (the message is consumed; `buf` may hold part of it);
     /// [`ErrorKind::WrongThread`].
     #[inline(always)]
     pub fn recv<T: Equivalence>(

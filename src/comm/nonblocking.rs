@@ -232,16 +232,15 @@ impl<'env> Communicator<'env> {
         out: *mut ffi::MPI_Request,
     ) -> Result<()> {
         let operation = start.name();
-        match self.send_args::<T>(buf.len(), dest, tag, operation) {
+        match self.send_args_or_big::<T>(buf.len(), dest, tag, operation)? {
             // SAFETY: per the caller's contract.
-            Err(e) if super::p2p::overflow(&e) => unsafe {
+            None => unsafe {
                 let big = self.start_send_big(start, buf, dest, tag, operation)?;
                 out.write(big.raw);
                 Ok(())
             },
-            Err(error) => Err(error),
             // SAFETY: per the caller's contract.
-            Ok(args) => unsafe { self.start_send_checked(start, buf, args, pass, out) },
+            Some(args) => unsafe { self.start_send_checked(start, buf, args, pass, out) },
         }
     }
 
@@ -339,16 +338,15 @@ impl<'env> Communicator<'env> {
         out: *mut ffi::MPI_Request,
     ) -> Result<()> {
         let operation = if persistent { "recv_init" } else { "irecv" };
-        match self.recv_args::<T>(buf.len(), source, tag, operation) {
+        match self.recv_args_or_big::<T>(buf.len(), source, tag, operation)? {
             // SAFETY: per the caller's contract.
-            Err(e) if super::p2p::overflow(&e) => unsafe {
+            None => unsafe {
                 let big = self.start_recv_big(persistent, buf, source, tag, operation)?;
                 out.write(big.raw);
                 Ok(())
             },
-            Err(error) => Err(error),
             // SAFETY: per the caller's contract.
-            Ok(args) => unsafe { self.start_recv_checked(persistent, buf, args, pass, out) },
+            Some(args) => unsafe { self.start_recv_checked(persistent, buf, args, pass, out) },
         }
     }
 

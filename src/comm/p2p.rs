@@ -114,7 +114,7 @@ pub(crate) fn check_tag(tag: i32, operation: &'static str) -> Result<()> {
 }
 
 /// Whether `e` is a count over `int`, which the large-count paths take.
-pub(super) fn overflow(e: &Error) -> bool {
+fn overflow(e: &Error) -> bool {
     matches!(e.kind(), ErrorKind::CountOverflow { .. })
 }
 
@@ -182,6 +182,37 @@ impl Communicator<'_> {
         // Last, so that a count overflow means the rest is valid (see the large-count paths).
         let count = count_of::<T>(len, operation)?;
         Ok(SendArgs { count, dest, tag })
+    }
+
+    /// [`send_args`](Self::send_args), with a count over `int` told apart from an error:
+    /// `Ok(None)` when only the count does not fit (the large-count path takes the call). The
+    /// caller then chooses its path without looking into an error, and the compiler sees that a
+    /// bad rank or tag leaves by `?`: a loop that sends to the same rank tests it once.
+    #[inline]
+    pub(crate) fn send_args_or_big<T: Equivalence>(
+        &self,
+        len: usize,
+        dest: Destination,
+        tag: i32,
+        operation: &'static str,
+    ) -> Result<Option<SendArgs>> {
+        let dest = self.raw_dest(dest, operation)?;
+        check_tag(tag, operation)?;
+        Ok(int_count::<T>(len).map(|count| SendArgs { count, dest, tag }))
+    }
+
+    /// [`recv_args`](Self::recv_args) as [`send_args_or_big`](Self::send_args_or_big).
+    #[inline]
+    pub(crate) fn recv_args_or_big<T: Equivalence>(
+        &self,
+        len: usize,
+        source: Source,
+        tag: TagMatch,
+        operation: &'static str,
+    ) -> Result<Option<RecvArgs>> {
+        let source = self.raw_source(source, operation)?;
+        let tag = raw_tag(tag, operation)?;
+        Ok(int_count::<T>(len).map(|count| RecvArgs { count, source, tag }))
     }
 
     /// A send's arguments when each passes at once: a rank of the communicator, a tag up to
@@ -299,11 +330,8 @@ impl Communicator<'_> {
         operation: &'static str,
     ) -> Result<()> {
         let dest = dest.into();
-        let args = match self.send_args::<T>(buf.len(), dest, tag, operation) {
-            Err(e) if overflow(&e) => {
-                return self.send_big(mode, buf, dest, tag, operation);
-            }
-            other => other?,
+        let Some(args) = self.send_args_or_big::<T>(buf.len(), dest, tag, operation)? else {
+            return self.send_big(mode, buf, dest, tag, operation);
         };
         // The datatype before the gate, as everywhere: a derived type's first use builds it.
         let dt = T::datatype().as_raw();
@@ -504,9 +532,8 @@ impl Communicator<'_> {
     ) -> Result<Status> {
         const OP: &str = "recv";
         let (source, tag) = (source.into(), tag.into());
-        let args = match self.recv_args::<T>(buf.len(), source, tag, OP) {
-            Err(e) if overflow(&e) => return self.recv_big(buf, source, tag),
-            other => other?,
+        let Some(args) = self.recv_args_or_big::<T>(buf.len(), source, tag, OP)? else {
+            return self.recv_big(buf, source, tag);
         };
         let dt = T::datatype().as_raw();
         let mut status = Status::empty();

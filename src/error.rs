@@ -229,10 +229,10 @@ pub enum ErrorKind {
 /// pointer.
 ///
 /// One word wide, so that a `Result<T>` is no wider than `T` and a word: every fallible call
-/// hands its value back as cheaply as it would without errors (a 72-byte error made every
-/// `Result` as wide, and its moves cost a nonblocking collective and its `wait` 7
-/// instructions, an owned request 27 to 36). The details are on the heap, allocated only when
-/// something went wrong.
+/// hands its value back as cheaply as it would without errors (an error as wide as its
+/// largest kind, 72 bytes, would make every `Result` as wide, and its moves would cost a
+/// nonblocking collective and its `wait` 7 instructions, an owned request 27 to 36). The
+/// details are on the heap, allocated only when something went wrong.
 ///
 /// Match on [`kind`](Error::kind); compare with an [`ErrorKind`] directly:
 ///

@@ -10,7 +10,7 @@ pub use crate::status::Status;
 
 use super::Communicator;
 use super::call::SendMode;
-use crate::datatype::{Equivalence, count_of, int_count, recv_ptr, repair, send_ptr};
+use crate::datatype::{Equivalence, count_overflow, int_count, recv_ptr, repair, send_ptr};
 use crate::env::{enter, gated, tag_ub};
 use crate::error::{Error, ErrorKind, Result, check};
 use crate::ffi;
@@ -177,11 +177,10 @@ impl Communicator<'_> {
         tag: i32,
         operation: &'static str,
     ) -> Result<SendArgs> {
-        let dest = self.raw_dest(dest.into(), operation)?;
-        check_tag(tag, operation)?;
-        // Last, so that a count overflow means the rest is valid (see the large-count paths).
-        let count = count_of::<T>(len, operation)?;
-        Ok(SendArgs { count, dest, tag })
+        // The count last, so that a count overflow means the rest is valid (see the
+        // large-count paths).
+        self.send_args_or_big::<T>(len, dest.into(), tag, operation)?
+            .ok_or_else(|| count_overflow(len, T::ELEMENTS, operation))
     }
 
     /// [`send_args`](Self::send_args), with a count over `int` told apart from an error:
@@ -294,10 +293,9 @@ impl Communicator<'_> {
         tag: impl Into<TagMatch>,
         operation: &'static str,
     ) -> Result<RecvArgs> {
-        let source = self.raw_source(source.into(), operation)?;
-        let tag = raw_tag(tag.into(), operation)?;
-        let count = count_of::<T>(len, operation)?;
-        Ok(RecvArgs { count, source, tag })
+        // As in `send_args`.
+        self.recv_args_or_big::<T>(len, source.into(), tag.into(), operation)?
+            .ok_or_else(|| count_overflow(len, T::ELEMENTS, operation))
     }
 
     #[inline]

@@ -179,7 +179,9 @@ impl<'comm, B: Buffers> PersistentRequest<'comm, B> {
     /// [`start_raw`](Self::start_raw) of a request known to be inactive.
     #[inline(always)]
     fn start_inactive(&mut self, operation: &'static str) -> Result<()> {
-        // The state's bit, not the `Option`: a caller that tested the state knows it.
+        // The state's bit, not the `Option`: a caller that tested the state knows it. The bit
+        // is set with the `Option` (`with`), and neither changes after.
+        debug_assert_eq!(self.state & EMULATED != 0, self.emulated.is_some());
         let rc = match &self.emulated {
             // SAFETY: the call's buffers and arrays are owned by `self` and unreachable until
             // the operation completes; the handle is null (inactive).

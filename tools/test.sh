@@ -50,6 +50,8 @@ say() { printf '== [%2d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 # Debug builds keep line tables only: backtraces and valgrind still name file and line, and a
 # test build takes a quarter less time (90 -> 67 s here). Release builds are unchanged.
 export CARGO_PROFILE_DEV_DEBUG=line-tables-only
+# Each build runs once: incremental state would only take disk (a third of a debug build).
+export CARGO_INCREMENTAL=0
 
 impls=("$@")
 ((${#impls[@]})) || impls=(openmpi mpich openmpi5 mpich5 mpich5-abi)
@@ -131,6 +133,21 @@ kept_bindings_current() {
   FERROMPI_HIDE_LIBCLANG=0 FERROMPI_BINDINGS="" bash tools/regen-bindings.sh --check "$1"
 }
 
+# What an MPI's builds take once its part is done, and the disk left. The five MPIs' builds
+# together take more than some machines have free, so a finished MPI's builds go when less than
+# FERROMPI_KEEP_FREE_GIB (default 40) GiB would be left; the unpacked MPIs under target/mpi stay.
+finish() {
+  local impl=$1 kib free
+  local dirs=("$ROOT/target/$impl" "$ROOT/target/$impl-lines" "$ROOT/target/asan-$impl" "$ROOT/target/rsmpi-$impl")
+  kib=$(du -sck "${dirs[@]}" 2> /dev/null | tail -n 1 | cut -f 1)
+  free=$(df -Pk "$ROOT/target" | awk 'NR == 2 { print $4 }')
+  say "$impl: done; its builds take $((kib >> 20)) GiB, $((free >> 20)) GiB free"
+  if ((free < ${FERROMPI_KEEP_FREE_GIB:-40} << 20)); then
+    rm -rf "${dirs[@]}"
+    echo "   removed them (less than ${FERROMPI_KEEP_FREE_GIB:-40} GiB free)"
+  fi
+}
+
 for impl in "${impls[@]}"; do
   remove_left_segments # the previous MPI's
   mpi_env "$impl"
@@ -166,6 +183,7 @@ for impl in "${impls[@]}"; do
       ((rows > 10)) || { echo "the packed comparison wrote $rows rows"; exit 1; }
       echo "   $rows rows ($(tail -n 1 "$pack-out/machine.txt"))"
       kept_bindings_current "$impl"
+      finish "$impl"
       continue
       ;;
     mpich5)
@@ -173,11 +191,13 @@ for impl in "${impls[@]}"; do
       say "$impl: reductions at 1 and 2 ranks"
       FERROMPI_RANKS=1,2 cargo test --all-features --locked --test mpi -- reductions
       kept_bindings_current "$impl"
+      finish "$impl"
       continue
       ;;
     mpich5-abi)
       newer "$impl" large_count,reductions
       kept_bindings_current "$impl"
+      finish "$impl"
       continue
       ;;
   esac
@@ -225,6 +245,7 @@ for impl in "${impls[@]}"; do
   say "$impl: docs"
   RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features --locked --quiet
   kept_bindings_current "$impl"
+  finish "$impl"
 done
 remove_left_segments
 # The last MPI's settings go: the build checks name their MPIs themselves, and Open MPI 5's

@@ -89,15 +89,16 @@ pub use crate::gate::ThreadLevel;
 pub use crate::launcher::{Launcher, Pmi};
 
 use crate::error::{Error, ErrorKind, Result, check, string_from_buffer};
-use crate::ffi;
 use crate::gate::{self, ThreadGate};
+use crate::{fault, ffi};
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Once, OnceLock};
+use std::time::Duration;
 
 static ABORT_ON_PANIC: AtomicBool = AtomicBool::new(false);
-static WORLD_RANK: AtomicI32 = AtomicI32::new(-1);
+static ABORT_ON_ERROR: AtomicBool = AtomicBool::new(true);
 static TAG_UB: AtomicI32 = AtomicI32::new(0);
 static PANIC_HOOK: Once = Once::new();
 
@@ -147,6 +148,8 @@ pub struct InitOptions {
     abort_on_panic: bool,
     check_collectives: bool,
     allow_single_copy: bool,
+    abort_on_error: bool,
+    watchdog: Option<Duration>,
 }
 
 impl InitOptions {
@@ -181,6 +184,67 @@ impl InitOptions {
     /// ```
     pub fn abort_on_panic(mut self, on: bool) -> Self {
         self.abort_on_panic = on;
+        self
+    }
+
+    /// Whether an error still alive when [`Mpi`] drops ends the whole job (default `true`).
+    ///
+    /// `main` returning `Err` with `?` drops `Mpi` before Rust prints the error, and
+    /// `MPI_Finalize` then waits for ranks that may be waiting for this one: the job would hang
+    /// and the error never be seen. With this on, `Mpi`'s drop first looks for a
+    /// [`Error`] that is still alive (one being returned); if there is one, it prints
+    /// `ferrompi: rank R on HOST: <error>; aborting the MPI job (MPI_Abort)` and ends every
+    /// rank with `MPI_Abort` (code 1, as `main`'s `Err` would exit). An error a program handled
+    /// and dropped before `Mpi` drops changes nothing. Keeping an `Error` alive past `Mpi`'s drop
+    /// on purpose (stored in a value declared before `Mpi`, or `mem::forget`) counts as one
+    /// being returned; [`Mpi::finalize`], called explicitly, never aborts.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// let options = ferrompi::Mpi::builder().abort_on_error(false); // drop only finalizes
+    /// let _ = options;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    pub fn abort_on_error(mut self, on: bool) -> Self {
+        self.abort_on_error = on;
+        self
+    }
+
+    /// Ends the whole job when a call of this rank into MPI has not returned within `limit`:
+    /// a blocking call, a wait, a collective or finalisation (default: no watchdog; not
+    /// initialisation, whose time grows with the job's size). The environment variable `FERROMPI_WATCHDOG` (`30s`, `500ms`, `2m`, or a number
+    /// of seconds; `0` or `off` for none) sets the limit too, and wins over this, so that an
+    /// operator can turn the watchdog on, change it or turn it off without rebuilding.
+    ///
+    /// When a call has not returned after `limit` (to within a twentieth of it), the rank
+    /// prints `ferrompi: rank R on HOST: watchdog: <operation> has not returned after T s
+    /// (limit L s); aborting the MPI job (MPI_Abort)` and ends every rank with `MPI_Abort`,
+    /// exit code 124 (`timeout`'s). A stopped or wedged rank, a dead link or a rank that never
+    /// comes to a collective leave the others waiting in MPI: their watchdogs end the job.
+    /// Should `MPI_Abort` not end the process within 5 s (a launcher it cannot reach), the
+    /// process exits by itself.
+    ///
+    /// Choose a limit above the longest wait the program means to make: a rank that waits in
+    /// `recv` while its peer computes for an hour is, to the watchdog, a rank that has not
+    /// returned. The watchdog is a thread that looks at every call a twentieth of the limit
+    /// apart (at most every second); it starts one thread even at [`ThreadLevel::Single`]. While
+    /// it runs every call takes the gate's slow path, which marks the calling thread's slot
+    /// before the call and clears it after it (two relaxed stores, with the slow path's call:
+    /// about 80 instructions per call on Open MPI 4.1, `docs/reliability.md`); with no
+    /// watchdog, calls cost what they cost without one. A limit below 100 ms is refused at
+    /// `init`.
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use std::time::Duration;
+    /// let options = ferrompi::Mpi::builder().watchdog(Duration::from_secs(60));
+    /// let _ = options;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    pub fn watchdog(mut self, limit: Duration) -> Self {
+        self.watchdog = Some(limit);
         self
     }
 
@@ -264,7 +328,9 @@ impl InitOptions {
     /// # Errors
     /// [`ErrorKind::AlreadyInitialized`] if MPI is initialised in this process (by ferrompi or
     /// anyone else), [`ErrorKind::AlreadyFinalized`] if it was finalized, [`ErrorKind::Mpi`] if
-    /// initialisation fails.
+    /// initialisation fails, [`ErrorKind::Environment`] if `FERROMPI_WATCHDOG` is not a limit
+    /// (see [`InitOptions::watchdog`]), [`ErrorKind::InvalidArgument`] for a watchdog limit below
+    /// 100 ms, and [`ErrorKind::Environment`] if the watchdog's thread cannot be started.
     pub fn init(self) -> Result<Mpi> {
         Mpi::init_with(self)
     }
@@ -414,6 +480,8 @@ impl Mpi {
             check_collectives: std::env::var_os("FERROMPI_CHECK_COLLECTIVES")
                 .is_some_and(|v| v == "1"),
             allow_single_copy: false,
+            abort_on_error: true,
+            watchdog: None,
         }
     }
 
@@ -427,12 +495,16 @@ impl Mpi {
         match &started {
             Ok(_) => gate::init_completed(),
             // MPI may be half-initialised; it can only be told apart by asking it.
-            Err(_) => gate::init_failed(is_initialized()),
+            Err(_) => {
+                fault::stop();
+                gate::init_failed(is_initialized());
+            }
         }
         started
     }
 
     fn start(options: InitOptions) -> Result<Mpi> {
+        let limit = watchdog_limit(options.watchdog)?;
         let (mut initialized, mut finalized) = (0, 0);
         // SAFETY: both functions may be called at any time and write one int each.
         check(unsafe { ffi::MPI_Finalized(&mut finalized) }, "init")?;
@@ -447,6 +519,13 @@ impl Mpi {
         let launcher = Launcher::detect();
         if !options.allow_single_copy {
             contain_single_copy_truncation();
+        }
+        if let Some(limit) = limit {
+            fault::start(limit).map_err(|e| ErrorKind::Environment {
+                variable: "FERROMPI_WATCHDOG".into(),
+                value: format!("{limit:?}"),
+                reason: format!("the watchdog thread could not be started: {e}"),
+            })?;
         }
         let mut provided: c_int = 0;
         // SAFETY: MPI is not initialised (checked above, and STATE_BUSY excludes other threads);
@@ -476,9 +555,10 @@ impl Mpi {
         // SAFETY: as above.
         let rc = unsafe { ffi::MPI_Comm_size(ffi::MPI_COMM_WORLD, &mut size) };
         check(rc, "init")?;
-        WORLD_RANK.store(rank, Ordering::Relaxed);
+        fault::identify(rank, &processor_name().unwrap_or_default());
         TAG_UB.store(read_tag_ub()?, Ordering::Relaxed);
         ABORT_ON_PANIC.store(options.abort_on_panic, Ordering::Relaxed);
+        ABORT_ON_ERROR.store(options.abort_on_error, Ordering::Relaxed);
         gate::set_checked(options.check_collectives);
         if options.abort_on_panic {
             PANIC_HOOK.call_once(install_panic_hook);
@@ -677,13 +757,7 @@ impl Mpi {
     pub fn or_abort<T, E: std::fmt::Display>(&self, result: std::result::Result<T, E>) -> T {
         match result {
             Ok(value) => value,
-            Err(e) => {
-                eprintln!(
-                    "ferrompi: rank {}: {e}; aborting the MPI job (MPI_Abort)",
-                    self.world_rank
-                );
-                abort_world(1)
-            }
+            Err(e) => fault::abort_job(1, format_args!("{e}")),
         }
     }
 
@@ -697,7 +771,7 @@ impl Mpi {
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
     pub fn abort(&self, code: i32) -> ! {
-        abort_world(code)
+        fault::abort_world(code)
     }
 
     /// Finalizes MPI now, reporting any error (dropping [`Mpi`] does the same, ignoring errors).
@@ -742,17 +816,48 @@ impl Mpi {
         gate::finalize_started();
         // SAFETY: MPI is initialised and this is the initialising thread (`Mpi` is !Send). Every
         // handle borrowed `self`, so none is left to be used afterwards.
-        let rc = unsafe { ffi::MPI_Finalize() };
+        let rc = fault::watched("finalize", || unsafe { ffi::MPI_Finalize() });
         gate::finalize_completed();
+        fault::stop();
         check(rc, "finalize")
     }
 }
 
 impl Drop for Mpi {
+    /// Finalizes MPI; first, unless [`InitOptions::abort_on_error`] is off, ends the job if an
+    /// [`Error`] is alive (see there).
     fn drop(&mut self) {
+        if ABORT_ON_ERROR.load(Ordering::Relaxed)
+            && let Some(error) = crate::error::alive()
+        {
+            fault::abort_job(1, format_args!("{error} (an error alive as Mpi drops)"));
+        }
         // Drop cannot report errors; `Mpi::finalize` does.
         let _ = self.finalize_now();
     }
+}
+
+/// The watchdog's limit: `FERROMPI_WATCHDOG`'s if it is set, `chosen` otherwise.
+fn watchdog_limit(chosen: Option<Duration>) -> Result<Option<Duration>> {
+    const VARIABLE: &str = "FERROMPI_WATCHDOG";
+    let limit = match std::env::var(VARIABLE) {
+        Ok(value) => fault::parse_limit(&value).map_err(|reason| ErrorKind::Environment {
+            variable: VARIABLE.into(),
+            value,
+            reason,
+        })?,
+        Err(_) => chosen,
+    };
+    if let Some(limit) = limit
+        && limit < Duration::from_millis(100)
+    {
+        return Err(ErrorKind::InvalidArgument {
+            operation: "init",
+            reason: format!("a watchdog limit of {limit:?} is below the shortest, 100 ms"),
+        }
+        .into());
+    }
+    Ok(limit)
 }
 
 /// Open MPI's MCA parameters that choose the shared-memory single-copy mechanism, and the
@@ -832,31 +937,12 @@ fn read_tag_ub() -> Result<i32> {
     Ok(unsafe { *value })
 }
 
-/// Aborts the job through `MPI_COMM_WORLD`.
-///
-/// Flushes stdout and stderr and waits briefly first: launchers (MPICH's Hydra in particular)
-/// kill every process as soon as `MPI_Abort` is called, and drop output they have not yet
-/// forwarded, which would lose the message explaining the abort.
-pub(crate) fn abort_world(code: i32) -> ! {
-    use std::io::Write as _;
-    let _ = std::io::stdout().flush();
-    let _ = std::io::stderr().flush();
-    std::thread::sleep(std::time::Duration::from_millis(200));
-    // SAFETY: MPI_Abort may be called from any thread as a last resort; it does not return.
-    unsafe {
-        ffi::MPI_Abort(ffi::MPI_COMM_WORLD, code);
-    }
-    std::process::abort()
-}
-
 fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         previous(info);
         if ABORT_ON_PANIC.load(Ordering::Relaxed) && gate::is_active() {
-            let rank = WORLD_RANK.load(Ordering::Relaxed);
-            eprintln!("ferrompi: rank {rank} panicked; aborting the MPI job (MPI_Abort)");
-            abort_world(101);
+            fault::abort_job(101, format_args!("panicked"));
         }
     }));
 }

@@ -248,20 +248,91 @@ pub enum ErrorKind {
 /// assert!(matches!(err.kind(), ErrorKind::InvalidRank { role: "destination", .. }));
 /// # Ok::<(), ferrompi::Error>(())
 /// ```
-#[derive(Clone, PartialEq, Eq)]
-pub struct Error(Box<ErrorKind>);
+///
+/// Errors are counted while they live: an error still alive when [`Mpi`](crate::Mpi) drops is
+/// one being returned (from `main`, say), and ends the job with its message (see
+/// [`InitOptions::abort_on_error`](crate::InitOptions::abort_on_error)).
+#[derive(PartialEq, Eq)]
+pub struct Error(Box<Counted>);
+
+/// An [`Error`]'s kind, counted among the errors alive while it lives: made only by
+/// [`Error::new`], uncounted by its drop, out of line (the error path's).
+#[derive(PartialEq, Eq)]
+struct Counted(ErrorKind);
 
 impl Error {
     /// What went wrong, with its details.
     #[must_use]
     pub fn kind(&self) -> &ErrorKind {
-        &self.0
+        &self.0.0
     }
 
     /// The kind, taken out of the error.
     #[must_use]
-    pub fn into_kind(self) -> ErrorKind {
-        *self.0
+    pub fn into_kind(mut self) -> ErrorKind {
+        std::mem::replace(&mut self.0.0, ErrorKind::NotInitialized)
+    }
+
+    /// Boxes `kind` and counts the error alive.
+    #[cold]
+    #[inline(never)]
+    fn new(kind: ErrorKind) -> Error {
+        let error = Error(Box::new(Counted(kind)));
+        let mut alive = ALIVE.lock().unwrap_or_else(|e| e.into_inner());
+        alive.count += 1;
+        alive.newest = error.address();
+        error
+    }
+
+    fn address(&self) -> usize {
+        std::ptr::from_ref::<Counted>(&self.0).expose_provenance()
+    }
+}
+
+/// The errors alive, and the address of the newest of them while it lives (zero otherwise).
+struct Alive {
+    count: usize,
+    newest: usize,
+}
+
+/// Every [`Error`] alive: counted when made, uncounted when dropped, under this lock (on the
+/// error path only), so that [`alive`] can read the newest error while no drop can free it.
+static ALIVE: std::sync::Mutex<Alive> = std::sync::Mutex::new(Alive {
+    count: 0,
+    newest: 0,
+});
+
+/// The message of an error alive now (the newest, if it still lives), or `None` if none is.
+pub(crate) fn alive() -> Option<String> {
+    let alive = ALIVE.lock().unwrap_or_else(|e| e.into_inner());
+    if alive.count == 0 {
+        return None;
+    }
+    if alive.newest == 0 {
+        return Some(format!("{} error(s) alive", alive.count));
+    }
+    let newest = std::ptr::with_exposed_provenance::<Counted>(alive.newest);
+    // SAFETY: `newest` is the address of a live error's box: an error clears it under this
+    // lock before its box is freed (`Drop for Counted`), and this lock is held here.
+    Some(unsafe { &*newest }.0.to_string())
+}
+
+impl Drop for Counted {
+    #[cold]
+    #[inline(never)]
+    fn drop(&mut self) {
+        let address = std::ptr::from_ref::<Counted>(self).expose_provenance();
+        let mut alive = ALIVE.lock().unwrap_or_else(|e| e.into_inner());
+        alive.count = alive.count.saturating_sub(1);
+        if alive.newest == address {
+            alive.newest = 0;
+        }
+    }
+}
+
+impl Clone for Error {
+    fn clone(&self) -> Error {
+        Error::new(self.0.0.clone())
     }
 }
 
@@ -269,26 +340,26 @@ impl From<ErrorKind> for Error {
     /// Boxes the kind (the only allocation an error makes).
     #[cold]
     fn from(kind: ErrorKind) -> Error {
-        Error(Box::new(kind))
+        Error::new(kind)
     }
 }
 
 impl PartialEq<ErrorKind> for Error {
     fn eq(&self, other: &ErrorKind) -> bool {
-        *self.0 == *other
+        self.0.0 == *other
     }
 }
 
 impl std::fmt::Debug for Error {
     /// The kind's `Debug`: what `unwrap` and `main`'s `Err` print.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(&*self.0, f)
+        std::fmt::Debug::fmt(&self.0.0, f)
     }
 }
 
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(&*self.0, f)
+        std::fmt::Display::fmt(&self.0.0, f)
     }
 }
 

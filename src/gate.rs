@@ -9,7 +9,7 @@
 //! [`Error`](crate::Error) converts from, so that errors, the environment and every handle can
 //! use it without importing each other in a circle.
 
-use crate::ffi;
+use crate::{fault, ffi};
 use std::cell::Cell;
 use std::ffi::c_int;
 use std::marker::PhantomData;
@@ -107,6 +107,9 @@ static PROVIDED: AtomicU8 = AtomicU8::new(LEVEL_NONE);
 /// Written with [`PROVIDED`] (see [`set_provided`]); zero when MPI is not active and at
 /// `Serialized` (always the slow path).
 static OPEN_FOR: AtomicU8 = AtomicU8::new(0);
+/// [`OPEN_FOR`]'s table while the watchdog runs, when [`OPEN_FOR`] is zero (every call then
+/// takes the slow path, which marks it); zero otherwise.
+static WATCHED_OPEN_FOR: AtomicU8 = AtomicU8::new(0);
 /// Serializes MPI calls when MPI provided `MPI_THREAD_SERIALIZED`: whether a thread holds the
 /// lock (see [`lock_serial`]). Uncontended, taking and releasing it are one atomic operation
 /// each, with no system call.
@@ -155,16 +158,18 @@ fn set_thread_flag(flag: u8, on: bool) {
 
 /// Permission to make an MPI call from this thread, held for the call's duration.
 ///
-/// One flag: whether this gate took the `Serialized` lock, which it releases on drop. The lock
-/// is an atomic flag of its own ([`SERIAL`]), so the gate needs no `MutexGuard` to release it.
-/// On the fast path a gate is a `false` the compiler keeps in a register across the MPI call,
-/// and its drop is one test; a gate holding a `MutexGuard` (an enum) was kept in memory across
-/// the call and tested there, about five more instructions per call.
+/// One flag: whether dropping the gate has something to undo: the `Serialized` lock this gate
+/// took, or the watchdog's mark of the calling thread's slot ([`fault::mark`]), or both (see
+/// [`release`]). The lock is an atomic flag of its own ([`SERIAL`]), so the gate needs no
+/// `MutexGuard` to release it. On the fast path a gate is a `false` the compiler keeps in a
+/// register across the MPI call, and its drop is one test; a gate holding a `MutexGuard` (an
+/// enum) was kept in memory across the call and tested there, about five more instructions per
+/// call, and one holding a byte of what to undo, 2 to 4 more in the nonblocking paths.
 ///
 /// Neither `Send` nor `Sync`: it must drop on the thread whose [`HOLDS_SERIAL`] mark it clears.
 #[must_use]
 pub(crate) struct ThreadGate {
-    locked: bool,
+    held: bool,
     on_this_thread: PhantomData<*const ()>,
 }
 
@@ -172,9 +177,9 @@ impl ThreadGate {
     /// The provided level allows this call as is.
     pub(crate) const OPEN: ThreadGate = ThreadGate::new(false);
 
-    const fn new(locked: bool) -> ThreadGate {
+    const fn new(held: bool) -> ThreadGate {
         ThreadGate {
-            locked,
+            held,
             on_this_thread: PhantomData,
         }
     }
@@ -183,9 +188,24 @@ impl ThreadGate {
 impl Drop for ThreadGate {
     #[inline(always)]
     fn drop(&mut self) {
-        if self.locked {
-            release_serial();
+        if self.held {
+            release();
         }
+    }
+}
+
+/// What a [`ThreadGate`] that holds something undoes: the watchdog's mark while it runs, and
+/// the `Serialized` lock if this thread holds it. Only the gate that took the lock holds it: a
+/// nested gate (an error lookup inside a gated call, at `Serialized`) passes without taking it
+/// and without a mark, so it holds nothing, and the lock is released by the gate that took it.
+#[cold]
+#[inline(never)]
+fn release() {
+    if fault::watching() {
+        fault::unmark();
+    }
+    if flags() & HOLDS_SERIAL != 0 {
+        release_serial();
     }
 }
 
@@ -218,8 +238,6 @@ fn lock_serial() {
 
 /// Releases the `Serialized` lock this thread's [`ThreadGate`] took (clearing the thread's
 /// [`HOLDS_SERIAL`] mark first), and wakes a waiting thread if there is one.
-#[cold]
-#[inline(never)]
 fn release_serial() {
     set_thread_flag(HOLDS_SERIAL, false);
     SERIAL.store(false, Ordering::SeqCst);
@@ -260,11 +278,26 @@ pub(crate) fn gated<R>(operation: &'static str, call: impl FnOnce() -> R) -> Res
 
 /// [`flags`] out of line, for [`gated`]'s slow path: the fast path's load of the thread's bit
 /// then has one use, which the compiler folds into its test, and the slow path stays small
-/// enough that the call it makes is laid out as the fast path's.
+/// enough that the call it makes is laid out as the fast path's (a slow path of its own that
+/// reads the flags itself, as [`enter_this_thread_slow`] does, cost 3 more instructions per
+/// blocking send and receive).
 #[cold]
 #[inline(never)]
 fn flags_slow() -> u8 {
     flags()
+}
+
+/// While the watchdog runs (it closes the fast paths), the fast paths' test, against
+/// [`WATCHED_OPEN_FOR`]: a call it lets through marks the thread's slot ([`fault::mark`]).
+/// [`enter_slow`] makes it too, for [`gated`]'s slow path; [`enter_this_thread_slow`] first,
+/// so that a watched call does not pay for the rest of the slow path's frame.
+#[inline(always)]
+fn watched(operation: &'static str) -> Option<ThreadGate> {
+    if WATCHED_OPEN_FOR.load(Ordering::Relaxed) & THREAD.with(Cell::get) == 0 {
+        return None;
+    }
+    fault::mark(operation);
+    Some(ThreadGate::new(true))
 }
 
 /// [`enter_slow`] for the calling thread, reading what it needs itself: the fast paths'
@@ -272,6 +305,9 @@ fn flags_slow() -> u8 {
 #[cold]
 #[inline(never)]
 fn enter_this_thread_slow(operation: &'static str) -> Result<ThreadGate, Refusal> {
+    if let Some(gate) = watched(operation) {
+        return Ok(gate);
+    }
     enter_slow(operation, PROVIDED.load(Ordering::Relaxed), flags())
 }
 
@@ -332,16 +368,39 @@ const fn open_for(level: u8) -> u8 {
     table
 }
 
-/// Records the provided level (an index, or `LEVEL_NONE`) for the gate.
+/// Records the provided level (an index, or `LEVEL_NONE`) for the gate. While the watchdog
+/// runs, the fast paths stay closed: every call takes the slow path, which marks it.
 fn set_provided(level: u8) {
-    OPEN_FOR.store(open_for(level), Ordering::Release);
+    let (open, watched) = if fault::watching() {
+        (0, open_for(level))
+    } else {
+        (open_for(level), 0)
+    };
+    WATCHED_OPEN_FOR.store(watched, Ordering::Release);
+    OPEN_FOR.store(open, Ordering::Release);
     PROVIDED.store(level, Ordering::Release);
 }
 
-/// Everything but the fast paths of [`enter`]: `Serialized`, refusals.
+/// Everything but the fast paths of [`enter`] (and, while the watchdog runs, of [`watched`]):
+/// `Serialized`, refusals; while the watchdog runs, the mark of every call it lets through.
 #[cold]
 #[inline(never)]
 fn enter_slow(operation: &'static str, level: u8, thread: u8) -> Result<ThreadGate, Refusal> {
+    if let Some(gate) = watched(operation) {
+        return Ok(gate);
+    }
+    const SERIALIZED: u8 = ThreadLevel::Serialized as u8;
+    let mut gate = admit(operation, level, thread)?;
+    // Not a nested gate at `Serialized`: its outer gate marked, and undoes the mark.
+    if fault::watching() && !(level == SERIALIZED && thread & HOLDS_SERIAL != 0) {
+        fault::mark(operation);
+        gate.held = true;
+    }
+    Ok(gate)
+}
+
+/// Whether the provided level lets this call through, and on what terms (see [`enter`]).
+fn admit(operation: &'static str, level: u8, thread: u8) -> Result<ThreadGate, Refusal> {
     const MULTIPLE: u8 = ThreadLevel::Multiple as u8;
     const SERIALIZED: u8 = ThreadLevel::Serialized as u8;
     match level {

@@ -201,6 +201,7 @@ pub mod comm;
 pub mod datatype;
 pub mod env;
 pub mod error;
+mod fault;
 pub mod ffi;
 mod gate;
 pub mod gpu;

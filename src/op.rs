@@ -581,7 +581,7 @@ unsafe extern "C" fn trampoline<T: Equivalence>(
         eprintln!(
             "ferrompi: a user-defined reduction operation panicked ({message}); aborting the MPI job"
         );
-        crate::env::abort_world(104);
+        crate::fault::abort_world(104);
     }
 }
 

@@ -31,13 +31,14 @@ for impl in "${impls[@]}"; do
 import collections, re, sys
 impl, asm, relocs, symbols = sys.argv[1:]
 
-# Out of line by design: large counts, slow paths (the thread gate's, the argument checks',
-# a request set's growth and its completion after the first test), errors and clean-up,
+# Out of line by design: large counts, slow paths (the thread gate's and its release of a lock
+# or a watchdog's mark, the argument checks', a request set's growth and its completion after
+# the first test), errors and clean-up,
 # and setting up (persistent requests, windows, epochs, partitions).
 allowed = re.compile(
     # large counts, slow paths, errors
     r"(_big|_large|_slow|::failed|::settle_active|::settle_failed|::finish_pending|::enter_slow"
-    r"|::release_serial|Error::from_code|Repair::apply|RequestSet::grow|complete_pending"
+    r"|::release_serial|gate::release|Error::from_code|Repair::apply|RequestSet::grow|complete_pending"
     r"|still_pending|repair_completed|Partition<T>::block|::uneven|::misfit|::overlapping"
     r"|::leaked_in_flight|::already_active|target::incomplete|::not_attached|::agree_now"
     r"|::agree_checked|::finish_owned|::still_held|::repair_at_end"
@@ -50,6 +51,7 @@ allowed = re.compile(
     # persistent request, a window, a partition; not a request, whose drop is inline)
     r"|_init|Partition<T>::uniform|::lock_all|rma::Window<T>>::epoch|WindowEpoch<T>>::target"
     r"|RequestStorage::with_capacity"
+    r"|drop_in_place<alloc::boxed::Box<ferrompi::error::Counted>>"
     r"|drop_in_place<ferrompi::(error::Error|request::Scope|request::set::Request(Set|Storage)"
     r"|request::persistent::PersistentRequest|window::rma::Window|comm::partition::Partition)"
     r"(<.*>)?>)$"

@@ -14,7 +14,9 @@
 # ranks built with AddressSanitizer
 # (tools/asan.sh; its canary must be caught). On both (as root) it then runs
 # tools/cluster-tests.sh: a synthetic two-domain NUMA machine, three fake hosts (network
-# namespaces; MPICH's TCP between isolated hosts on two), and a real Slurm on two of them (srun).
+# namespaces; MPICH's TCP between isolated hosts on two), and a real Slurm on two of them (srun),
+# and tools/drills.sh faults: a rank on a second host errs, panics, stops, is killed, exits or
+# loses its link, and the job must end with nothing left behind.
 # Debian's two build with every libclang hidden (the kept bindings; see below), the newer ones
 # with bindgen; each MPI's kept set is compared with what bindgen makes, and tools/build-tests.sh
 # then checks the build's failure messages, the docs.rs build and no-op rebuilds.
@@ -56,6 +58,7 @@ export CARGO_INCREMENTAL=0
 impls=("$@")
 ((${#impls[@]})) || impls=(openmpi mpich openmpi5 mpich5 mpich5-abi)
 
+echo "   $(df -Ph "$ROOT" | awk 'NR == 2 { print $4 }') free on the disk holding target/ (the five MPIs' builds take about 15 GB)"
 say "rustfmt; no import cycles between modules; no process talk in product files; the docs"
 echo "   regenerate from their raw results"
 cargo fmt --all -- --check
@@ -137,12 +140,14 @@ kept_bindings_current() {
 # together take more than some machines have free, so a finished MPI's builds go when less than
 # FERROMPI_KEEP_FREE_GIB (default 40) GiB would be left; the unpacked MPIs under target/mpi stay.
 finish() {
-  local impl=$1 kib free
-  local dirs=("$ROOT/target/$impl" "$ROOT/target/$impl-lines" "$ROOT/target/asan-$impl" "$ROOT/target/rsmpi-$impl")
-  kib=$(du -sck "${dirs[@]}" 2> /dev/null | tail -n 1 | cut -f 1)
+  local impl=$1 kib=0 free dir dirs=()
+  for dir in "$ROOT/target/"{"$impl","$impl-lines","asan-$impl","rsmpi-$impl"}; do
+    [[ -d $dir ]] && dirs+=("$dir")
+  done
+  ((${#dirs[@]} == 0)) || kib=$(du -sck "${dirs[@]}" | tail -n 1 | cut -f 1)
   free=$(df -Pk "$ROOT/target" | awk 'NR == 2 { print $4 }')
   say "$impl: done; its builds take $((kib >> 20)) GiB, $((free >> 20)) GiB free"
-  if ((free < ${FERROMPI_KEEP_FREE_GIB:-40} << 20)); then
+  if ((free < ${FERROMPI_KEEP_FREE_GIB:-40} << 20 && ${#dirs[@]} > 0)); then
     rm -rf "${dirs[@]}"
     echo "   removed them (less than ${FERROMPI_KEEP_FREE_GIB:-40} GiB free)"
   fi
@@ -242,6 +247,11 @@ for impl in "${impls[@]}"; do
     bash tools/instruction-cost.sh "$impl"
   fi
   bash tools/cluster-tests.sh "$impl"
+  if [[ $(id -u) -eq 0 ]]; then
+    say "$impl: fault drills across two fake hosts (tools/drills.sh faults): err, panic, stop,"
+    echo "   kill, exit, link down; each job must end, and leave nothing behind"
+    bash tools/drills.sh faults "$impl"
+  fi
   say "$impl: docs"
   RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features --locked --quiet
   kept_bindings_current "$impl"

@@ -508,7 +508,7 @@ fn leaked_in_flight(n: usize) -> ! {
         "ferrompi: {n} nonblocking operation(s) leaked (mem::forget) and still in flight at \
          the end of their scope; aborting so their buffers are not freed while MPI uses them"
     );
-    crate::env::abort_world(102)
+    crate::fault::abort_world(102)
 }
 
 /// A nonblocking operation on a buffer borrowed for a [`scope`].

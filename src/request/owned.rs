@@ -477,7 +477,7 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
 #[inline(never)]
 fn still_held() -> ! {
     eprintln!("ferrompi: MPI could not complete an operation whose buffer it still holds");
-    crate::env::abort_world(103)
+    crate::fault::abort_world(103)
 }
 
 /// The thread gate refused to complete an owned request: say so, instead of the generic abort

@@ -254,6 +254,6 @@ impl Drop for AbortOnUnwind {
             "ferrompi: panic inside {}; aborting so MPI cannot use its buffers after they are freed",
             self.0
         );
-        crate::env::abort_world(104);
+        crate::fault::abort_world(104);
     }
 }

@@ -292,7 +292,7 @@ impl<'c, T: Equivalence> Window<'c, T> {
         };
         if let Err(e) = freed {
             eprintln!("ferrompi: freeing a window over a borrowed buffer failed ({e})");
-            crate::env::abort_world(103);
+            crate::fault::abort_world(103);
         }
         std::mem::forget(abort_guard);
         Ok(result)

@@ -406,7 +406,7 @@ fn incomplete(rc: c_int, how: Completion) -> ! {
          buffer, so the job ends",
         how.operation()
     );
-    crate::env::abort_world(103)
+    crate::fault::abort_world(103)
 }
 
 /// The typed calls. Each is `unsafe`: the caller guarantees the window is valid, an epoch

@@ -114,6 +114,8 @@ pub enum Expect {
     PassWith(&'static str),
     /// The job ends promptly, unsuccessfully, with this text in its output.
     AbortWith(&'static str),
+    /// As `AbortWith`, within this many seconds of its launch.
+    AbortWithin(&'static str, u64),
     /// As `AbortWith`, run only in an AddressSanitizer build (see [`asan_active`]) and skipped
     /// elsewhere: a deliberate memory error ASan must report.
     CaughtByAsan(&'static str),
@@ -213,6 +215,13 @@ fn run_name(program: &str, ranks: Option<u32>) -> String {
 
 /// One rank of program `name`.
 fn run_rank(name: &str) {
+    if let Some((_, main)) = programs::MAINS.iter().find(|(n, _)| *n == name) {
+        if let Err(e) = main() {
+            eprintln!("Error: {e:?}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let program = programs::ALL
         .iter()
         .find(|p| p.name == name)
@@ -658,9 +667,13 @@ fn run_one(mut cmd: Command, program: &Program, ranks: u32, timeout: Duration) -
                 detail,
             }
         }
-        Expect::AbortWith(text) | Expect::CaughtByAsan(text) => {
+        Expect::AbortWith(text) | Expect::CaughtByAsan(text) | Expect::AbortWithin(text, _) => {
             let all = format!("{out}{err}");
-            let ok = !success && all.contains(text);
+            let within = match program.expect {
+                Expect::AbortWithin(_, seconds) => Duration::from_secs(seconds),
+                _ => timeout,
+            };
+            let ok = !success && all.contains(text) && elapsed <= within;
             let summary = if ok {
                 format!(
                     "aborted as expected in {:.1}s, with {text:?}",
@@ -668,8 +681,13 @@ fn run_one(mut cmd: Command, program: &Program, ranks: u32, timeout: Duration) -
                 )
             } else if success {
                 "exited successfully, but should have aborted".into()
-            } else {
+            } else if !all.contains(text) {
                 format!("aborted without {text:?} in its output")
+            } else {
+                format!(
+                    "aborted in {:.1}s, later than {within:?}",
+                    elapsed.as_secs_f64()
+                )
             };
             Outcome {
                 ok,

@@ -158,7 +158,7 @@ unsafe extern "C" fn span_reduce(
         eprintln!(
             "ferrompi: a large-count reduction failed inside MPI ({e}); aborting the MPI job"
         );
-        crate::env::abort_world(105);
+        crate::fault::abort_world(105);
     }
 }
 

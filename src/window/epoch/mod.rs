@@ -87,7 +87,7 @@ impl<'c, T: Equivalence> Window<'c, T> {
                 // caller would get back: end the job instead (MPI failing to close an epoch
                 // whose calls all passed the checks is not an input error).
                 eprintln!("ferrompi: closing an RMA epoch failed ({e}); aborting");
-                crate::env::abort_world(103)
+                crate::fault::abort_world(103)
             }
         }
     }

@@ -13,6 +13,7 @@ mod derived;
 mod device;
 mod environment;
 mod error_abort;
+mod error_return;
 mod errors;
 mod group;
 mod large_count;
@@ -37,9 +38,30 @@ mod threads;
 mod topology;
 #[cfg(feature = "serde")]
 mod typed;
+mod watchdog_quiet;
+mod watchdog_stop;
+mod watchdog_threads;
 mod window_agreement;
 
 use crate::{Expect, Program};
+
+/// Programs that are a whole `main`, as a user writes it: they initialise and finalize MPI
+/// themselves and return `main`'s `Result` (the driver prints an `Err` and exits 1, as Rust's
+/// `main` does). Their registrations' `run` is [`runs_as_main`].
+pub const MAINS: &[(&str, Main)] = &[
+    ("error_return", error_return::main),
+    ("watchdog_stop", watchdog_stop::main),
+    ("watchdog_quiet", watchdog_quiet::main),
+    ("watchdog_threads", watchdog_threads::main),
+];
+
+/// A program's `main`.
+pub type Main = fn() -> Result<(), ferrompi::Error>;
+
+/// The `run` of a program in [`MAINS`]: never called.
+fn runs_as_main(_: &ferrompi::Mpi, _: &mut crate::checks::Checks) {
+    unreachable!("a program of MAINS runs as its own main");
+}
 
 /// Program files that this build cannot run, with the reason; the driver reports them as SKIP
 /// lines instead of failing registration.
@@ -135,6 +157,51 @@ pub const ALL: &[Program] = &[
         ),
         slow: false,
         run: error_abort::run,
+    },
+    Program {
+        name: "error_return",
+        file: "error_return",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::AbortWith(
+            "allreduce: buffer has 2 elements, 1 needed (an error alive as Mpi drops); \
+             aborting the MPI job",
+        ),
+        slow: false,
+        run: runs_as_main,
+    },
+    Program {
+        name: "watchdog_stop",
+        file: "watchdog_stop",
+        level: ThreadLevel::Funneled,
+        // One rank has no peer to wait for.
+        ranks: &[2, 3, 4],
+        singleton: false,
+        // The limit (2 s) and 5 s, plus up to 5 s for the launcher to start the ranks.
+        expect: Expect::AbortWithin("watchdog: barrier has not returned after", 12),
+        slow: false,
+        run: runs_as_main,
+    },
+    Program {
+        name: "watchdog_quiet",
+        file: "watchdog_quiet",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: true,
+        expect: Expect::Pass,
+        slow: false,
+        run: runs_as_main,
+    },
+    Program {
+        name: "watchdog_threads",
+        file: "watchdog_threads",
+        level: ThreadLevel::Multiple,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::Pass,
+        slow: false,
+        run: runs_as_main,
     },
     Program {
         name: "leak_warning",

@@ -1,0 +1,342 @@
+//! How a job ends when one of its ranks cannot go on: the line that says why, naming the rank
+//! and its host, then `MPI_Abort` (MPI-4.0 §11.3), with a backstop should the abort itself
+//! hang; and the watchdog, which ends a job whose rank has been inside one MPI call longer than
+//! a limit (see [`InitOptions::watchdog`](crate::InitOptions::watchdog)).
+//!
+//! # The watchdog's marks
+//! While the watchdog runs, every call the thread gate lets through marks a slot of the calling
+//! thread with the operation's name (one relaxed store) and clears it when the call returns
+//! (another); the gate's fast path is closed meanwhile, so that calls take the slow path, which
+//! marks. With no watchdog the gate is as it is without this module: the marks cost nothing.
+//! The watchdog thread looks at the slots every twentieth of the limit: a slot it finds marked
+//! it flags, and a flagged slot still holding the same mark a limit later is a call that has
+//! not returned. Callers store only unflagged values, so a call that returned and a new call of
+//! the same operation are never taken for one long call.
+
+use crate::ffi;
+use std::cell::Cell;
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// "rank R on HOST", recorded when MPI starts.
+static WHO: OnceLock<String> = OnceLock::new();
+
+/// Records who this process is, for the lines that end a job.
+pub(crate) fn identify(rank: c_int, host: &str) {
+    let _ = WHO.set(if host.is_empty() {
+        format!("rank {rank}")
+    } else {
+        format!("rank {rank} on {host}")
+    });
+}
+
+/// "rank R on HOST", or "a rank" before MPI started.
+fn who() -> &'static str {
+    WHO.get().map_or("a rank", String::as_str)
+}
+
+/// Prints `ferrompi: rank R on HOST: <why>; aborting the MPI job (MPI_Abort)` and aborts the
+/// job with `code` ([`abort_world`]).
+#[cold]
+pub(crate) fn abort_job(code: i32, why: std::fmt::Arguments<'_>) -> ! {
+    eprintln!(
+        "ferrompi: {}: {why}; aborting the MPI job (MPI_Abort)",
+        who()
+    );
+    abort_world(code)
+}
+
+/// How long [`abort_world`] lets `MPI_Abort` work before this process ends itself: an abort
+/// that must reach a launcher over a dead link can wait forever.
+const ABORT_BACKSTOP: Duration = Duration::from_secs(5);
+
+/// Aborts the job through `MPI_COMM_WORLD`.
+///
+/// Flushes stdout and stderr and waits briefly first: launchers (MPICH's Hydra in particular)
+/// kill every process as soon as `MPI_Abort` is called, and drop output they have not yet
+/// forwarded, which would lose the message explaining the abort. Should `MPI_Abort` not have
+/// ended this process [`ABORT_BACKSTOP`] later (a launcher it cannot reach), the process
+/// exits with `code` by itself.
+pub(crate) fn abort_world(code: i32) -> ! {
+    use std::io::Write as _;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    let _ = std::thread::Builder::new()
+        .name("ferrompi-abort".into())
+        .spawn(move || {
+            std::thread::sleep(ABORT_BACKSTOP);
+            eprintln!(
+                "ferrompi: {}: MPI_Abort did not end this process; exiting",
+                who()
+            );
+            // SAFETY: `_exit` ends the process at once, running nothing of it (MPI's own exit
+            // handlers could wait for the launcher the abort could not reach).
+            unsafe { libc::_exit(if code == 0 { 1 } else { code }) }
+        });
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: MPI_Abort may be called from any thread as a last resort; it does not return.
+    unsafe {
+        ffi::MPI_Abort(ffi::MPI_COMM_WORLD, code);
+    }
+    std::process::abort()
+}
+
+/// The exit code of a job the watchdog ends: `timeout(1)`'s.
+pub(crate) const WATCHDOG_EXIT: i32 = 124;
+
+/// Threads with a slot of their own; later ones share the last.
+const SLOTS: usize = 64;
+/// A slot's mark: the operation's name, its address in the low 48 bits and its length in the
+/// next 15; zero when no call is in progress. Bit 63 is the watchdog's flag.
+static SLOT: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
+/// Slots handed out so far.
+static CLAIMED: AtomicUsize = AtomicUsize::new(0);
+/// Whether the watchdog runs (the gate then takes its slow path, which marks).
+static WATCHING: AtomicBool = AtomicBool::new(false);
+/// The watchdog's flag on a mark it has seen.
+const FLAGGED: u64 = 1 << 63;
+const ADDRESS_BITS: u32 = 48;
+/// The mark of an operation whose name does not fit one: "an MPI call" (as is a mark of an
+/// empty name, whose length is zero).
+const UNNAMED: u64 = 1;
+
+thread_local! {
+    /// The calling thread's slot, plus one; zero until it first makes a call.
+    static MY_SLOT: Cell<u8> = const { Cell::new(0) };
+}
+
+/// Whether the watchdog runs: calls must [`mark`] their slots.
+#[inline]
+pub(crate) fn watching() -> bool {
+    WATCHING.load(Ordering::Relaxed)
+}
+
+/// Marks the calling thread's slot as inside `operation`, until [`unmark`].
+#[inline]
+pub(crate) fn mark(operation: &'static str) {
+    let mut slot = MY_SLOT.with(Cell::get);
+    if slot == 0 {
+        slot = claim_slot();
+    }
+    SLOT[usize::from(slot - 1)].store(encode(operation), Ordering::Relaxed);
+}
+
+/// Gives the calling thread a slot (the last one, shared, once all are taken); returns it plus
+/// one.
+#[cold]
+fn claim_slot() -> u8 {
+    let claimed = CLAIMED.fetch_add(1, Ordering::Relaxed).min(SLOTS - 1);
+    let slot = u8::try_from(claimed + 1).unwrap_or(SLOTS as u8);
+    MY_SLOT.with(|s| s.set(slot));
+    slot
+}
+
+/// The call [`mark`] marked on this thread returned.
+#[inline]
+pub(crate) fn unmark() {
+    let slot = MY_SLOT.with(Cell::get);
+    if slot != 0 {
+        SLOT[usize::from(slot - 1)].store(0, Ordering::Relaxed);
+    }
+}
+
+/// Makes `call` with the calling thread's slot marked as inside `operation` while the watchdog
+/// runs: for a call that passes no gate (finalisation).
+pub(crate) fn watched<R>(operation: &'static str, call: impl FnOnce() -> R) -> R {
+    let watched = watching();
+    if watched {
+        mark(operation);
+    }
+    let result = call();
+    if watched {
+        unmark();
+    }
+    result
+}
+
+/// `operation` as a mark: its address and length, when they fit ([`UNNAMED`] otherwise).
+#[inline]
+fn encode(operation: &'static str) -> u64 {
+    let address = operation.as_ptr().expose_provenance() as u64;
+    let length = operation.len() as u64;
+    if address >> ADDRESS_BITS | length >> 15 != 0 {
+        return UNNAMED;
+    }
+    address | length << ADDRESS_BITS
+}
+
+/// The operation a mark (flagged or not) names.
+fn decode(mark: u64) -> &'static str {
+    let mark = mark & !FLAGGED;
+    let length = (mark >> ADDRESS_BITS) as usize;
+    if length == 0 {
+        return "an MPI call";
+    }
+    let address = (mark & ((1 << ADDRESS_BITS) - 1)) as usize;
+    let bytes = std::ptr::with_exposed_provenance::<u8>(address);
+    // SAFETY: only `encode` makes marks with a length, from a `&'static str` whose address and
+    // length fit in the mark unchanged: the bytes are that string's, valid UTF-8 for ever.
+    unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(bytes, length)) }
+}
+
+/// Set to stop the watchdog thread, which waits on the condition variable between looks.
+static STOP: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+/// The watchdog thread, while it runs.
+static THREAD: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
+
+/// Starts the watchdog thread with `limit`; from then on gated calls are marked. Called before
+/// MPI starts (the gate reads [`watching`] when it records MPI's thread level), once: MPI
+/// starts once per process.
+pub(crate) fn start(limit: Duration) -> std::io::Result<()> {
+    WATCHING.store(true, Ordering::Relaxed);
+    let thread = std::thread::Builder::new()
+        .name("ferrompi-watch".into())
+        .spawn(move || watch(limit, &STOP))
+        .inspect_err(|_| WATCHING.store(false, Ordering::Relaxed))?;
+    *THREAD.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
+    Ok(())
+}
+
+/// Stops the watchdog, if it runs, and waits for its thread: MPI has finalized, or failed to
+/// start.
+pub(crate) fn stop() {
+    let Some(thread) = THREAD.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+        return;
+    };
+    *STOP.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+    STOP.1.notify_all();
+    let _ = thread.join();
+    WATCHING.store(false, Ordering::Relaxed);
+}
+
+/// The watchdog thread: looks at the slots every twentieth of `limit` until stopped, and ends
+/// the job when a call has been in progress for `limit`.
+fn watch(limit: Duration, stop: &(Mutex<bool>, Condvar)) {
+    let tick = (limit / 20).clamp(Duration::from_millis(5), Duration::from_secs(1));
+    // When each slot's flagged mark was flagged (or first seen flagged).
+    let mut since: [Option<Instant>; SLOTS] = [None; SLOTS];
+    let mut stopped = stop.0.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        stopped = stop
+            .1
+            .wait_timeout(stopped, tick)
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
+        if *stopped {
+            return;
+        }
+        let now = Instant::now();
+        let claimed = CLAIMED.load(Ordering::Relaxed).min(SLOTS);
+        for (slot, since) in SLOT[..claimed].iter().zip(&mut since) {
+            let mark = slot.load(Ordering::Relaxed);
+            if mark == 0 {
+                *since = None;
+            } else if mark & FLAGGED == 0 {
+                // A call in progress: flag it. A failed flag is a call that has just returned.
+                *since = slot
+                    .compare_exchange(mark, mark | FLAGGED, Ordering::Relaxed, Ordering::Relaxed)
+                    .ok()
+                    .map(|_| now);
+            } else {
+                let began = *since.get_or_insert(now);
+                let waited = now - began;
+                if waited >= limit {
+                    abort_job(
+                        WATCHDOG_EXIT,
+                        format_args!(
+                            "watchdog: {} has not returned after {:.1} s (limit {:.1} s)",
+                            decode(mark),
+                            waited.as_secs_f64(),
+                            limit.as_secs_f64()
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The limit a `FERROMPI_WATCHDOG` value sets: a number of seconds, or a number with a unit
+/// (`ms`, `s`, `m`, `h`): `30`, `30s`, `500ms`, `1.5m`. `0` and `off` mean no watchdog.
+pub(crate) fn parse_limit(text: &str) -> Result<Option<Duration>, String> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale = match unit.trim() {
+        "ms" => 1e-3,
+        "" | "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        other => {
+            return Err(format!(
+                "unknown unit {other:?} (a number of seconds, or with ms, s, m or h)"
+            ));
+        }
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| "not a duration (a number of seconds, or with ms, s, m or h)".to_string())?;
+    match Duration::try_from_secs_f64(value * scale) {
+        Ok(limit) if limit.is_zero() => Ok(None),
+        Ok(limit) if limit < Duration::from_millis(100) => {
+            Err("below the shortest limit, 100 ms".to_string())
+        }
+        Ok(limit) => Ok(Some(limit)),
+        Err(_) => Err("out of range".to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_parse_with_and_without_units() {
+        let secs = |s: f64| Ok(Some(Duration::from_secs_f64(s)));
+        assert_eq!(parse_limit("30"), secs(30.0));
+        assert_eq!(parse_limit("30s"), secs(30.0));
+        assert_eq!(parse_limit(" 2.5 s "), secs(2.5));
+        assert_eq!(parse_limit("500ms"), secs(0.5));
+        assert_eq!(parse_limit("1.5m"), secs(90.0));
+        assert_eq!(parse_limit("2h"), secs(7200.0));
+        assert_eq!(parse_limit("0"), Ok(None));
+        assert_eq!(parse_limit("OFF"), Ok(None));
+        for bad in [
+            "",
+            "s",
+            "ten",
+            "3 days",
+            "-1",
+            "1e3",
+            "5ms",
+            "1.2.3",
+            "99999999999999999999h",
+        ] {
+            assert!(parse_limit(bad).is_err(), "{bad:?} was taken");
+        }
+    }
+
+    #[test]
+    fn marks_name_their_operation() {
+        for name in ["allreduce", "wait", "x"] {
+            assert_eq!(decode(encode(name)), name);
+            assert_eq!(decode(encode(name) | FLAGGED), name);
+        }
+        assert_eq!(decode(encode("")), "an MPI call");
+        assert_eq!(decode(UNNAMED | FLAGGED), "an MPI call");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn no_text_panics_the_parser(text in "\\PC{0,12}") {
+            let _ = parse_limit(&text);
+        }
+    }
+}

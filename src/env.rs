@@ -849,11 +849,14 @@ fn watchdog_limit(chosen: Option<Duration>) -> Result<Option<Duration>> {
         Err(_) => chosen,
     };
     if let Some(limit) = limit
-        && limit < Duration::from_millis(100)
+        && limit < fault::SHORTEST_LIMIT
     {
         return Err(ErrorKind::InvalidArgument {
             operation: "init",
-            reason: format!("a watchdog limit of {limit:?} is below the shortest, 100 ms"),
+            reason: format!(
+                "a watchdog limit of {limit:?} is below the shortest, {:?}",
+                fault::SHORTEST_LIMIT
+            ),
         }
         .into());
     }

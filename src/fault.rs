@@ -258,6 +258,10 @@ fn watch(limit: Duration, stop: &(Mutex<bool>, Condvar)) {
     }
 }
 
+/// The shortest watchdog limit taken, from the environment or from the program: below it the
+/// watchdog's looks (a twentieth of the limit, at least 5 ms) would be too coarse.
+pub(crate) const SHORTEST_LIMIT: Duration = Duration::from_millis(100);
+
 /// The limit a `FERROMPI_WATCHDOG` value sets: a number of seconds, or a number with a unit
 /// (`ms`, `s`, `m`, `h`): `30`, `30s`, `500ms`, `1.5m`. `0` and `off` mean no watchdog.
 pub(crate) fn parse_limit(text: &str) -> Result<Option<Duration>, String> {
@@ -285,9 +289,10 @@ pub(crate) fn parse_limit(text: &str) -> Result<Option<Duration>, String> {
         .map_err(|_| "not a duration (a number of seconds, or with ms, s, m or h)".to_string())?;
     match Duration::try_from_secs_f64(value * scale) {
         Ok(limit) if limit.is_zero() => Ok(None),
-        Ok(limit) if limit < Duration::from_millis(100) => {
-            Err("below the shortest limit, 100 ms".to_string())
-        }
+        Ok(limit) if limit < SHORTEST_LIMIT => Err(format!(
+            "below the shortest limit, {} ms",
+            SHORTEST_LIMIT.as_millis()
+        )),
         Ok(limit) => Ok(Some(limit)),
         Err(_) => Err("out of range".to_string()),
     }

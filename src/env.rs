@@ -109,6 +109,23 @@ pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate> {
     gate::enter(operation).map_err(Error::from)
 }
 
+/// [`enter`] for a call on the communicator `comm`, which the watchdog names should the call
+/// not return ([`gate::enter_on`]).
+#[inline(always)]
+pub(crate) fn enter_on(operation: &'static str, comm: ffi::MPI_Comm) -> Result<ThreadGate> {
+    gate::enter_on(operation, comm).map_err(Error::from)
+}
+
+/// [`gated`] for a call on the communicator `comm` ([`gate::gated_on`]).
+#[inline(always)]
+pub(crate) fn gated_on<R>(
+    operation: &'static str,
+    comm: ffi::MPI_Comm,
+    call: impl FnOnce() -> R,
+) -> Result<R> {
+    gate::gated_on(operation, comm, call).map_err(Error::from)
+}
+
 /// Makes `call` behind the thread gate ([`gate::gated`]), turning a refusal into its
 /// [`Error`]: [`enter`] for a single call, with no lock flag to test after it on the fast path.
 #[inline(always)]
@@ -213,25 +230,28 @@ impl InitOptions {
 
     /// Ends the whole job when a call of this rank into MPI has not returned within `limit`:
     /// a blocking call, a wait, a collective or finalisation (default: no watchdog; not
-    /// initialisation, whose time grows with the job's size). The environment variable `FERROMPI_WATCHDOG` (`30s`, `500ms`, `2m`, or a number
-    /// of seconds; `0` or `off` for none) sets the limit too, and wins over this, so that an
-    /// operator can turn the watchdog on, change it or turn it off without rebuilding.
+    /// initialisation, whose time grows with the job's size). The environment variable
+    /// `FERROMPI_WATCHDOG` (`30s`, `500ms`, `2m`, or a number of seconds; `0` or `off` for
+    /// none) sets the limit too, and wins over this, so that an operator can turn the watchdog
+    /// on, change it or turn it off without rebuilding.
     ///
     /// When a call has not returned after `limit` (to within a twentieth of it), the rank
-    /// prints `ferrompi: rank R on HOST: watchdog: <operation> has not returned after T s
-    /// (limit L s); aborting the MPI job (MPI_Abort)` and ends every rank with `MPI_Abort`,
-    /// exit code 124 (`timeout`'s). A stopped or wedged rank, a dead link or a rank that never
-    /// comes to a collective leave the others waiting in MPI: their watchdogs end the job.
-    /// Should `MPI_Abort` not end the process within 5 s (a launcher it cannot reach), the
-    /// process exits by itself.
+    /// prints `ferrompi: rank R on HOST: watchdog: <operation> on <communicator> has not
+    /// returned after T s (limit L s); aborting the MPI job (MPI_Abort)` and ends every rank
+    /// with `MPI_Abort`, exit code 124 (`timeout`'s). The communicator is `MPI_COMM_WORLD`, the
+    /// name given with [`Communicator::set_name`](crate::Communicator::set_name), or "a
+    /// communicator of N ranks"; a call on none (a wait, an epoch of a window) names none. A
+    /// stopped or wedged rank, a dead link or a rank that never comes to a collective leave
+    /// the others waiting in MPI: their watchdogs end the job. Should `MPI_Abort` not end the
+    /// process within 5 s (a launcher it cannot reach), the process exits by itself.
     ///
     /// Choose a limit above the longest wait the program means to make: a rank that waits in
     /// `recv` while its peer computes for an hour is, to the watchdog, a rank that has not
     /// returned. The watchdog is a thread that looks at every call a twentieth of the limit
     /// apart (at most every second); it starts one thread even at [`ThreadLevel::Single`]. While
     /// it runs every call takes the gate's slow path, which marks the calling thread's slot
-    /// before the call and clears it after it (two relaxed stores, with the slow path's call:
-    /// about 80 instructions per call on Open MPI 4.1, `docs/reliability.md`); with no
+    /// before the call and clears it after it (a few relaxed stores, with the slow path's call:
+    /// about 100 instructions per call on Open MPI 4.1, `docs/reliability.md`); with no
     /// watchdog, calls cost what they cost without one. A limit below 100 ms is refused at
     /// `init`.
     ///
@@ -555,7 +575,7 @@ impl Mpi {
         // SAFETY: as above.
         let rc = unsafe { ffi::MPI_Comm_size(ffi::MPI_COMM_WORLD, &mut size) };
         check(rc, "init")?;
-        fault::identify(rank, &processor_name().unwrap_or_default());
+        fault::identify(rank, size, &processor_name().unwrap_or_default());
         TAG_UB.store(read_tag_ub()?, Ordering::Relaxed);
         ABORT_ON_PANIC.store(options.abort_on_panic, Ordering::Relaxed);
         ABORT_ON_ERROR.store(options.abort_on_error, Ordering::Relaxed);

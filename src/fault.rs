@@ -5,26 +5,35 @@
 //!
 //! # The watchdog's marks
 //! While the watchdog runs, every call the thread gate lets through marks a slot of the calling
-//! thread with the operation's name (one relaxed store) and clears it when the call returns
+//! thread with the operation's name (one store) and clears it when the call returns
 //! (another); the gate's fast path is closed meanwhile, so that calls take the slow path, which
 //! marks. With no watchdog the gate is as it is without this module: the marks cost nothing.
 //! The watchdog thread looks at the slots every twentieth of the limit: a slot it finds marked
 //! it flags, and a flagged slot still holding the same mark a limit later is a call that has
 //! not returned. Callers store only unflagged values, so a call that returned and a new call of
-//! the same operation are never taken for one long call.
+//! the same operation are never taken for one long call. A call on a communicator also writes
+//! the communicator's handle beside its mark (one more store), so that the watchdog's line can
+//! say on which communicator the call waits: `MPI_COMM_WORLD`, the name given with
+//! [`Communicator::set_name`](crate::Communicator::set_name), or its size. While the watchdog
+//! runs, the communicators the crate makes are recorded with their sizes ([`COMMS`]) when made
+//! and forgotten when freed, for that line; the calls on them pass only the handle, which they
+//! hold anyway for the MPI call.
 
 use crate::ffi;
 use std::cell::Cell;
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// "rank R on HOST", recorded when MPI starts.
 static WHO: OnceLock<String> = OnceLock::new();
+/// The size of `MPI_COMM_WORLD`, recorded when MPI starts.
+static WORLD_SIZE: AtomicI32 = AtomicI32::new(0);
 
-/// Records who this process is, for the lines that end a job.
-pub(crate) fn identify(rank: c_int, host: &str) {
+/// Records who this process is, for the lines that end a job, and the size of the world.
+pub(crate) fn identify(rank: c_int, world_size: c_int, host: &str) {
+    WORLD_SIZE.store(world_size, Ordering::Relaxed);
     let _ = WHO.set(if host.is_empty() {
         format!("rank {rank}")
     } else {
@@ -93,6 +102,9 @@ const SLOTS: usize = 64;
 static SLOT: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
 /// Slots handed out so far.
 static CLAIMED: AtomicUsize = AtomicUsize::new(0);
+/// The communicator of each slot's call: its handle's bits, zero for a call on none; written
+/// before the mark.
+static COMM: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
 /// Whether the watchdog runs (the gate then takes its slow path, which marks).
 static WATCHING: AtomicBool = AtomicBool::new(false);
 /// The watchdog's flag on a mark it has seen.
@@ -113,14 +125,32 @@ pub(crate) fn watching() -> bool {
     WATCHING.load(Ordering::Relaxed)
 }
 
-/// Marks the calling thread's slot as inside `operation`, until [`unmark`].
+/// The communicator a call is on, for the watchdog's line: its handle's bits, zero for none.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct On(u64);
+
+impl On {
+    /// A call on no communicator (a wait, a window's epoch, finalize).
+    pub(crate) const NOTHING: On = On(0);
+
+    /// A call on the communicator `comm`.
+    #[inline]
+    pub(crate) fn comm(comm: ffi::MPI_Comm) -> On {
+        On(ffi::handle_bits(comm))
+    }
+}
+
+/// Marks the calling thread's slot as inside `operation` on `on`, until [`unmark`].
 #[inline]
-pub(crate) fn mark(operation: &'static str) {
+pub(crate) fn mark(operation: &'static str, on: On) {
     let mut slot = MY_SLOT.with(Cell::get);
     if slot == 0 {
         slot = claim_slot();
     }
-    SLOT[usize::from(slot - 1)].store(encode(operation), Ordering::Relaxed);
+    let slot = usize::from(slot - 1);
+    COMM[slot].store(on.0, Ordering::Relaxed);
+    // Release: the watchdog that reads this mark (Acquire) reads the communicator stored above.
+    SLOT[slot].store(encode(operation), Ordering::Release);
 }
 
 /// Gives the calling thread a slot (the last one, shared, once all are taken); returns it plus
@@ -147,7 +177,7 @@ pub(crate) fn unmark() {
 pub(crate) fn watched<R>(operation: &'static str, call: impl FnOnce() -> R) -> R {
     let watched = watching();
     if watched {
-        mark(operation);
+        mark(operation, On::NOTHING);
     }
     let result = call();
     if watched {
@@ -179,6 +209,81 @@ fn decode(mark: u64) -> &'static str {
     // SAFETY: only `encode` makes marks with a length, from a `&'static str` whose address and
     // length fit in the mark unchanged: the bytes are that string's, valid UTF-8 for ever.
     unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(bytes, length)) }
+}
+
+/// A communicator the crate made (or one given a name) while the watchdog runs.
+struct Known {
+    comm: u64,
+    size: c_int,
+    name: Option<String>,
+}
+
+/// The communicators made, or named, while the watchdog runs, until freed: what the
+/// watchdog's line says of a call's communicator. Kept only while the watchdog runs (it starts
+/// before MPI, so it sees every communicator made).
+static COMMS: Mutex<Vec<Known>> = Mutex::new(Vec::new());
+
+fn known() -> std::sync::MutexGuard<'static, Vec<Known>> {
+    COMMS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Records the communicator `comm` of `size` processes, just made.
+pub(crate) fn comm_made(comm: ffi::MPI_Comm, size: c_int) {
+    if watching() {
+        let comm = ffi::handle_bits(comm);
+        known().push(Known {
+            comm,
+            size,
+            name: None,
+        });
+    }
+}
+
+/// Records `name` for the communicator `comm` of `size` processes.
+pub(crate) fn comm_named(comm: ffi::MPI_Comm, size: c_int, name: &str) {
+    if watching() {
+        let comm = ffi::handle_bits(comm);
+        let mut known = known();
+        let name = Some(name.to_owned());
+        match known.iter_mut().find(|k| k.comm == comm) {
+            Some(k) => k.name = name,
+            None => known.push(Known { comm, size, name }),
+        }
+    }
+}
+
+/// Forgets `comm`, which is being freed (MPI may hand its handle out again).
+pub(crate) fn comm_freed(comm: ffi::MPI_Comm) {
+    if watching() {
+        let comm = ffi::handle_bits(comm);
+        known().retain(|k| k.comm != comm);
+    }
+}
+
+/// How the watchdog's line names the communicator of a call: ` on "solver" (4 ranks)`,
+/// ` on MPI_COMM_WORLD (4 ranks)`, ` on a communicator of 2 ranks`; nothing for a call on none.
+fn describe(on: On) -> String {
+    let ranks = |size: c_int| format!("{size} rank{}", if size == 1 { "" } else { "s" });
+    let comm = on.0;
+    if comm == 0 {
+        return String::new();
+    }
+    let world = comm == ffi::handle_bits(ffi::MPI_COMM_WORLD);
+    let known = known();
+    match known.iter().find(|k| k.comm == comm) {
+        Some(Known {
+            name: Some(name),
+            size,
+            ..
+        }) => format!(" on {name:?} ({})", ranks(*size)),
+        _ if world => format!(
+            " on MPI_COMM_WORLD ({})",
+            ranks(WORLD_SIZE.load(Ordering::Relaxed))
+        ),
+        _ if comm == ffi::handle_bits(ffi::MPI_COMM_SELF) => " on MPI_COMM_SELF".to_string(),
+        Some(Known { size, .. }) => format!(" on a communicator of {}", ranks(*size)),
+        None => " on a communicator".to_string(),
+    }
 }
 
 /// Set to stop the watchdog thread, which waits on the condition variable between looks.
@@ -229,8 +334,8 @@ fn watch(limit: Duration, stop: &(Mutex<bool>, Condvar)) {
         }
         let now = Instant::now();
         let claimed = CLAIMED.load(Ordering::Relaxed).min(SLOTS);
-        for (slot, since) in SLOT[..claimed].iter().zip(&mut since) {
-            let mark = slot.load(Ordering::Relaxed);
+        for (index, (slot, since)) in SLOT[..claimed].iter().zip(&mut since).enumerate() {
+            let mark = slot.load(Ordering::Acquire);
             if mark == 0 {
                 *since = None;
             } else if mark & FLAGGED == 0 {
@@ -243,11 +348,16 @@ fn watch(limit: Duration, stop: &(Mutex<bool>, Condvar)) {
                 let began = *since.get_or_insert(now);
                 let waited = now - began;
                 if waited >= limit {
+                    let on = On(COMM[index].load(Ordering::Relaxed));
+                    if slot.load(Ordering::Acquire) != mark {
+                        continue; // it returned just now
+                    }
                     abort_job(
                         WATCHDOG_EXIT,
                         format_args!(
-                            "watchdog: {} has not returned after {:.1} s (limit {:.1} s)",
+                            "watchdog: {}{} has not returned after {:.1} s (limit {:.1} s)",
                             decode(mark),
+                            describe(on),
                             waited.as_secs_f64(),
                             limit.as_secs_f64()
                         ),
@@ -336,6 +446,33 @@ mod tests {
         }
         assert_eq!(decode(encode("")), "an MPI call");
         assert_eq!(decode(UNNAMED | FLAGGED), "an MPI call");
+    }
+
+    #[test]
+    fn lines_name_the_communicator() {
+        WORLD_SIZE.store(4, Ordering::Relaxed);
+        assert_eq!(describe(On::NOTHING), "");
+        assert_eq!(
+            describe(On::comm(ffi::MPI_COMM_WORLD)),
+            " on MPI_COMM_WORLD (4 ranks)"
+        );
+        assert_eq!(describe(On::comm(ffi::MPI_COMM_SELF)), " on MPI_COMM_SELF");
+        // Handles no MPI hands out here (the registry is this test's alone).
+        let (made, named, unknown) = (u64::MAX - 1, u64::MAX - 2, u64::MAX - 3);
+        known().push(Known {
+            comm: made,
+            size: 2,
+            name: None,
+        });
+        known().push(Known {
+            comm: named,
+            size: 1,
+            name: Some("solver".into()),
+        });
+        assert_eq!(describe(On(made)), " on a communicator of 2 ranks");
+        assert_eq!(describe(On(named)), " on \"solver\" (1 rank)");
+        assert_eq!(describe(On(unknown)), " on a communicator");
+        known().retain(|k| k.comm != made && k.comm != named);
     }
 
     proptest::proptest! {

@@ -28,6 +28,24 @@ include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
 // `const`s, evaluated by build.rs from the preprocessor's expansion of each macro.
 include!(concat!(env!("OUT_DIR"), "/handles.rs"));
 
+/// A handle's bytes as a word, the rest zero: a key for a handle (an integer or a pointer, at
+/// most 8 bytes, on every MPI), never turned back into one.
+#[inline]
+pub(crate) fn handle_bits<H: Copy>(handle: H) -> u64 {
+    const { assert!(std::mem::size_of::<H>() <= 8) };
+    let mut bits = 0u64;
+    // SAFETY: copies the handle's `size_of` bytes (at most 8, checked above; a handle has no
+    // padding) into the word.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            (&raw const handle).cast::<u8>(),
+            (&raw mut bits).cast::<u8>(),
+            std::mem::size_of::<H>(),
+        );
+    }
+    bits
+}
+
 /// Whether two values have the same bytes (handles: integers or pointers, no padding).
 #[cfg(test)]
 fn same_bits<T>(a: &T, b: &T) -> bool {

@@ -264,6 +264,20 @@ pub(crate) fn enter(operation: &'static str) -> Result<ThreadGate, Refusal> {
     enter_this_thread_slow(operation)
 }
 
+/// [`enter`] for a call on the communicator `comm`, which the watchdog's line names
+/// ([`fault::On`]). The fast path is [`enter`]'s: `comm`, which the caller holds for its MPI
+/// call anyway, goes only to the slow path.
+#[inline(always)]
+pub(crate) fn enter_on(
+    operation: &'static str,
+    comm: ffi::MPI_Comm,
+) -> Result<ThreadGate, Refusal> {
+    if open_to(THREAD.with(Cell::get)) {
+        return Ok(ThreadGate::OPEN);
+    }
+    enter_this_thread_slow_on(operation, comm)
+}
+
 /// Makes `call` behind the thread gate, under [`enter`]'s rules, and returns what it returned.
 /// The fast path holds no [`ThreadGate`], so no test of its lock flag follows the call; the
 /// slow path makes its own copy of the call while it holds one.
@@ -273,6 +287,21 @@ pub(crate) fn gated<R>(operation: &'static str, call: impl FnOnce() -> R) -> Res
         return Ok(call());
     }
     let _gate = enter_slow(operation, PROVIDED.load(Ordering::Relaxed), flags_slow())?;
+    Ok(call())
+}
+
+/// [`gated`] for a call on the communicator `comm` (as [`enter_on`]).
+#[inline(always)]
+pub(crate) fn gated_on<R>(
+    operation: &'static str,
+    comm: ffi::MPI_Comm,
+    call: impl FnOnce() -> R,
+) -> Result<R, Refusal> {
+    if open_to(THREAD.with(Cell::get)) {
+        return Ok(call());
+    }
+    let level = PROVIDED.load(Ordering::Relaxed);
+    let _gate = enter_slow_on(operation, comm, level, flags_slow())?;
     Ok(call())
 }
 
@@ -292,11 +321,11 @@ fn flags_slow() -> u8 {
 /// [`enter_slow`] makes it too, for [`gated`]'s slow path; [`enter_this_thread_slow`] first,
 /// so that a watched call does not pay for the rest of the slow path's frame.
 #[inline(always)]
-fn watched(operation: &'static str) -> Option<ThreadGate> {
+fn watched(operation: &'static str, on: fault::On) -> Option<ThreadGate> {
     if WATCHED_OPEN_FOR.load(Ordering::Relaxed) & THREAD.with(Cell::get) == 0 {
         return None;
     }
-    fault::mark(operation);
+    fault::mark(operation, on);
     Some(ThreadGate::new(true))
 }
 
@@ -305,10 +334,29 @@ fn watched(operation: &'static str) -> Option<ThreadGate> {
 #[cold]
 #[inline(never)]
 fn enter_this_thread_slow(operation: &'static str) -> Result<ThreadGate, Refusal> {
-    if let Some(gate) = watched(operation) {
+    enter_this_thread_slow_with(operation, fault::On::NOTHING)
+}
+
+/// [`enter_this_thread_slow`] for a call on a communicator ([`enter_on`]).
+#[cold]
+#[inline(never)]
+fn enter_this_thread_slow_on(
+    operation: &'static str,
+    comm: ffi::MPI_Comm,
+) -> Result<ThreadGate, Refusal> {
+    enter_this_thread_slow_with(operation, fault::On::comm(comm))
+}
+
+/// What [`enter_this_thread_slow`] and [`enter_this_thread_slow_on`] do, for a call on `on`.
+#[inline(always)]
+fn enter_this_thread_slow_with(
+    operation: &'static str,
+    on: fault::On,
+) -> Result<ThreadGate, Refusal> {
+    if let Some(gate) = watched(operation, on) {
         return Ok(gate);
     }
-    enter_slow(operation, PROVIDED.load(Ordering::Relaxed), flags())
+    enter_slow_with(operation, on, PROVIDED.load(Ordering::Relaxed), flags())
 }
 
 /// The fast path, two loads and one test: whether [`OPEN_FOR`] opens to a thread with this
@@ -386,14 +434,37 @@ fn set_provided(level: u8) {
 #[cold]
 #[inline(never)]
 fn enter_slow(operation: &'static str, level: u8, thread: u8) -> Result<ThreadGate, Refusal> {
-    if let Some(gate) = watched(operation) {
+    enter_slow_with(operation, fault::On::NOTHING, level, thread)
+}
+
+/// [`enter_slow`] for a call on a communicator ([`gated_on`]).
+#[cold]
+#[inline(never)]
+fn enter_slow_on(
+    operation: &'static str,
+    comm: ffi::MPI_Comm,
+    level: u8,
+    thread: u8,
+) -> Result<ThreadGate, Refusal> {
+    enter_slow_with(operation, fault::On::comm(comm), level, thread)
+}
+
+/// What [`enter_slow`] and [`enter_slow_on`] do, for a call on `on`.
+#[inline(always)]
+fn enter_slow_with(
+    operation: &'static str,
+    on: fault::On,
+    level: u8,
+    thread: u8,
+) -> Result<ThreadGate, Refusal> {
+    if let Some(gate) = watched(operation, on) {
         return Ok(gate);
     }
     const SERIALIZED: u8 = ThreadLevel::Serialized as u8;
     let mut gate = admit(operation, level, thread)?;
     // Not a nested gate at `Serialized`: its outer gate marked, and undoes the mark.
     if fault::watching() && !(level == SERIALIZED && thread & HOLDS_SERIAL != 0) {
-        fault::mark(operation);
+        fault::mark(operation, on);
         gate.held = true;
     }
     Ok(gate)

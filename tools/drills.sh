@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Fault drills: a 2-rank job over two fake hosts (tools/netns.sh: node1 and node2, TCP between
-# them), every rank allreducing every 50 ms (examples/fault_drill.rs), the watchdog at 5 s
+# Drills: how a job ends when one of its ranks fails (faults), what long runs do to memory
+# (soak), and threads at every thread level (threads). Each part takes a few minutes on two
+# cores and exits non-zero when a drill fails.
+#
+# faults: a 2-rank job over two fake hosts (tools/netns.sh: node1 and node2, TCP between them),
+# every rank allreducing every 50 ms (examples/fault_drill.rs), the watchdog at 5 s
 # (FERROMPI_WATCHDOG); 3 s in, the rank on node2 fails. For each failure the drill prints how
 # long the job took to end after it, the launcher's exit code, the line ferrompi printed, and
 # the processes of the job still alive on each host a second after the launcher returned (then
@@ -12,20 +16,87 @@
 #   stop   the rank stops itself (SIGSTOP: a wedged node)  kill   the rank is killed (SIGKILL)
 #   exit   the rank exits without finalizing               link   node2's link goes down
 #
+# soak: examples/soak.rs at 2 ranks (SOAK_SCALE, 1: a million each of persistent allreduces,
+# dup/free, isend/irecv batches and user operations, 100 000 shared windows) and at 4 ranks (a
+# hundredth of that, oversubscribed); the resident memory any rank gains after a warm-up must
+# stay under 256 KiB per workload. SOAK_SCALE=0.02 is the suite's short soak.
+#
+# threads: examples/thread_drill.rs at each thread level, 2 and 4 ranks, THREAD_SECONDS (10)
+# each, the watchdog at 30 s: 4 threads communicating at serialized and multiple, 4 threads
+# whose every call must be refused at single and funneled; no wrong result, no call let
+# through.
+#
+# inputs: examples/input_drill.rs at 1 to 4 ranks: INPUT_CASES (100 000) calls generated from
+# proptest strategies at 2 ranks, a tenth at 1, 3 and 4: wrong ranks, roots and tags, lengths
+# that disagree, partitions of the wrong size or overflowing, bad groups, window accesses past
+# a segment or to a missing rank, and root buffers too short (the root alone calls); each
+# must return the expected error, and the world must still reduce after them.
+#
 #   tools/drills.sh faults                 both Debian MPIs, every failure
 #   tools/drills.sh faults mpich           one MPI
 #   DRILLS="stop link" tools/drills.sh faults openmpi
+#   SOAK_SCALE=0.02 tools/drills.sh soak   the short soak, both Debian MPIs
+#   INPUT_CASES=2000 tools/drills.sh inputs
+#   tools/drills.sh threads openmpi5       any of tools/setup.sh's MPIs (soak, threads, inputs)
 #
-# Drills still to come beside `faults`: the same under srun, a soak (memory over long runs),
-# threads at every level, and generated bad input for every public operation.
+# Drills still to come: the faults under srun, at more ranks and on the newer MPIs.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$ROOT"
 part=${1:-}
-[[ $part == faults ]] || { sed -n '2,20p' "${BASH_SOURCE[0]}"; exit 2; }
+[[ $part == faults || $part == soak || $part == threads || $part == inputs ]] || {
+  sed -n '2,45p' "${BASH_SOURCE[0]}"
+  exit 2
+}
 shift
 impls=("$@")
 ((${#impls[@]})) || impls=(openmpi mpich)
+
+# N ranks under the launcher of the MPI mpi_env selected (MPIEXEC: Open MPI's oversubscribes).
+launch() { # launch N PROGRAM...
+  local n=$1
+  shift
+  $MPIEXEC -n "$n" "$@"
+}
+
+if [[ $part == soak || $part == threads || $part == inputs ]]; then
+  status=0
+  for impl in "${impls[@]}"; do
+    mpi_env "$impl"
+    example=soak
+    [[ $part == threads ]] && example=thread_drill
+    [[ $part == inputs ]] && example=input_drill
+    cargo build --all-features --locked --quiet --release --example "$example"
+    exe="$CARGO_TARGET_DIR/release/examples/$example"
+    if [[ $part == soak ]]; then
+      scale=${SOAK_SCALE:-1}
+      for n in 2 4; do
+        s=$scale
+        # (4 ranks on two cores: MPICH busy-polls, some 5 ms per collective.)
+        [[ $n == 4 ]] && s=$(awk -v s="$scale" 'BEGIN { print s / 100 }')
+        echo "== $impl: soak at $n ranks, scale $s"
+        FERROMPI_SOAK_SCALE=$s FERROMPI_WATCHDOG=60s launch "$n" "$exe" || status=1
+      done
+    elif [[ $part == inputs ]]; then
+      cases=${INPUT_CASES:-100000}
+      for n in 1 2 3 4; do
+        c=$cases
+        [[ $n == 2 ]] || c=$((cases / 10))
+        echo "== $impl: $c generated bad calls at $n ranks"
+        FERROMPI_INPUT_CASES=$c FERROMPI_WATCHDOG=60s launch "$n" "$exe" || status=1
+      done
+    else
+      for n in 2 4; do
+        for level in single funneled serialized multiple; do
+          printf '== %s, %d ranks: ' "$impl" "$n"
+          FERROMPI_DRILL_LEVEL=$level FERROMPI_DRILL_SECONDS=${THREAD_SECONDS:-10} \
+            FERROMPI_WATCHDOG=30s launch "$n" "$exe" || status=1
+        done
+      done
+    fi
+  done
+  exit $status
+fi
 [[ $(id -u) -eq 0 ]] || { echo "drills: the fault drills need root (network namespaces)"; exit 1; }
 drills=(${DRILLS:-err panic stop kill exit link})
 limit=5 fault_at=3 deadline=${DRILL_DEADLINE:-30}

@@ -37,7 +37,7 @@ impl, asm, relocs, symbols = sys.argv[1:]
 # and setting up (persistent requests, windows, epochs, partitions).
 allowed = re.compile(
     # large counts, slow paths, errors
-    r"(_big|_large|_slow|::failed|::settle_active|::settle_failed|::finish_pending|::enter_slow"
+    r"(_big|_large|_slow|_slow_on|::failed|::settle_active|::settle_failed|::finish_pending|::enter_slow"
     r"|::release_serial|gate::release|Error::from_code|Repair::apply|RequestSet::grow|complete_pending"
     r"|still_pending|repair_completed|Partition<T>::block|::uneven|::misfit|::overlapping"
     r"|::leaked_in_flight|::already_active|target::incomplete|::not_attached|::agree_now"

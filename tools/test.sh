@@ -16,7 +16,9 @@
 # tools/cluster-tests.sh: a synthetic two-domain NUMA machine, three fake hosts (network
 # namespaces; MPICH's TCP between isolated hosts on two), and a real Slurm on two of them (srun),
 # and tools/drills.sh faults: a rank on a second host errs, panics, stops, is killed, exits or
-# loses its link, and the job must end with nothing left behind.
+# loses its link, and the job must end with nothing left behind; then a short soak (memory over
+# long loops), threads at every level and generated bad input (tools/drills.sh soak, threads,
+# inputs).
 # Debian's two build with every libclang hidden (the kept bindings; see below), the newer ones
 # with bindgen; each MPI's kept set is compared with what bindgen makes, and tools/build-tests.sh
 # then checks the build's failure messages, the docs.rs build and no-op rebuilds.
@@ -252,6 +254,12 @@ for impl in "${impls[@]}"; do
     echo "   kill, exit, link down; each job must end, and leave nothing behind"
     bash tools/drills.sh faults "$impl"
   fi
+  say "$impl: a short soak (tools/drills.sh soak, scale 0.02: memory after a warm-up, 2 and 4"
+  echo "   ranks), threads at every level (tools/drills.sh threads, 2 s each, 2 and 4 ranks) and"
+  echo "   generated bad input (tools/drills.sh inputs, 20 000 calls at 2 ranks, 2 000 at 1, 3, 4)"
+  SOAK_SCALE=0.02 bash tools/drills.sh soak "$impl"
+  THREAD_SECONDS=2 bash tools/drills.sh threads "$impl"
+  INPUT_CASES=20000 bash tools/drills.sh inputs "$impl"
   say "$impl: docs"
   RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features --locked --quiet
   kept_bindings_current "$impl"

@@ -28,7 +28,6 @@
 //! It is off by default; every rank must make the same choice.
 
 use super::Communicator;
-use crate::env::enter;
 use crate::error::{ErrorKind, Result, check};
 use crate::ffi;
 use std::ffi::c_int;
@@ -116,7 +115,7 @@ impl Communicator<'_> {
         }
         let mut out = [0i64; 8];
         {
-            let _gate = enter(operation)?;
+            let _gate = self.enter(operation)?;
             // SAFETY: two arrays of 8 `int64_t`s, a predefined type and op, a valid communicator.
             let rc = unsafe {
                 ffi::MPI_Allreduce(
@@ -159,7 +158,7 @@ impl Communicator<'_> {
         if ok_shape {
             mine.copy_from_slice(send);
         }
-        let _gate = enter(operation)?;
+        let _gate = self.enter(operation)?;
         // SAFETY: two arrays of `size` `int64_t`s, one to and from each rank; a valid
         // communicator of `size` ranks.
         let rc = unsafe {

@@ -26,6 +26,7 @@ mod view_v;
 use crate::env::{self, Mpi, enter};
 use crate::error::{Error, ErrorKind, Result, check};
 use crate::ffi;
+use crate::gate::ThreadGate;
 use crate::info::Info;
 use std::ffi::{CString, c_int};
 use std::marker::PhantomData;
@@ -300,6 +301,7 @@ impl<'env> Communicator<'env> {
             Ok(()) => {
                 comm.owned = true;
                 crate::live::made(crate::live::Kind::Communicator);
+                crate::fault::comm_made(raw, comm.size);
                 Ok(Some(comm))
             }
             Err(e) => {
@@ -323,6 +325,20 @@ impl<'env> Communicator<'env> {
     #[inline]
     pub fn as_raw(&self) -> ffi::MPI_Comm {
         self.raw
+    }
+
+    /// Passes the thread gate for `operation` on this communicator ([`env::enter_on`]: the
+    /// watchdog names the communicator should the call not return).
+    #[inline(always)]
+    pub(crate) fn enter(&self, operation: &'static str) -> Result<ThreadGate> {
+        env::enter_on(operation, self.raw)
+    }
+
+    /// Makes `call` behind the thread gate for `operation` on this communicator
+    /// ([`env::gated_on`]).
+    #[inline(always)]
+    pub(crate) fn gated<R>(&self, operation: &'static str, call: impl FnOnce() -> R) -> Result<R> {
+        env::gated_on(operation, self.raw, call)
     }
 
     /// Whether this communicator's processes share memory, known without asking MPI: it was
@@ -419,7 +435,7 @@ impl<'env> Communicator<'env> {
     /// [`ErrorKind::Mpi`].
     pub fn dup(&self) -> Result<Communicator<'env>> {
         const OP: &str = "dup";
-        let _gate = enter(OP)?;
+        let _gate = self.enter(OP)?;
         let mut raw = ffi::MPI_COMM_NULL;
         // SAFETY: valid communicator; MPI writes the new handle.
         check(unsafe { ffi::MPI_Comm_dup(self.raw, &mut raw) }, OP)?;
@@ -454,7 +470,7 @@ impl<'env> Communicator<'env> {
             Some(c) if c >= 0 => c,
             _ => ffi::MPI_UNDEFINED,
         };
-        let _gate = enter(OP)?;
+        let _gate = self.enter(OP)?;
         let mut raw = ffi::MPI_COMM_NULL;
         // SAFETY: valid communicator; MPI writes the new handle.
         let rc = unsafe { ffi::MPI_Comm_split(self.raw, color, key, &mut raw) };
@@ -509,7 +525,7 @@ impl<'env> Communicator<'env> {
             }
             None => None,
         };
-        let _gate = enter(OP)?;
+        let _gate = self.enter(OP)?;
         let mut raw = ffi::MPI_COMM_NULL;
         // SAFETY: valid communicator and info (or MPI_INFO_NULL); MPI writes the new handle.
         let rc = unsafe {
@@ -565,7 +581,7 @@ impl<'env> Communicator<'env> {
     /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn compare(&self, other: &Communicator<'_>) -> Result<Comparison> {
         const OP: &str = "compare";
-        let _gate = enter(OP)?;
+        let _gate = self.enter(OP)?;
         let mut result = 0;
         // SAFETY: two valid communicators; writes one int.
         let rc = unsafe { ffi::MPI_Comm_compare(self.raw, other.raw, &mut result) };
@@ -593,7 +609,9 @@ impl<'env> Communicator<'env> {
         })
     }
 
-    /// Names the communicator (`MPI_Comm_set_name`, MPI-4.0 §7.8); local to this process.
+    /// Names the communicator (`MPI_Comm_set_name`, MPI-4.0 §7.8); local to this process. The
+    /// watchdog's line names a call that has not returned by its communicator's name
+    /// ([`InitOptions::watchdog`](crate::InitOptions::watchdog)).
     ///
     /// ```
     /// # let mpi = ferrompi::Mpi::init()?;
@@ -624,7 +642,9 @@ impl<'env> Communicator<'env> {
         let _gate = enter(OP)?;
         // SAFETY: valid communicator and NUL-terminated string that MPI copies.
         let rc = unsafe { ffi::MPI_Comm_set_name(self.raw, c_name.as_ptr()) };
-        check(rc, OP)
+        check(rc, OP)?;
+        crate::fault::comm_named(self.raw, self.size, name);
+        Ok(())
     }
 
     /// Frees the communicator now (`MPI_Comm_free`, MPI-4.0 §7.4.3), reporting errors; dropping
@@ -652,6 +672,7 @@ impl<'env> Communicator<'env> {
         }
         self.owned = false;
         let _gate = enter("free")?;
+        crate::fault::comm_freed(self.raw);
         // SAFETY: we own the handle and this is its only free; MPI sets it to MPI_COMM_NULL.
         check(unsafe { ffi::MPI_Comm_free(&mut self.raw) }, "free")?;
         crate::live::freed(crate::live::Kind::Communicator);

@@ -11,7 +11,7 @@ pub use crate::status::Status;
 use super::Communicator;
 use super::call::SendMode;
 use crate::datatype::{Equivalence, count_overflow, int_count, recv_ptr, repair, send_ptr};
-use crate::env::{enter, gated, tag_ub};
+use crate::env::tag_ub;
 use crate::error::{Error, ErrorKind, Result, check};
 use crate::ffi;
 use std::ffi::c_int;
@@ -335,7 +335,7 @@ impl Communicator<'_> {
         let dt = T::datatype().as_raw();
         // SAFETY: `buf` holds `args.count` elements of `T::datatype()` (Equivalence contract)
         // that MPI only reads, and stays borrowed until the blocking call returns.
-        let rc = gated(
+        let rc = self.gated(
             operation,
             #[inline(always)]
             || unsafe { mode.call(send_ptr(buf), args.count, dt, args.dest, args.tag, self.raw) },
@@ -386,7 +386,7 @@ impl Communicator<'_> {
         let count = super::large::large_count::<T>(buf.len(), operation)?;
         let dest = self.raw_dest(dest, operation)?;
         check_tag(tag, operation)?;
-        let _gate = enter(operation)?;
+        let _gate = self.enter(operation)?;
         // SAFETY: rank and tag checked, the gate held; `buf` holds `count` elements, borrowed
         // for the call.
         unsafe {
@@ -537,7 +537,7 @@ impl Communicator<'_> {
         let mut status = Status::empty();
         // SAFETY: `buf` has room for `args.count` elements of `T::datatype()` and is
         // exclusively borrowed until the blocking call returns.
-        let rc = gated(
+        let rc = self.gated(
             OP,
             #[inline(always)]
             || unsafe { self.raw_recv(recv_ptr(buf), dt, args, &mut status) },
@@ -561,7 +561,7 @@ impl Communicator<'_> {
         let tag = raw_tag(tag, OP)?;
         let mut status = Status::empty();
         let rc = {
-            let _gate = enter(OP)?;
+            let _gate = self.enter(OP)?;
             // SAFETY: source and tag checked, the gate held; `buf` has room for `count`
             // elements, exclusively borrowed for the call; `status` is ours.
             unsafe {
@@ -621,7 +621,7 @@ impl Communicator<'_> {
         // SAFETY: `send` holds `out.count` elements that MPI only reads; `recv` has room for
         // `inc.count` elements and is exclusively borrowed; they cannot overlap (shared vs
         // exclusive borrow). Both stay borrowed until the blocking call returns.
-        let rc = gated(
+        let rc = self.gated(
             OP,
             #[inline(always)]
             || unsafe {
@@ -676,7 +676,7 @@ impl Communicator<'_> {
         let recv_tag = raw_tag(recv_tag, OP)?;
         let mut status = Status::empty();
         let rc = {
-            let _gate = enter(OP)?;
+            let _gate = self.enter(OP)?;
             // SAFETY: ranks and tags checked, the gate held; both buffers hold their counts,
             // borrowed for the call; `status` is ours.
             unsafe {
@@ -733,7 +733,7 @@ impl Communicator<'_> {
         let inc = self.recv_args::<T>(buf.len(), source, recv_tag, OP)?;
         let mut status = Status::empty();
         let rc = {
-            let _gate = enter(OP)?;
+            let _gate = self.enter(OP)?;
             // SAFETY: `buf` holds `out.count` elements, exclusively borrowed for the blocking
             // call; MPI reads them, then writes at most as many.
             unsafe {

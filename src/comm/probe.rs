@@ -64,7 +64,7 @@ impl<'env> Communicator<'env> {
         const OP: &str = "probe";
         let args = self.recv_args::<u8>(0, source, tag, OP)?;
         let mut status = Status::empty();
-        let _gate = enter(OP)?;
+        let _gate = self.enter(OP)?;
         // SAFETY: a valid communicator; MPI writes the status.
         let rc = unsafe { ffi::MPI_Probe(args.source, args.tag, self.raw, status.as_raw_mut()) };
         check(rc, OP)?;
@@ -103,7 +103,7 @@ impl<'env> Communicator<'env> {
         let args = self.recv_args::<u8>(0, source, tag, OP)?;
         let mut status = Status::empty();
         let mut flag: c_int = 0;
-        let _gate = enter(OP)?;
+        let _gate = self.enter(OP)?;
         // SAFETY: a valid communicator; MPI writes the flag and the status.
         let rc = unsafe {
             ffi::MPI_Iprobe(
@@ -145,7 +145,7 @@ impl<'env> Communicator<'env> {
         const OP: &str = "mprobe";
         let args = self.recv_args::<u8>(0, source, tag, OP)?;
         let mut message = Message::null();
-        let _gate = enter(OP)?;
+        let _gate = self.enter(OP)?;
         // SAFETY: a valid communicator; MPI writes the message handle and the status.
         let rc = unsafe {
             ffi::MPI_Mprobe(
@@ -189,7 +189,7 @@ impl<'env> Communicator<'env> {
         let args = self.recv_args::<u8>(0, source, tag, OP)?;
         let mut message = Message::null();
         let mut flag: c_int = 0;
-        let _gate = enter(OP)?;
+        let _gate = self.enter(OP)?;
         // SAFETY: a valid communicator; MPI writes the flag, message handle and status.
         let rc = unsafe {
             ffi::MPI_Improbe(
@@ -259,7 +259,7 @@ impl<'env> Communicator<'env> {
         let args = self.recv_args::<T>(buf.len(), source, tag, OP)?;
         let mut status = Status::empty();
         {
-            let _gate = enter(OP)?;
+            let _gate = self.enter(OP)?;
             // SAFETY: `buf` has room for `args.count` elements and is exclusively borrowed for
             // the blocking call; MPI writes at most that many and nothing is read yet.
             let rc =

@@ -11,7 +11,7 @@ use super::nonblocking::StartSend;
 use super::p2p::{Destination, Source, TagMatch, check_tag, raw_tag};
 use crate::datatype::pack::{Packable, Unpackable, check_room};
 use crate::datatype::{Equivalence, View, ViewMut, count_of, recv_ptr, send_ptr};
-use crate::env::{enter, enter_with, gated};
+use crate::env::{enter, enter_with};
 #[cfg(doc)]
 use crate::error::ErrorKind;
 use crate::error::{Result, check};
@@ -74,7 +74,7 @@ impl Communicator<'_> {
         let (ptr, count, datatype) = view.raw();
         // SAFETY: the view reaches only its slice (checked when it was made), borrowed for
         // the blocking call, and MPI only reads it.
-        let rc = gated(
+        let rc = self.gated(
             operation,
             #[inline(always)]
             || unsafe { mode.call(ptr, count, datatype, dest, tag, self.raw) },
@@ -101,7 +101,7 @@ impl Communicator<'_> {
         let mut status = Status::empty();
         // SAFETY: the view reaches only its slice (checked when it was made), exclusively
         // borrowed for the blocking call.
-        let rc = gated(
+        let rc = self.gated(
             OP,
             #[inline(always)]
             || unsafe {
@@ -143,7 +143,7 @@ impl Communicator<'_> {
         let mut status = Status::empty();
         // SAFETY: the view reaches only its slice; `recv` has room for `args.count` elements of
         // its type; both are borrowed for the blocking call.
-        let rc = gated(
+        let rc = self.gated(
             OP,
             #[inline(always)]
             || unsafe {
@@ -194,7 +194,7 @@ impl Communicator<'_> {
         self.check_rank(root, "root", OP)?;
         let (ptr, count, datatype) = view.raw();
         let rc = {
-            let _gate = enter(OP)?;
+            let _gate = self.enter(OP)?;
             // SAFETY: the view reaches only its slice, exclusively borrowed for the call.
             unsafe { self.raw_bcast_typed((ptr, count, datatype), root, None) }
         };
@@ -269,7 +269,7 @@ impl Communicator<'_> {
         let (d, dc, dt) = recv.raw();
         let (sn, dn) = self.move_counts(f, (sc, dc), root, operation)?;
         let code = {
-            let _gate = enter(operation)?;
+            let _gate = self.enter(operation)?;
             // SAFETY: each view reaches only its own slice (checked when it was made), and
             // MPI reaches at most `size` blocks of the per-rank counts, which are the views'
             // counts divided among the ranks; both are borrowed for the blocking call.

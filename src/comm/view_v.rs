@@ -8,7 +8,6 @@ use super::call::{RecvSide, SendSide, Side, VFn, WSide, alltoallw, vmove};
 use crate::datatype::{
     Blocks, BlocksMut, Equivalence, LayoutBlocks, LayoutBlocksMut, View, ViewMut,
 };
-use crate::env::enter;
 use crate::error::{Error, ErrorKind, Result, check};
 use crate::ffi;
 use crate::request::{Repair, Request, Scope};
@@ -110,7 +109,7 @@ impl<'env> Communicator<'env> {
             operation,
         )?;
         let code = {
-            let _gate = enter(operation)?;
+            let _gate = self.enter(operation)?;
             // SAFETY: every view and block set reaches only its own slice (checked when it
             // was made), a receive's blocks no byte twice; all are borrowed for the call.
             unsafe { vmove(self.raw, f, s, d, root, None) }
@@ -345,7 +344,7 @@ impl<'env> Communicator<'env> {
         const OP: &str = "alltoallw_view";
         let (s, d) = self.w_sides(send, recv, OP)?;
         let code = {
-            let _gate = enter(OP)?;
+            let _gate = self.enter(OP)?;
             // SAFETY: every block reaches only its own slice (checked when the blocks were
             // made), no receive block a byte of another; one block per rank on each side; all
             // borrowed for the call.

@@ -156,22 +156,12 @@ pub fn struct_datatype<S>(fields: &[Field]) -> Result<Datatype> {
 #[derive(Debug)]
 pub struct TypeCache(AtomicU64);
 
-// A handle fits the word (a pointer or an int on every MPI).
+// A handle fits the word (a pointer or an int on every MPI): `get_or_build` reads it back.
 const _: () = assert!(std::mem::size_of::<ffi::MPI_Datatype>() <= 8);
 
 /// A handle's bytes as a word (the rest zero).
 fn to_bits(datatype: Datatype) -> u64 {
-    let mut bits = 0u64;
-    let raw = datatype.as_raw();
-    // SAFETY: copies the handle's `size_of` bytes (at most 8, checked above) into the word.
-    unsafe {
-        std::ptr::copy_nonoverlapping(
-            (&raw const raw).cast::<u8>(),
-            (&raw mut bits).cast::<u8>(),
-            std::mem::size_of::<ffi::MPI_Datatype>(),
-        );
-    }
-    bits
+    ffi::handle_bits(datatype.as_raw())
 }
 
 impl TypeCache {

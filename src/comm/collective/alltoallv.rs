@@ -9,7 +9,6 @@ use crate::comm::call::ReduceFn;
 use crate::comm::large::VMove;
 use crate::comm::partition::{Partition, TypedPartition};
 use crate::datatype::{Equivalence, recv_ptr, repair, send_ptr};
-use crate::env::enter;
 #[cfg(doc)]
 use crate::error::ErrorKind;
 use crate::error::{Result, check};
@@ -112,7 +111,7 @@ impl<'env> Communicator<'env> {
         recv_blocks.check(self.size, recv.len(), OP)?;
         if send_blocks.is_large() || recv_blocks.is_large() {
             let (s, d) = (send_ptr(send), recv_ptr(recv));
-            let result = enter(OP).and_then(
+            let result = self.enter(OP).and_then(
                 #[inline(always)]
                 |_gate| {
                     // SAFETY: both partitions fit their buffers, borrowed for the call.

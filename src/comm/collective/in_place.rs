@@ -16,7 +16,6 @@ use crate::comm::call::{MoveFn, ReduceFn, Req};
 use crate::comm::large::{VMove, large_count};
 use crate::comm::partition::{Partition, TypedPartition};
 use crate::datatype::{Equivalence, recv_ptr, repair, send_ptr};
-use crate::env::enter;
 #[cfg(doc)]
 use crate::error::ErrorKind;
 use crate::error::Result;
@@ -383,7 +382,7 @@ impl<'env> Communicator<'env> {
         if blocks.is_large() && !how.nonblocking() {
             let d = recv_ptr(buf);
             // SAFETY: the partition fits `buf`, borrowed for the call.
-            let result = enter(operation).and_then(
+            let result = self.enter(operation).and_then(
                 #[inline(always)]
                 |_gate| unsafe {
                     self.alltoallv_large(ffi::MPI_IN_PLACE.cast_const(), None, d, blocks, None)

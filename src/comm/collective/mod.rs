@@ -42,7 +42,7 @@ use crate::comm::Communicator;
 use crate::comm::agreement::Signature;
 use crate::comm::call::{MoveFn, Req};
 use crate::datatype::{Equivalence, repair};
-use crate::env::{enter, enter_with};
+use crate::env::enter_with;
 use crate::error::{Error, ErrorKind, Result, check};
 use crate::ffi;
 use crate::op::Operand;
@@ -186,10 +186,11 @@ impl<'env> Communicator<'env> {
         out: &mut [T],
         call: impl FnOnce(Req<'_>) -> c_int,
     ) -> Result<()> {
-        let rc = {
-            let _gate = enter(operation)?;
-            call(None)
-        };
+        let rc = self.gated(
+            operation,
+            #[inline(always)]
+            || call(None),
+        )?;
         repair(out);
         check(rc, operation)
     }

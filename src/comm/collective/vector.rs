@@ -8,7 +8,7 @@ use crate::comm::Communicator;
 use crate::comm::large::VMove;
 use crate::comm::partition::{Block, Partition};
 use crate::datatype::{Equivalence, count_of, recv_ptr, repair, send_ptr};
-use crate::env::{enter, enter_with};
+use crate::env::enter_with;
 #[cfg(doc)]
 use crate::error::ErrorKind;
 use crate::error::Result;
@@ -70,7 +70,7 @@ impl<'env> Communicator<'env> {
     ) -> Result<()> {
         let d = recv_ptr(out);
         let result = {
-            let _gate = enter(operation)?;
+            let _gate = self.enter(operation)?;
             // SAFETY: per the caller's contract; `out` is borrowed for the call.
             unsafe { self.vmove_blocks(f, in_place, s, send, d, recv, None, operation) }
         };

@@ -102,7 +102,6 @@ use crate::comm::collective::{reduction, same_len};
 use crate::comm::large::{VMove, large_count};
 use crate::comm::partition::Block;
 use crate::datatype::{Equivalence, recv_ptr, send_ptr};
-use crate::env::enter;
 #[cfg(doc)]
 use crate::error::ErrorKind;
 use crate::error::{Result, check};
@@ -205,7 +204,7 @@ impl<'env> Communicator<'env> {
                 comm: self.dup()?,
             }))
         } else {
-            let _gate = enter(operation)?;
+            let _gate = self.enter(operation)?;
             // SAFETY: `call` points into `buffers` and `keep`, which move into the request;
             // their heap storage does not move (`OwnedBuffer`'s contract, boxed partitions).
             check(unsafe { call.init(self.raw, &mut raw) }, operation)?;
@@ -231,7 +230,7 @@ impl<'env> Communicator<'env> {
         const OP: &str = "bcast_init";
         let whole = Block::whole::<B::Item>(buf.as_slice().len());
         let (w, made) = {
-            let _gate = enter(OP)?;
+            let _gate = self.enter(OP)?;
             // SAFETY: the gate is held; the types leave `Made` before it is dropped.
             unsafe { self.placed(VMove::Bcast { root }, false, |_| whole, |_| whole, OP)? }
         };

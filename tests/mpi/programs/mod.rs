@@ -179,7 +179,7 @@ pub const ALL: &[Program] = &[
         ranks: &[2, 3, 4],
         singleton: false,
         // The limit (2 s) and 5 s, plus up to 5 s for the launcher to start the ranks.
-        expect: Expect::AbortWithin("watchdog: barrier has not returned after", 12),
+        expect: Expect::AbortWithin("watchdog: barrier on \"solver\" (", 12),
         slow: false,
         run: runs_as_main,
     },

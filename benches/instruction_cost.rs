@@ -68,7 +68,9 @@ mod exchange;
 use exchange::Exchange;
 use ferrompi::op::Sum;
 use ferrompi::window::Assert;
-use ferrompi::{Equivalence, Mpi, Partition, RequestSet, RequestStorage, Window, ffi};
+use ferrompi::{
+    Equivalence, Mpi, Partition, RequestSet, RequestStorage, SharedWindow, Window, ffi,
+};
 use std::ffi::{c_int, c_void};
 
 // The C reference (benches/c/reference.c, linked into every benchmark by build.rs): a
@@ -132,7 +134,7 @@ fn main() {
     );
 }
 
-const PATHS: [&str; 66] = [
+const PATHS: [&str; 68] = [
     "exchange",
     "exchange-ffi",
     "exchange-into",
@@ -199,6 +201,8 @@ const PATHS: [&str; 66] = [
     "sendrecv-ffi",
     "send-recv",
     "send-recv-ffi",
+    "shared-alloc",
+    "shared-alloc-ffi",
 ];
 
 fn run(mpi: &Mpi, path: &str, iterations: usize) {
@@ -225,6 +229,7 @@ fn run(mpi: &Mpi, path: &str, iterations: usize) {
             "get-target-ffi";
         counter: "fetch-and-op" "fetch-and-op-ffi" "fetch-and-op-target"
             "fetch-and-op-target-ffi";
+        shared: "shared-alloc" "shared-alloc-ffi";
         blocking: "allreduce" "allreduce-ffi" "allreduce-in-place" "allreduce-in-place-ffi"
             "allreduce-init" "allreduce-init-ffi" "iallreduce" "iallreduce-ffi" "bcast"
             "bcast-ffi" "bcast-struct" "bcast-struct-ffi" "bcast-generic" "bcast-generic-ffi"
@@ -354,6 +359,8 @@ fn second_call_sites(world: &ferrompi::Communicator<'_>) {
         [0u8; 8],
     );
     let counter = Window::<u64>::allocate(world, 1).expect("allocate");
+    let node = world.split_shared(0).expect("split_shared");
+    drop(SharedWindow::<u8>::allocate(&node, SHARED_BYTES).expect("allocate"));
     bytes
         .lock_all(Assert::empty(), |epoch| {
             epoch.put_now(&buf, me, 0).expect("put");
@@ -370,6 +377,49 @@ fn second_call_sites(world: &ferrompi::Communicator<'_>) {
             at.fetch_and_op(1, 0, Sum).expect("fetch_and_op");
         })
         .expect("lock_all");
+}
+
+/// Bytes per process of the shared-window row.
+const SHARED_BYTES: usize = 4096;
+
+/// A shared window of 4 KiB per process allocated and freed: `SharedWindow::allocate` (its
+/// agreement on the lengths and the room, its segments, the backing of its pages, the zeroing
+/// of its own, the `lock_all` it holds) and its drop, against what a C program does before it
+/// may use one (allocate, `lock_all`, query every segment, zero its own) and after (unlock,
+/// free).
+#[inline(always)]
+fn shared(world: &ferrompi::Communicator<'_>, path: &str, iterations: usize) {
+    let node = world.split_shared(0).expect("split_shared");
+    let (comm, size) = (node.as_raw(), node.size());
+    match path {
+        "shared-alloc" => (0..iterations).for_each(|_| {
+            let window = SharedWindow::<u8>::allocate(&node, SHARED_BYTES).expect("allocate");
+            drop(std::hint::black_box(window));
+        }),
+        // SAFETY: a valid communicator; each window is allocated, used within its own segment
+        // (the SHARED_BYTES MPI returned at `base`) and freed.
+        "shared-alloc-ffi" => (0..iterations).for_each(|_| unsafe {
+            let mut base: *mut u8 = std::ptr::null_mut();
+            let mut win = ffi::MPI_WIN_NULL;
+            ffi::MPI_Win_allocate_shared(
+                SHARED_BYTES as ffi::MPI_Aint,
+                1,
+                ffi::MPI_INFO_NULL,
+                comm,
+                (&raw mut base).cast(),
+                &mut win,
+            );
+            ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as c_int, win);
+            for r in 0..size {
+                let (mut len, mut unit, mut at) = (0, 0, std::ptr::null_mut::<u8>());
+                ffi::MPI_Win_shared_query(win, r, &mut len, &mut unit, (&raw mut at).cast());
+            }
+            std::ptr::write_bytes(base, 0, SHARED_BYTES);
+            ffi::MPI_Win_unlock_all(win);
+            ffi::MPI_Win_free(&mut win);
+        }),
+        _ => unreachable!("{path}"),
+    }
 }
 
 /// The exchange of `benches/exchange`: through a set, started into the set, or through `ffi`.

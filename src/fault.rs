@@ -47,9 +47,12 @@ fn who() -> &'static str {
 }
 
 /// Prints `ferrompi: rank R on HOST: <why>; aborting the MPI job (MPI_Abort)` and aborts the
-/// job with `code` ([`abort_world`]).
+/// job with `code` ([`abort_world`]). The backstop starts first: a line to a standard error
+/// that nobody drains (a launcher stuck on a dead link stops reading its ranks' output) would
+/// otherwise block this process before it could abort.
 #[cold]
 pub(crate) fn abort_job(code: i32, why: std::fmt::Arguments<'_>) -> ! {
+    start_backstop(code);
     eprintln!(
         "ferrompi: {}: {why}; aborting the MPI job (MPI_Abort)",
         who()
@@ -57,33 +60,55 @@ pub(crate) fn abort_job(code: i32, why: std::fmt::Arguments<'_>) -> ! {
     abort_world(code)
 }
 
-/// How long [`abort_world`] lets `MPI_Abort` work before this process ends itself: an abort
-/// that must reach a launcher over a dead link can wait forever.
+/// How long after an abort begins this process ends itself should it still run: an abort
+/// that must reach a launcher over a dead link can wait forever, and so can a write to a
+/// standard error nobody reads.
 const ABORT_BACKSTOP: Duration = Duration::from_secs(5);
+
+/// The backstop, once per process.
+static BACKSTOP: std::sync::Once = std::sync::Once::new();
+
+/// Starts the backstop: a thread that, [`ABORT_BACKSTOP`] from now, says so on standard error
+/// without waiting for it (non-blocking) and exits the process with `code` (`_exit`: nothing
+/// of the process runs, not MPI's exit handlers, which could wait for an unreachable launcher).
+fn start_backstop(code: i32) {
+    BACKSTOP.call_once(|| {
+        let line = format!(
+            "ferrompi: {}: the job did not end within {} s of the abort; exiting\n",
+            who(),
+            ABORT_BACKSTOP.as_secs()
+        );
+        let _ = std::thread::Builder::new()
+            .name("ferrompi-abort".into())
+            .spawn(move || {
+                std::thread::sleep(ABORT_BACKSTOP);
+                // SAFETY: fcntl and write on descriptor 2 with a valid buffer of `line.len()`
+                // bytes; `_exit` then ends the process at once. Making standard error
+                // non-blocking affects only writes that would wait, and the process ends next.
+                unsafe {
+                    let flags = libc::fcntl(2, libc::F_GETFL);
+                    if flags >= 0 {
+                        libc::fcntl(2, libc::F_SETFL, flags | libc::O_NONBLOCK);
+                    }
+                    libc::write(2, line.as_ptr().cast(), line.len());
+                    libc::_exit(if code == 0 { 1 } else { code })
+                }
+            });
+    });
+}
 
 /// Aborts the job through `MPI_COMM_WORLD`.
 ///
 /// Flushes stdout and stderr and waits briefly first: launchers (MPICH's Hydra in particular)
 /// kill every process as soon as `MPI_Abort` is called, and drop output they have not yet
-/// forwarded, which would lose the message explaining the abort. Should `MPI_Abort` not have
-/// ended this process [`ABORT_BACKSTOP`] later (a launcher it cannot reach), the process
-/// exits with `code` by itself.
+/// forwarded, which would lose the message explaining the abort. Should the process still run
+/// [`ABORT_BACKSTOP`] after the abort began (a launcher `MPI_Abort` cannot reach, an output
+/// nobody drains), it exits with `code` by itself ([`start_backstop`]).
 pub(crate) fn abort_world(code: i32) -> ! {
     use std::io::Write as _;
+    start_backstop(code);
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
-    let _ = std::thread::Builder::new()
-        .name("ferrompi-abort".into())
-        .spawn(move || {
-            std::thread::sleep(ABORT_BACKSTOP);
-            eprintln!(
-                "ferrompi: {}: MPI_Abort did not end this process; exiting",
-                who()
-            );
-            // SAFETY: `_exit` ends the process at once, running nothing of it (MPI's own exit
-            // handlers could wait for the launcher the abort could not reach).
-            unsafe { libc::_exit(if code == 0 { 1 } else { code }) }
-        });
     std::thread::sleep(Duration::from_millis(200));
     // SAFETY: MPI_Abort may be called from any thread as a last resort; it does not return.
     unsafe {

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Drills: how a job ends when one of its ranks fails (faults), what long runs do to memory
-# (soak), and threads at every thread level (threads). Each part takes a few minutes on two
-# cores and exits non-zero when a drill fails.
+# (soak), threads at every thread level (threads) and generated bad input (inputs). Each part
+# takes a few minutes on two cores and exits non-zero when a drill fails.
 #
-# faults: a 2-rank job over two fake hosts (tools/netns.sh: node1 and node2, TCP between them),
-# every rank allreducing every 50 ms (examples/fault_drill.rs), the watchdog at 5 s
-# (FERROMPI_WATCHDOG); 3 s in, the rank on node2 fails. For each failure the drill prints how
-# long the job took to end after it, the launcher's exit code, the line ferrompi printed, and
-# the processes of the job still alive on each host a second after the launcher returned (then
-# killed). Needs root (namespaces). Each failure has 30 s (DRILL_DEADLINE); a job that
+# faults: a 2-rank job (DRILL_RANKS: up to 4, half on each host) over two fake hosts
+# (tools/netns.sh: node1 and node2, TCP between them), every rank allreducing every 50 ms
+# (examples/fault_drill.rs), the watchdog at 5 s (FERROMPI_WATCHDOG); 3 s in, the last rank
+# (on node2) fails. For each failure the drill prints how long the job took to end after it,
+# the launcher's exit code, the line ferrompi printed, and the processes of the job still
+# alive on each host a second after the launcher returned (then killed; a kill kills every
+# rank on node2). Needs root (namespaces). Each failure has 30 s (DRILL_DEADLINE); a job that
 # outlives them is killed and reported as hung, a failure but for one launcher's known hang
 # (Open MPI's, on a dead link: see docs/reliability.md).
 #
@@ -35,17 +36,21 @@
 #   tools/drills.sh faults                 both Debian MPIs, every failure
 #   tools/drills.sh faults mpich           one MPI
 #   DRILLS="stop link" tools/drills.sh faults openmpi
+#   DRILL_LAUNCHER=srun tools/drills.sh faults   the same jobs under Slurm (tools/slurm.sh: srun
+#                                          --mpi=pmix for Open MPI, pmi2 for MPICH, one task per node)
 #   SOAK_SCALE=0.02 tools/drills.sh soak   the short soak, both Debian MPIs
 #   INPUT_CASES=2000 tools/drills.sh inputs
 #   tools/drills.sh threads openmpi5       any of tools/setup.sh's MPIs (soak, threads, inputs)
 #
-# Drills still to come: the faults under srun, at more ranks and on the newer MPIs.
+#   DRILL_RANKS=4 tools/drills.sh faults   4 ranks, 2 on each host; rank 3 fails
+#
+# Drills still to come: the faults on the newer MPIs.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$ROOT"
 part=${1:-}
 [[ $part == faults || $part == soak || $part == threads || $part == inputs ]] || {
-  sed -n '2,45p' "${BASH_SOURCE[0]}"
+  sed -n '2,47p' "${BASH_SOURCE[0]}"
   exit 2
 }
 shift
@@ -99,27 +104,45 @@ if [[ $part == soak || $part == threads || $part == inputs ]]; then
 fi
 [[ $(id -u) -eq 0 ]] || { echo "drills: the fault drills need root (network namespaces)"; exit 1; }
 drills=(${DRILLS:-err panic stop kill exit link})
+# DRILL_RANKS ranks (2 to 4), the first half on node1, the rest on node2; the last one fails.
+ranks=${DRILL_RANKS:-2}
+((ranks >= 2 && ranks <= 4)) || { echo "DRILL_RANKS: 2 to 4"; exit 2; }
+failing=$((ranks - 1))
 limit=5 fault_at=3 deadline=${DRILL_DEADLINE:-30}
+
+via=${DRILL_LAUNCHER:-mpirun}
+[[ $via == mpirun || $via == srun ]] || { echo "DRILL_LAUNCHER: mpirun or srun"; exit 2; }
+hosts_up() { if [[ $via == srun ]]; then bash tools/slurm.sh up 2; else bash tools/netns.sh up 2; fi; }
+hosts_down() { if [[ $via == srun ]]; then bash tools/slurm.sh down; else bash tools/netns.sh down; fi; }
 
 cleanup() {
   ip netns exec node2 ip link set eth0 up 2> /dev/null || true
-  bash tools/netns.sh down > /dev/null 2>&1 || true
+  hosts_down > /dev/null 2>&1 || true
 }
 trap cleanup EXIT
 
-# The job's processes alive in a host's namespace: the program and the launcher's daemons.
+# The job's processes alive in a host's namespace: the program and the launcher's daemons
+# (under Slurm, the step's slurmstepd is Slurm's to end, with the allocation).
 alive_on() { # alive_on NODE
   local pid name found=()
   for pid in $(ip netns pids "$1" 2> /dev/null); do
     name=$(cat "/proc/$pid/comm" 2> /dev/null) || continue
-    case $name in fault_drill | orted | hydra_pmi_proxy | mpirun* | mpiexec*) found+=("$name") ;; esac
+    case $name in
+      fault_drill | orted | hydra_pmi_proxy | mpirun* | mpiexec* | srun | salloc)
+        found+=("$name")
+        ;;
+    esac
   done
   echo "${found[*]:-none}"
 }
 
-kill_all_on() { # kill_all_on NODE
-  local pid
-  for pid in $(ip netns pids "$1" 2> /dev/null); do kill -9 "$pid" 2> /dev/null || true; done
+kill_all_on() { # kill_all_on NODE: the job's processes (under Slurm, not its daemons)
+  local pid name
+  for pid in $(ip netns pids "$1" 2> /dev/null); do
+    name=$(cat "/proc/$pid/comm" 2> /dev/null) || continue
+    [[ $via == srun && $name =~ ^(slurmd|slurmctld|munged)$ ]] && continue
+    kill -9 "$pid" 2> /dev/null || true
+  done
 }
 
 status=0
@@ -127,22 +150,37 @@ for impl in "${impls[@]}"; do
   mpi_env "$impl"
   cargo build --all-features --locked --quiet --example fault_drill
   exe="$CARGO_TARGET_DIR/debug/examples/fault_drill"
-  launcher=mpirun
-  [[ $impl == mpich ]] && launcher=mpiexec
-  echo "== $impl: 2 ranks on node1 and node2, watchdog ${limit}s, the rank on node2 fails ${fault_at}s in"
+  if [[ $via == srun ]]; then
+    pmi=pmix
+    [[ $impl == mpich ]] && pmi=pmi2
+    launcher="srun --mpi=$pmi"
+    launch_job=(bash tools/slurm.sh run -N 2 "--mpi=$pmi" -n "$ranks" "$exe")
+  else
+    launcher=mpirun
+    [[ $impl == mpich ]] && launcher=mpiexec
+    hosts=node1:$((ranks - ranks / 2)),node2:$((ranks / 2))
+    launch_job=(env FERROMPI_NETNS_HOSTS=$hosts bash tools/netns.sh "$launcher" -n "$ranks" "$exe")
+  fi
+  echo "== $impl under $launcher: $ranks ranks on node1 and node2, watchdog ${limit}s, rank $failing (node2) fails ${fault_at}s in"
   printf '   %-6s %-10s %-5s %-42s %s\n' failure "ended" code "left alive (node1 / node2)" "ferrompi's line"
   for drill in "${drills[@]}"; do
-    bash tools/netns.sh up 2 > /dev/null
+    if [[ $via == srun && $impl == mpich && $drill == link ]]; then
+      # Under this Slurm the fake hosts share one /dev/shm, and MPICH's ranks then talk through
+      # shared memory, not over the link (tools/netns.sh isolates them for mpiexec).
+      printf '   %-6s %s\n' link "(not drilled: MPICH's ranks share memory across these fake hosts)"
+      continue
+    fi
+    hosts_up > /dev/null
     log=$(mktemp)
     env_drill=()
-    case $drill in err | panic | stop | exit) env_drill=("FERROMPI_DRILL=$drill@1:$fault_at") ;; esac
+    case $drill in err | panic | stop | exit) env_drill=("FERROMPI_DRILL=$drill@$failing:$fault_at") ;; esac
     launched=$SECONDS
-    FERROMPI_NETNS_HOSTS=node1:1,node2:1 timeout -s KILL "$deadline" \
+    timeout -s KILL "$deadline" \
       env FERROMPI_WATCHDOG=${limit}s FERROMPI_DRILL_SECONDS=30 "${env_drill[@]}" \
-      bash tools/netns.sh "$launcher" -n 2 "$exe" > "$log" 2>&1 &
+      "${launch_job[@]}" > "$log" 2>&1 &
     job=$!
-    # The rank on node2 is the second one up: wait for both to print.
-    until (($(grep -c '^rank [01] of 2' "$log") == 2)) || ! kill -0 "$job" 2> /dev/null; do
+    # Every rank says where it runs once up: wait for all of them.
+    until (($(grep -cE "^rank [0-9]+ of $ranks " "$log") == ranks)) || ! kill -0 "$job" 2> /dev/null; do
       sleep 0.1
     done
     case $drill in
@@ -185,7 +223,7 @@ for impl in "${impls[@]}"; do
     ip netns exec node2 ip link set eth0 up 2> /dev/null || true
     kill_all_on node1
     kill_all_on node2
-    bash tools/netns.sh down > /dev/null
+    hosts_down > /dev/null
     rm -f "$log"
   done
 done

@@ -4,7 +4,7 @@
 
 use super::*;
 
-const SHARED: [usize; 2] = [1 << 20, 64 << 20];
+const SHARED: [usize; 3] = [4096, 1 << 20, 64 << 20];
 const RMA: [usize; 2] = [8, 1 << 20];
 
 /// The same sum on both sides of the shared-window row, kept out of line so it is the same code.

@@ -16,6 +16,8 @@
 
 use crate::error::{ErrorKind, Result};
 use std::ffi::CString;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::sync::OnceLock;
 
 /// The directory the running MPI backs shared windows in: Open MPI's
 /// `osc_sm_backing_directory` where set, else `/dev/shm`.
@@ -23,16 +25,35 @@ fn backing_directory() -> String {
     std::env::var("OMPI_MCA_osc_sm_backing_directory").unwrap_or_else(|_| "/dev/shm".into())
 }
 
+/// The backing directory, opened once (`O_PATH`), or `None` where it cannot be: `fstatvfs` on
+/// it skips the path lookup a `statvfs` makes (a few microseconds on every allocation, most of
+/// what a small window's checks cost beside MPI's own work).
+static BACKING: OnceLock<Option<OwnedFd>> = OnceLock::new();
+
+fn backing() -> Option<BorrowedFd<'static>> {
+    BACKING
+        .get_or_init(|| {
+            let path = CString::new(backing_directory()).ok()?;
+            let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
+            // SAFETY: a NUL-terminated path; `open` makes a new descriptor or returns -1.
+            let fd = unsafe { libc::open(path.as_ptr(), flags) };
+            // SAFETY: `fd` was just opened, and nothing else owns it.
+            (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+        })
+        .as_ref()
+        .map(AsFd::as_fd)
+}
+
 /// Free bytes in the file system that backs shared windows; `u64::MAX` where it cannot be
 /// read (no such directory: the check is then left to [`populate`]).
 pub(super) fn free_room() -> u64 {
-    let Ok(path) = CString::new(backing_directory()) else {
+    let Some(directory) = backing() else {
         return u64::MAX;
     };
     // SAFETY: all-zero is a valid `statvfs` (plain integers).
     let mut stats: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: a NUL-terminated path and a `statvfs` to write.
-    if unsafe { libc::statvfs(path.as_ptr(), &mut stats) } != 0 {
+    // SAFETY: an open descriptor and a `statvfs` to write.
+    if unsafe { libc::fstatvfs(directory.as_raw_fd(), &mut stats) } != 0 {
         return u64::MAX;
     }
     // `fsblkcnt_t` and `c_ulong` are `u64` here, 32 bits on 32-bit targets.

@@ -11,6 +11,10 @@
 //! FERROMPI_WATCHDOG=5s FERROMPI_DRILL=stop@1:3 mpirun -n 2 target/debug/examples/fault_drill
 //! ```
 
+// (Its failures come from outside or from the crate, not from a check of its own.)
+#[allow(dead_code)]
+mod drill;
+
 use ferrompi::{Mpi, Sum};
 use std::time::{Duration, Instant};
 
@@ -46,10 +50,7 @@ fn main() -> Result<(), ferrompi::Error> {
         Ok(text) => Some(parse(&text).unwrap_or_else(|e| panic!("FERROMPI_DRILL={text}: {e}"))),
         Err(_) => None,
     };
-    let seconds: f64 = std::env::var("FERROMPI_DRILL_SECONDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(20.0);
+    let seconds: f64 = drill::setting("FERROMPI_DRILL_SECONDS", 20.0);
     let mpi = Mpi::init()?;
     let world = mpi.world();
     let host = mpi.processor_name()?;

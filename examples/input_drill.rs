@@ -17,6 +17,8 @@
 //! FERROMPI_INPUT_CASES=1000 mpirun -n 3 target/debug/examples/input_drill
 //! ```
 
+mod drill;
+
 use ferrompi::{Communicator, Error, ErrorKind, Mpi, Partition, Sum, Window, window::Assert};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -273,24 +275,9 @@ fn call(case: &Case, world: &Communicator<'_>, window: &Window<'_, u64>) -> Resu
     }
 }
 
-/// A failed check of the drill itself, as an error that ends the job.
-fn wrong(what: String) -> Error {
-    ErrorKind::InvalidArgument {
-        operation: "input_drill",
-        reason: what,
-    }
-    .into()
-}
-
 fn main() -> Result<(), Error> {
-    let count: u64 = std::env::var("FERROMPI_INPUT_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10_000);
-    let seed: u64 = std::env::var("FERROMPI_INPUT_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1);
+    let count: u64 = drill::setting("FERROMPI_INPUT_CASES", 10_000);
+    let seed: u64 = drill::setting("FERROMPI_INPUT_SEED", 1);
     let mpi = Mpi::init()?;
     let world = mpi.world();
     let (rank, size) = (world.rank(), world.size());
@@ -308,7 +295,7 @@ fn main() -> Result<(), Error> {
     for i in 0..count {
         let case = strategy
             .new_tree(&mut runner)
-            .map_err(|e| wrong(format!("no case: {e}")))?
+            .map_err(|e| drill::failed("input_drill", format!("no case: {e}")))?
             .current();
         let tally = counts.entry(case.name()).or_default();
         tally[0] += 1;
@@ -332,9 +319,10 @@ fn main() -> Result<(), Error> {
             let mut sums = [0u64; 2];
             world.allreduce(&[i, 1], &mut sums, Sum)?;
             if sums != [i * size as u64, size as u64] {
-                return Err(wrong(format!(
-                    "after case {i}: the ranks disagree: {sums:?}"
-                )));
+                return Err(drill::failed(
+                    "input_drill",
+                    format!("after case {i}: the ranks disagree: {sums:?}"),
+                ));
             }
         }
     }
@@ -353,10 +341,10 @@ fn main() -> Result<(), Error> {
         eprintln!("rank {rank}: {failure}");
     }
     if bad[0] != 0 {
-        return Err(wrong(format!(
-            "{} calls did not give the expected error",
-            bad[0]
-        )));
+        return Err(drill::failed(
+            "input_drill",
+            format!("{} calls did not give the expected error", bad[0]),
+        ));
     }
     Ok(())
 }

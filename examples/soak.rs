@@ -19,9 +19,9 @@
 //! FERROMPI_SOAK_SCALE=0.01 mpirun -n 2 target/debug/examples/soak
 //! ```
 
-use ferrompi::{
-    Communicator, Error, ErrorKind, Mpi, RequestSet, RequestStorage, SharedWindow, Sum, UserOp,
-};
+mod drill;
+
+use ferrompi::{Communicator, Error, Mpi, RequestSet, RequestStorage, SharedWindow, Sum, UserOp};
 use std::time::Instant;
 
 /// The resident memory of this process, in KiB (`VmRSS` of `/proc/self/status`).
@@ -37,11 +37,7 @@ fn resident_kib() -> u64 {
 
 /// A workload's failed check, as an error that ends the job.
 fn wrong(workload: &str, what: String) -> Error {
-    ErrorKind::InvalidArgument {
-        operation: "soak",
-        reason: format!("{workload}: {what}"),
-    }
-    .into()
+    drill::failed("soak", format!("{workload}: {what}"))
 }
 
 /// Runs `round` `rounds` times (a tenth first, to warm up) and returns the growth of the
@@ -71,14 +67,8 @@ fn soak(
 }
 
 fn main() -> Result<(), Error> {
-    let scale: f64 = std::env::var("FERROMPI_SOAK_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1.0);
-    let bound: i64 = std::env::var("FERROMPI_SOAK_BOUND_KIB")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(256);
+    let scale: f64 = drill::setting("FERROMPI_SOAK_SCALE", 1.0);
+    let bound: i64 = drill::setting("FERROMPI_SOAK_BOUND_KIB", 256);
     let rounds = |full: f64| ((full * scale) as u64).max(10);
     let mpi = Mpi::init()?;
     let world = mpi.world();

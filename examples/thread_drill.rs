@@ -18,19 +18,13 @@
 //! FERROMPI_WATCHDOG=20s FERROMPI_DRILL_LEVEL=multiple mpirun -n 2 target/debug/examples/thread_drill
 //! ```
 
+mod drill;
+
 use ferrompi::{Communicator, Error, ErrorKind, Mpi, Sum, ThreadLevel};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 const THREADS: usize = 4;
-
-fn wrong(what: String) -> Error {
-    ErrorKind::InvalidArgument {
-        operation: "thread_drill",
-        reason: what,
-    }
-    .into()
-}
 
 /// One round on `comm`: an iallreduce and a ring exchange, tested until complete; returns
 /// whether both results were right.
@@ -77,18 +71,16 @@ fn main() -> Result<(), Error> {
             panic!("FERROMPI_DRILL_LEVEL={other}: single, funneled, serialized or multiple")
         }
     };
-    let seconds: f64 = std::env::var("FERROMPI_DRILL_SECONDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10.0);
+    let seconds: f64 = drill::setting("FERROMPI_DRILL_SECONDS", 10.0);
     let mpi = Mpi::builder().thread_level(level).init()?;
     let world = mpi.world();
     let provided = mpi.thread_level();
     if provided < level {
-        if world.rank() == 0 {
-            println!("{level:?}: MPI provides only {provided:?}; nothing to drill");
-        }
-        return Ok(());
+        // A drill that drilled nothing must not pass.
+        return Err(drill::failed(
+            "thread_drill",
+            format!("{level:?} asked, MPI provides only {provided:?}: nothing to drill"),
+        ));
     }
     let until = Instant::now() + Duration::from_secs_f64(seconds);
     let rounds = AtomicU64::new(0);
@@ -191,10 +183,13 @@ fn main() -> Result<(), Error> {
         );
     }
     if sums[1] != 0 || sums[3] != 0 {
-        return Err(wrong(format!(
-            "{} wrong results, {} calls let through that should have been refused",
-            sums[1], sums[3]
-        )));
+        return Err(drill::failed(
+            "thread_drill",
+            format!(
+                "{} wrong results, {} calls let through that should have been refused",
+                sums[1], sums[3]
+            ),
+        ));
     }
     Ok(())
 }

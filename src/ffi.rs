@@ -28,14 +28,35 @@ include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
 // `const`s, evaluated by build.rs from the preprocessor's expansion of each macro.
 include!(concat!(env!("OUT_DIR"), "/handles.rs"));
 
-/// A handle's bytes as a word, the rest zero: a key for a handle (an integer or a pointer, at
-/// most 8 bytes, on every MPI), never turned back into one.
+/// A handle type whose every byte is initialised: bindgen's `#[repr(transparent)]` wrappers
+/// (`new_type_alias` in build.rs, and the kept bindings alike) of one `int` (MPICH) or one
+/// pointer (Open MPI, the MPI-5 ABI), which have no padding. Sealed: only the handle types
+/// listed here implement it.
+pub(crate) trait HandleRepr: Copy + handle_repr::Sealed {}
+
+mod handle_repr {
+    pub trait Sealed {}
+}
+
+macro_rules! handle_repr {
+    ($($handle:ident),*) => {
+        $(
+            impl handle_repr::Sealed for $handle {}
+            impl HandleRepr for $handle {}
+        )*
+    };
+}
+handle_repr!(MPI_Comm, MPI_Datatype);
+
+/// A handle's bytes as a word, the rest zero: a key for a handle, never turned back into one
+/// here.
 #[inline]
-pub(crate) fn handle_bits<H: Copy>(handle: H) -> u64 {
+pub(crate) fn handle_bits<H: HandleRepr>(handle: H) -> u64 {
     const { assert!(std::mem::size_of::<H>() <= 8) };
     let mut bits = 0u64;
-    // SAFETY: copies the handle's `size_of` bytes (at most 8, checked above; a handle has no
-    // padding) into the word.
+    // SAFETY: copies the handle's `size_of` bytes (at most 8, checked above) into the word; a
+    // `HandleRepr` (a wrapper of an integer or a pointer) has no padding, so every byte copied
+    // is initialised.
     unsafe {
         std::ptr::copy_nonoverlapping(
             (&raw const handle).cast::<u8>(),

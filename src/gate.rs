@@ -437,7 +437,9 @@ fn enter_slow(operation: &'static str, level: u8, thread: u8) -> Result<ThreadGa
     enter_slow_with(operation, fault::On::NOTHING, level, thread)
 }
 
-/// [`enter_slow`] for a call on a communicator ([`gated_on`]).
+/// [`enter_slow`] for a call on a communicator ([`gated_on`]). A function of its own, not
+/// [`enter_slow`] given "no communicator" by every other caller: those keep their slow path's
+/// arguments, and so the code laid out around their fast paths, as they were.
 #[cold]
 #[inline(never)]
 fn enter_slow_on(

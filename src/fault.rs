@@ -122,14 +122,47 @@ pub(crate) const WATCHDOG_EXIT: i32 = 124;
 
 /// Threads with a slot of their own; later ones share the last.
 const SLOTS: usize = 64;
-/// A slot's mark: the operation's name, its address in the low 48 bits and its length in the
-/// next 15; zero when no call is in progress. Bit 63 is the watchdog's flag.
-static SLOT: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
+
+/// One thread's slot, a cache line of its own (threads marking their slots do not take each
+/// other's lines).
+#[repr(align(64))]
+pub(crate) struct Slot {
+    /// The operation's name, its address in the low 48 bits and its length in the next 15;
+    /// zero when no call is in progress. Bit 63 is the watchdog's flag.
+    mark: AtomicU64,
+    /// The communicator of the call: its handle's bits, zero for a call on none; written
+    /// before the mark.
+    comm: AtomicU64,
+}
+
+impl Slot {
+    /// A slot no call has marked.
+    pub(crate) const fn empty() -> Slot {
+        Slot {
+            mark: AtomicU64::new(0),
+            comm: AtomicU64::new(0),
+        }
+    }
+
+    /// Marks the slot as inside `operation` on `on`, until [`Slot::clear`]: two stores.
+    #[inline(always)]
+    pub(crate) fn mark(&self, operation: &'static str, on: On) {
+        self.comm.store(on.0, Ordering::Relaxed);
+        // Release: the watchdog that reads this mark (Acquire) reads the communicator stored above.
+        self.mark.store(encode(operation), Ordering::Release);
+    }
+
+    /// The call marked returned: one store.
+    #[inline(always)]
+    pub(crate) fn clear(&self) {
+        self.mark.store(0, Ordering::Relaxed);
+    }
+}
+
+/// The slots, each thread's from its first marked call on.
+static SLOT: [Slot; SLOTS] = [const { Slot::empty() }; SLOTS];
 /// Slots handed out so far.
 static CLAIMED: AtomicUsize = AtomicUsize::new(0);
-/// The communicator of each slot's call: its handle's bits, zero for a call on none; written
-/// before the mark.
-static COMM: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
 /// Whether the watchdog runs (the gate then takes its slow path, which marks).
 static WATCHING: AtomicBool = AtomicBool::new(false);
 /// The watchdog's flag on a mark it has seen.
@@ -140,8 +173,8 @@ const ADDRESS_BITS: u32 = 48;
 const UNNAMED: u64 = 1;
 
 thread_local! {
-    /// The calling thread's slot, plus one; zero until it first makes a call.
-    static MY_SLOT: Cell<u8> = const { Cell::new(0) };
+    /// The calling thread's slot; `None` until it first makes a call.
+    static MY_SLOT: Cell<Option<&'static Slot>> = const { Cell::new(None) };
 }
 
 /// Whether the watchdog runs: calls must [`mark`] their slots.
@@ -165,35 +198,42 @@ impl On {
     }
 }
 
+/// The calling thread's slot.
+#[inline(always)]
+pub(crate) fn slot() -> &'static Slot {
+    match MY_SLOT.with(Cell::get) {
+        Some(slot) => slot,
+        None => claim_slot(),
+    }
+}
+
+/// The calling thread's slot, if it has one yet.
+#[inline(always)]
+pub(crate) fn slot_if_any() -> Option<&'static Slot> {
+    MY_SLOT.with(Cell::get)
+}
+
+/// Gives the calling thread a slot (the last one, shared, once all are taken).
+#[cold]
+#[inline(never)]
+fn claim_slot() -> &'static Slot {
+    let claimed = CLAIMED.fetch_add(1, Ordering::Relaxed).min(SLOTS - 1);
+    let slot = &SLOT[claimed];
+    MY_SLOT.with(|s| s.set(Some(slot)));
+    slot
+}
+
 /// Marks the calling thread's slot as inside `operation` on `on`, until [`unmark`].
 #[inline]
 pub(crate) fn mark(operation: &'static str, on: On) {
-    let mut slot = MY_SLOT.with(Cell::get);
-    if slot == 0 {
-        slot = claim_slot();
-    }
-    let slot = usize::from(slot - 1);
-    COMM[slot].store(on.0, Ordering::Relaxed);
-    // Release: the watchdog that reads this mark (Acquire) reads the communicator stored above.
-    SLOT[slot].store(encode(operation), Ordering::Release);
-}
-
-/// Gives the calling thread a slot (the last one, shared, once all are taken); returns it plus
-/// one.
-#[cold]
-fn claim_slot() -> u8 {
-    let claimed = CLAIMED.fetch_add(1, Ordering::Relaxed).min(SLOTS - 1);
-    let slot = u8::try_from(claimed + 1).unwrap_or(SLOTS as u8);
-    MY_SLOT.with(|s| s.set(slot));
-    slot
+    slot().mark(operation, on);
 }
 
 /// The call [`mark`] marked on this thread returned.
 #[inline]
 pub(crate) fn unmark() {
-    let slot = MY_SLOT.with(Cell::get);
-    if slot != 0 {
-        SLOT[usize::from(slot - 1)].store(0, Ordering::Relaxed);
+    if let Some(slot) = slot_if_any() {
+        slot.clear();
     }
 }
 
@@ -359,13 +399,13 @@ fn watch(limit: Duration, stop: &(Mutex<bool>, Condvar)) {
         }
         let now = Instant::now();
         let claimed = CLAIMED.load(Ordering::Relaxed).min(SLOTS);
-        for (index, (slot, since)) in SLOT[..claimed].iter().zip(&mut since).enumerate() {
-            let mark = slot.load(Ordering::Acquire);
+        for (slot, since) in SLOT[..claimed].iter().zip(&mut since) {
+            let mark = slot.mark.load(Ordering::Acquire);
             if mark == 0 {
                 *since = None;
             } else if mark & FLAGGED == 0 {
                 // A call in progress: flag it. A failed flag is a call that has just returned.
-                *since = slot
+                *since = (slot.mark)
                     .compare_exchange(mark, mark | FLAGGED, Ordering::Relaxed, Ordering::Relaxed)
                     .ok()
                     .map(|_| now);
@@ -373,8 +413,8 @@ fn watch(limit: Duration, stop: &(Mutex<bool>, Condvar)) {
                 let began = *since.get_or_insert(now);
                 let waited = now - began;
                 if waited >= limit {
-                    let on = On(COMM[index].load(Ordering::Relaxed));
-                    if slot.load(Ordering::Acquire) != mark {
+                    let on = On(slot.comm.load(Ordering::Relaxed));
+                    if slot.mark.load(Ordering::Acquire) != mark {
                         continue; // it returned just now
                     }
                     abort_job(

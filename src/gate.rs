@@ -164,7 +164,8 @@ fn set_thread_flag(flag: u8, on: bool) {
 /// `MutexGuard` to release it. On the fast path a gate is a `false` the compiler keeps in a
 /// register across the MPI call, and its drop is one test; a gate holding a `MutexGuard` (an
 /// enum) was kept in memory across the call and tested there, about five more instructions per
-/// call, and one holding a byte of what to undo, 2 to 4 more in the nonblocking paths.
+/// call, and one holding a byte of what to undo, 2 to 4 more in the nonblocking paths (as did
+/// one holding the watchdog's slot, for its drop to clear without looking the slot up).
 ///
 /// Neither `Send` nor `Sync`: it must drop on the thread whose [`HOLDS_SERIAL`] mark it clears.
 #[must_use]
@@ -176,6 +177,8 @@ pub(crate) struct ThreadGate {
 impl ThreadGate {
     /// The provided level allows this call as is.
     pub(crate) const OPEN: ThreadGate = ThreadGate::new(false);
+    /// Holds what [`release`] undoes.
+    const HELD: ThreadGate = ThreadGate::new(true);
 
     const fn new(held: bool) -> ThreadGate {
         ThreadGate {
@@ -194,16 +197,15 @@ impl Drop for ThreadGate {
     }
 }
 
-/// What a [`ThreadGate`] that holds something undoes: the watchdog's mark while it runs, and
-/// the `Serialized` lock if this thread holds it. Only the gate that took the lock holds it: a
+/// What a [`ThreadGate`] that holds something undoes: the watchdog's mark (a thread's slot is
+/// marked only while the watchdog runs, and clearing it otherwise changes nothing), and the
+/// `Serialized` lock if this thread holds it. Only the gate that took the lock holds it: a
 /// nested gate (an error lookup inside a gated call, at `Serialized`) passes without taking it
 /// and without a mark, so it holds nothing, and the lock is released by the gate that took it.
 #[cold]
 #[inline(never)]
 fn release() {
-    if fault::watching() {
-        fault::unmark();
-    }
+    fault::unmark();
     if flags() & HOLDS_SERIAL != 0 {
         release_serial();
     }
@@ -237,7 +239,10 @@ fn lock_serial() {
 }
 
 /// Releases the `Serialized` lock this thread's [`ThreadGate`] took (clearing the thread's
-/// [`HOLDS_SERIAL`] mark first), and wakes a waiting thread if there is one.
+/// [`HOLDS_SERIAL`] mark first), and wakes a waiting thread if there is one. Not inlined into
+/// [`release`], which then saves no registers when, as while the watchdog runs at the other
+/// levels, it only clears the mark.
+#[inline(never)]
 fn release_serial() {
     set_thread_flag(HOLDS_SERIAL, false);
     SERIAL.store(false, Ordering::SeqCst);
@@ -317,16 +322,23 @@ fn flags_slow() -> u8 {
 }
 
 /// While the watchdog runs (it closes the fast paths), the fast paths' test, against
-/// [`WATCHED_OPEN_FOR`]: a call it lets through marks the thread's slot ([`fault::mark`]).
-/// [`enter_slow`] makes it too, for [`gated`]'s slow path; [`enter_this_thread_slow`] first,
-/// so that a watched call does not pay for the rest of the slow path's frame.
+/// [`WATCHED_OPEN_FOR`]: whether the call would have passed them; if so, it marks the
+/// thread's slot (two loads and a test, then the slot and two stores), which the gate's
+/// [`release`] clears. The slow paths ask it first ([`enter_slow`],
+/// [`enter_this_thread_slow`]), so that a watched call pays for no more of them.
+///
+/// A thread's first watched call, which has no slot yet, is left to the rest of the slow path,
+/// which gives it one (`fault::mark`): so this makes no call.
 #[inline(always)]
-fn watched(operation: &'static str, on: fault::On) -> Option<ThreadGate> {
+fn watched(operation: &'static str, on: fault::On) -> bool {
     if WATCHED_OPEN_FOR.load(Ordering::Relaxed) & THREAD.with(Cell::get) == 0 {
-        return None;
+        return false;
     }
-    fault::mark(operation, on);
-    Some(ThreadGate::new(true))
+    let Some(slot) = fault::slot_if_any() else {
+        return false;
+    };
+    slot.mark(operation, on);
+    true
 }
 
 /// [`enter_slow`] for the calling thread, reading what it needs itself: the fast paths'
@@ -353,8 +365,8 @@ fn enter_this_thread_slow_with(
     operation: &'static str,
     on: fault::On,
 ) -> Result<ThreadGate, Refusal> {
-    if let Some(gate) = watched(operation, on) {
-        return Ok(gate);
+    if watched(operation, on) {
+        return Ok(ThreadGate::HELD);
     }
     enter_slow_with(operation, on, PROVIDED.load(Ordering::Relaxed), flags())
 }
@@ -430,7 +442,8 @@ fn set_provided(level: u8) {
 }
 
 /// Everything but the fast paths of [`enter`] (and, while the watchdog runs, of [`watched`]):
-/// `Serialized`, refusals; while the watchdog runs, the mark of every call it lets through.
+/// `Serialized`, refusals; while the watchdog runs, the mark of each call it lets through
+/// that [`watched`] did not mark (at `Serialized`, and a thread's first call).
 #[cold]
 #[inline(never)]
 fn enter_slow(operation: &'static str, level: u8, thread: u8) -> Result<ThreadGate, Refusal> {
@@ -459,15 +472,15 @@ fn enter_slow_with(
     level: u8,
     thread: u8,
 ) -> Result<ThreadGate, Refusal> {
-    if let Some(gate) = watched(operation, on) {
-        return Ok(gate);
+    if watched(operation, on) {
+        return Ok(ThreadGate::HELD);
     }
     const SERIALIZED: u8 = ThreadLevel::Serialized as u8;
     let mut gate = admit(operation, level, thread)?;
     // Not a nested gate at `Serialized`: its outer gate marked, and undoes the mark.
     if fault::watching() && !(level == SERIALIZED && thread & HOLDS_SERIAL != 0) {
         fault::mark(operation, on);
-        gate.held = true;
+        gate = ThreadGate::HELD;
     }
     Ok(gate)
 }
@@ -482,7 +495,7 @@ fn admit(operation: &'static str, level: u8, thread: u8) -> Result<ThreadGate, R
         SERIALIZED if thread & HOLDS_SERIAL != 0 => Ok(ThreadGate::OPEN),
         SERIALIZED => {
             lock_serial();
-            Ok(ThreadGate::new(true))
+            Ok(ThreadGate::HELD)
         }
         LEVEL_NONE => Err(not_active()),
         _ if thread & INIT_THREAD != 0 => Ok(ThreadGate::OPEN),

@@ -75,7 +75,7 @@ rows=(
   "allgatherv|allgatherv 8 B per rank (blocking)|1|31"
   "sendrecv|sendrecv 8 B (with its status)|1|20"
   "send-recv|send + recv 8 B, per call (blocking; C ignores the status)|2|12"
-  "shared-alloc|SharedWindow of 4 KiB per rank allocated and freed|1|1700"
+  "shared-alloc|SharedWindow of 4 KiB per rank allocated and freed|1|1300"
 )
 # The rows rsmpi (crate `mpi`) has too: benches/rsmpi counts them the same way, beside its own
 # `ffi` twins (RSMPI=0 leaves them out; not on the wheels' MPIs, which rsmpi's build cannot find).

@@ -101,12 +101,21 @@ case ${1:-} in
     if [[ $launcher == mpirun ]]; then
       # osc ^ucx: Open MPI 4.1.4's osc/ucx claims windows between hosts that UCX has no
       # transport for here, and MPI_Win_allocate fails with MPI_ERR_WIN (C does the same).
-      on node1 mpirun.openmpi --allow-run-as-root --oversubscribe --mca plm_rsh_agent "$self rsh" \
-        --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 --mca osc ^ucx \
-        --host "$spec" -n "$ranks" "$@"
+      if [[ -n ${FERROMPI_NETNS_MPIRUN:-} ]]; then
+        # Open MPI 5 (PRRTE): the same settings under PRRTE's names; without --oversubscribe,
+        # with which PRRTE 3 put every rank on node1.
+        on node1 "$FERROMPI_NETNS_MPIRUN" --allow-run-as-root \
+          --prtemca plm_ssh_agent "$self rsh" --prtemca oob_tcp_if_include eth0 \
+          --mca btl_tcp_if_include eth0 --mca osc ^ucx --host "$spec" -n "$ranks" "$@"
+      else
+        on node1 mpirun.openmpi --allow-run-as-root --oversubscribe --mca plm_rsh_agent "$self rsh" \
+          --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 --mca osc ^ucx \
+          --host "$spec" -n "$ranks" "$@"
+      fi
     else
       export FERROMPI_NETNS_ISOLATE=${FERROMPI_NETNS_ISOLATE:-1}
-      on node1 mpiexec.mpich -launcher ssh -launcher-exec "$(dirname "$self")/netns-rsh" -hosts "$spec" -n "$ranks" "$@"
+      on node1 "${FERROMPI_NETNS_MPIEXEC:-mpiexec.mpich}" -launcher ssh \
+        -launcher-exec "$(dirname "$self")/netns-rsh" -hosts "$spec" -n "$ranks" "$@"
     fi
     ;;
   *) sed -n '2,18p' "$self"; exit 2 ;;

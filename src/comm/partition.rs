@@ -61,7 +61,9 @@ impl<T: Equivalence> Partition<T> {
         let mut offset = 0usize;
         for &len in lengths {
             displs.push(offset);
-            offset = offset.checked_add(len).ok_or(overflow("partition"))?;
+            offset = offset
+                .checked_add(len)
+                .ok_or_else(|| overflow("partition"))?;
         }
         Partition::from_counts_and_displacements(lengths, &displs)
     }
@@ -121,7 +123,7 @@ impl<T: Equivalence> Partition<T> {
         let bytes = |n: usize| {
             n.checked_mul(std::mem::size_of::<T>())
                 .filter(|&b| isize::try_from(b).is_ok())
-                .ok_or(overflow(OP))
+                .ok_or_else(|| overflow(OP))
         };
         let mut blocks: Vec<(usize, usize)> = Vec::with_capacity(lengths.len());
         let (mut counts, mut displs) = (
@@ -130,9 +132,9 @@ impl<T: Equivalence> Partition<T> {
         );
         let mut extent = 0usize;
         for (&len, &displ) in lengths.iter().zip(displacements) {
-            let end = displ.checked_add(len).ok_or(overflow(OP))?;
+            let end = displ.checked_add(len).ok_or_else(|| overflow(OP))?;
             bytes(end)?; // the block's end must be addressable
-            len.checked_mul(T::ELEMENTS).ok_or(overflow(OP))?;
+            len.checked_mul(T::ELEMENTS).ok_or_else(|| overflow(OP))?;
             counts.extend(scale(len));
             displs.extend(scale(displ));
             extent = extent.max(end);
@@ -602,9 +604,12 @@ impl TypedPartition {
         let mut sizes = Vec::with_capacity(blocks.len());
         let mut extent = 0usize;
         for b in blocks {
-            let bytes = b.len.checked_mul(b.element_bytes).ok_or(overflow(OP))?;
-            let end = b.offset.checked_add(bytes).ok_or(overflow(OP))?;
-            let count = b.len.checked_mul(b.per_value).ok_or(overflow(OP))?;
+            let bytes = b
+                .len
+                .checked_mul(b.element_bytes)
+                .ok_or_else(|| overflow(OP))?;
+            let end = b.offset.checked_add(bytes).ok_or_else(|| overflow(OP))?;
+            let count = b.len.checked_mul(b.per_value).ok_or_else(|| overflow(OP))?;
             if let (Ok(count), Ok(offset)) = (c_int::try_from(count), c_int::try_from(b.offset)) {
                 counts.push(count);
                 displs.push(offset);

@@ -230,7 +230,7 @@ pub(crate) fn disp_unit<T>(operation: &'static str) -> Result<c_int> {
 pub(crate) fn window_bytes<T>(len: usize, operation: &'static str) -> Result<ffi::MPI_Aint> {
     len.checked_mul(std::mem::size_of::<T>())
         .and_then(|bytes| ffi::MPI_Aint::try_from(bytes).ok())
-        .ok_or(
+        .ok_or_else(|| {
             ErrorKind::CountOverflow {
                 operation,
                 count: u64::try_from(len).unwrap_or(u64::MAX),
@@ -238,8 +238,8 @@ pub(crate) fn window_bytes<T>(len: usize, operation: &'static str) -> Result<ffi
                 max: (isize::MAX as i64)
                     / i64::try_from(std::mem::size_of::<T>().max(1)).unwrap_or(1),
             }
-            .into(),
-        )
+            .into()
+        })
 }
 
 /// Ends the job if dropped while unwinding out of a closure that MPI may still be using

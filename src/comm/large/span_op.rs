@@ -171,7 +171,7 @@ unsafe fn reduce_spans(
     span: ffi::MPI_Datatype,
 ) -> Result<()> {
     const OP: &str = "reduce";
-    let ops = SPAN_OPS.get().ok_or(ErrorKind::InvalidArgument {
+    let ops = SPAN_OPS.get().ok_or_else(|| ErrorKind::InvalidArgument {
         operation: OP,
         reason: "span op called before it was created".into(),
     })?;

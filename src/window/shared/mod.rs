@@ -270,11 +270,11 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
         };
         // MPI may round segment sizes up (Open MPI does, to pages, without the contiguity
         // hint), so the lengths come from the processes themselves. Whether each process
-        // could map and back its segment is agreed before any byte is stored: on failure
-        // every process drops (frees) the window and returns the same error.
+        // could map, zero and back its own segment is agreed before any process returns the
+        // window: on failure every process drops (frees) it and returns the same error.
         let mapped = window.map_segments(&lens, control);
         let backed = match &mapped {
-            Ok(()) => window.populate_own(control),
+            Ok(()) => window.zero_own(control),
             Err(_) => Ok(()),
         };
         let mine = u8::from(mapped.is_err()) | u8::from(backed.is_err()) << 1;
@@ -283,20 +283,25 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
         if outcomes.iter().any(|&o| o != 0) {
             return Err(agreed_failure(&outcomes, mapped, OP));
         }
-        window.zero_own();
         Ok(window)
     }
 
-    /// Asks the kernel to back this process's segment (and rank 0's control block) with
-    /// memory, so that storing into it cannot raise `SIGBUS` (`memory::populate`).
-    fn populate_own(&self, control: usize) -> std::result::Result<(), String> {
+    /// Zeroes this process's segment (on rank 0 with the control block before it, whose
+    /// announcement words start at zero), backing its pages with memory so that no store into
+    /// it can raise `SIGBUS` ([`memory::zero_backed`]); before any epoch can read them.
+    fn zero_own(&mut self, control: usize) -> std::result::Result<(), String> {
         let own = self.segments[self.rank];
         let bytes = own.len * std::mem::size_of::<T>();
-        if self.rank == 0 {
-            memory::populate(self.control.as_ptr().cast(), control + bytes)
+        let (start, bytes) = if self.rank == 0 {
+            (self.control.as_ptr().cast::<u8>(), control + bytes)
         } else {
-            memory::populate(own.ptr.as_ptr().cast(), bytes)
-        }
+            (own.ptr.as_ptr().cast::<u8>(), bytes)
+        };
+        // SAFETY: this process's segment (on rank 0 preceded by the control block, `control`
+        // bytes, the two contiguous): memory MPI mapped for the window, which no other process
+        // accesses before the agreement that follows; all-zero bytes are valid `Pod` values
+        // and announcement words.
+        unsafe { memory::zero_backed(start, bytes) }
     }
 
     /// Finds every process's segment (`MPI_Win_shared_query`) and the control block, and
@@ -363,17 +368,6 @@ impl<'c, T: Pod> SharedWindow<'c, T> {
         );
         self.segments = segments.into_boxed_slice();
         Ok(())
-    }
-
-    /// Zeroes this process's segment and announcement words, before any epoch can read them.
-    fn zero_own(&mut self) {
-        let own = self.segments[self.rank];
-        // SAFETY: this process's segment, `own.len` values no one else may access before the
-        // first epoch (which this process has not entered); zero is a valid `Pod`.
-        unsafe { std::ptr::write_bytes(own.ptr.as_ptr(), 0, own.len) };
-        for parity in 0..2 {
-            self.slot(parity, self.rank).store(0, Ordering::Relaxed);
-        }
     }
 
     /// Process `rank`'s announcement word of `parity`.
@@ -747,8 +741,8 @@ fn agreed_failure(outcomes: &[u8], mapped: Result<()>, operation: &'static str) 
         return ErrorKind::NoMemory {
             operation,
             reason: format!(
-                "the node's memory could not back the shared segment of rank(s) {unbacked} \
-                 (madvise MADV_POPULATE_WRITE); storing into it would have raised SIGBUS"
+                "the node's memory could not back the shared segment of rank(s) {unbacked}; \
+                 storing into it would have raised SIGBUS"
             ),
         }
         .into();

@@ -190,8 +190,8 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         Some(rank + 1)
     };
     let mut from_left = [-1i32];
-    let dest: ferrompi::Destination = right.map_or(PROC_NULL.into(), Into::into);
-    let source: ferrompi::Source = left.map_or(PROC_NULL.into(), Into::into);
+    let dest: ferrompi::Destination = right.map_or_else(|| PROC_NULL.into(), Into::into);
+    let source: ferrompi::Source = left.map_or_else(|| PROC_NULL.into(), Into::into);
     t.okay(
         world.sendrecv(&[rank], dest, 8, &mut from_left, source, 8),
         "chain shift",

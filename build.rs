@@ -558,7 +558,7 @@ fn generate_bindings(out_dir: &Path, flags: &MpiFlags) -> Result<String, String>
         .header(header.to_string_lossy())
         .clang_args(clang_args(flags))
         .allowlist_function("MPIX?_.*")
-        .allowlist_type("MPIX?_.*|MPIR_Combiner_enum")
+        .allowlist_type("MPIX?_.*|MPIR_Combiner_enum|MPIR_Topo_type")
         .allowlist_var("MPIX?_.*|ferrompi_.*|OPEN_MPI|OMPI_(MAJOR|MINOR|RELEASE)_VERSION|OMPI_COMM_TYPE_.*|MPICH_VERSION|MPICH_NUMVERSION")
         .new_type_alias("MPI_(Comm|Datatype|Op|Group|Request|Errhandler|Info|Win|Message|File|Session)")
         .default_macro_constant_type(bindgen::MacroTypeVariation::Signed)

@@ -8,6 +8,7 @@
 //! | [`nonblocking`] | requests in scopes, owned requests, request sets, futures, persistent requests, and their soundness rules |
 //! | [`collectives`] | every collective, reductions and user ops, large counts, channels, typed messages |
 //! | [`structured_data`] | `#[derive(Equivalence)]`, derived datatypes and views, packing |
+//! | [`topologies`] | Cartesian grids: coordinates, neighbours, sub-grids |
 //! | [`windows`] | shared-memory windows and RMA |
 //! | [`deployment`] | the node and NUMA hierarchy, Slurm, `sbatch` scripts, fake hosts |
 //! | `gpu` | whether the MPI takes GPU memory; device buffers, direct or staged (feature `cuda`) |
@@ -26,6 +27,8 @@ pub mod nonblocking {}
 pub mod collectives {}
 #[doc = include_str!("../docs/guide/structured-data.md")]
 pub mod structured_data {}
+#[doc = include_str!("../docs/guide/topologies.md")]
+pub mod topologies {}
 #[doc = include_str!("../docs/guide/windows.md")]
 pub mod windows {}
 #[doc = include_str!("../docs/guide/deployment.md")]

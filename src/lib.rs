@@ -18,8 +18,8 @@
 //! ```
 //!
 //! The [`guide`] walks through the crate chapter by chapter (getting started, threads,
-//! nonblocking and persistent operations, collectives, windows, deployment on clusters, errors,
-//! building against your MPI, migrating from rsmpi).
+//! nonblocking and persistent operations, collectives, topologies, windows, deployment on
+//! clusters, errors, building against your MPI, migrating from rsmpi).
 //!
 //! ## What is here
 //!
@@ -30,6 +30,7 @@
 //! | [`error`] | §9.3, §9.4 | [`Error`], [`ErrorClass`] |
 //! | [`datatype`] | §3.2.2, §5.1, §5.2 | [`Equivalence`] and `#[derive(Equivalence)]`: which Rust types travel, as what; [`DerivedType`] layouts, views, packing |
 //! | [`comm`] | ch. 7 | [`Communicator`], [`Group`]: dup, split, split_type, compare, names, range_incl |
+//! | [`comm::cart`] | §8.5 | [`CartCommunicator`]: `dims_create`, `cart_create`, `coords`, `rank_of`, `shift`, `cart_sub`, `cart_map`; `topo_test` |
 //! | [`comm::p2p`] | ch. 3 | `send`, `ssend`, `bsend`, `rsend`, `recv`, `sendrecv(_replace)`, [`Status`] |
 //! | [`comm::probe`] | §3.8 | `probe`, `mprobe`, [`Message`], `recv_vec`, `recv_uninit` |
 //! | [`comm::nonblocking`] | §3.7, §3.10 | `isend`, `issend`, `ibsend`, `irsend`, `irecv` (scoped or owned), `isendrecv(_replace)` |
@@ -219,6 +220,7 @@ pub mod window;
 
 pub use channel::Channel;
 pub use comm::bsend::{AttachedBuffer, BSEND_OVERHEAD};
+pub use comm::cart::{CartCommunicator, Shift, VirtualTopology};
 pub use comm::group::Group;
 pub use comm::p2p::{ANY_SOURCE, ANY_TAG, Destination, PROC_NULL, ProcNull, Source, TagMatch};
 pub use comm::partition::{Partition, TypedBlock, TypedPartition};
@@ -371,6 +373,7 @@ mod thread_traits {
 
     const _: () = {
         send_sync::<Communicator<'static>>();
+        send_sync::<CartCommunicator<'static>>();
         send_sync::<Group<'static>>();
         send_sync::<Info<'static>>();
         send_sync::<Channel<'static>>();

@@ -197,6 +197,10 @@ pub struct MPI_File(pub *mut ADIOI_FileD);
 #[repr(transparent)]
 #[derive(Debug, Default, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct MPI_Op(pub ::std::os::raw::c_int);
+pub const MPIR_Topo_type_MPI_GRAPH: MPIR_Topo_type = 1;
+pub const MPIR_Topo_type_MPI_CART: MPIR_Topo_type = 2;
+pub const MPIR_Topo_type_MPI_DIST_GRAPH: MPIR_Topo_type = 3;
+pub type MPIR_Topo_type = ::std::os::raw::c_uint;
 unsafe extern "C" {
     pub static MPI_UNWEIGHTED: *mut ::std::os::raw::c_int;
 }

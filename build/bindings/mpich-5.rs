@@ -279,6 +279,10 @@ unsafe extern "C" {
 unsafe extern "C" {
     pub static mut MPI_F08_STATUSES_IGNORE: *mut MPI_F08_status;
 }
+pub const MPIR_Topo_type_MPI_GRAPH: MPIR_Topo_type = 1;
+pub const MPIR_Topo_type_MPI_CART: MPIR_Topo_type = 2;
+pub const MPIR_Topo_type_MPI_DIST_GRAPH: MPIR_Topo_type = 3;
+pub type MPIR_Topo_type = ::std::os::raw::c_uint;
 unsafe extern "C" {
     pub static MPI_UNWEIGHTED: *mut ::std::os::raw::c_int;
 }

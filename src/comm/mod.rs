@@ -8,6 +8,7 @@
 pub mod agreement;
 pub mod bsend;
 pub(crate) mod call;
+pub mod cart;
 pub mod collective;
 pub mod group;
 mod large;
@@ -56,6 +57,7 @@ use std::mem::ManuallyDrop;
 /// | groups | [`group`](Self::group), [`create`](Self::create), [`create_from_group`](Self::create_from_group) | §7.3, §7.4.2 |
 /// | channels, typed messages | [`channel`](Self::channel), `send_value`, `recv_value` (feature `serde`) | ch. 3 |
 /// | the node and NUMA hierarchy | [`hierarchy`](Self::hierarchy), [`split_numa`](Self::split_numa) | §7.4.2 |
+/// | virtual topologies | [`cart_create`](Self::cart_create) (a [`CartCommunicator`](cart::CartCommunicator)), [`cart_map`](Self::cart_map), [`topo_test`](Self::topo_test) | §8.5 |
 #[derive(Debug)]
 pub struct Communicator<'env> {
     raw: ffi::MPI_Comm,

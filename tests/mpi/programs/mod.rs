@@ -4,6 +4,7 @@ mod asan_canary;
 mod async_p2p;
 mod async_thread_limit;
 mod bcast;
+mod cartesian;
 mod channel;
 mod collectives;
 mod communicator;
@@ -262,6 +263,16 @@ pub const ALL: &[Program] = &[
         expect: Expect::Pass,
         slow: false,
         run: communicator::run,
+    },
+    Program {
+        name: "cartesian",
+        file: "cartesian",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: true,
+        expect: Expect::Pass,
+        slow: false,
+        run: cartesian::run,
     },
     Program {
         name: "group",

@@ -11,9 +11,11 @@
 #   tools/netns.sh mpiexec -n N PROG... the same with MPICH's Hydra, hosts isolated (below)
 #
 # FERROMPI_NETNS_HOSTS=node1:2,node2:1,node3:1 places the ranks instead (its slots must add up
-# to N). FERROMPI_NETNS_ISOLATE=1 (`mpiexec`'s default; 0 turns it off) also gives each host its
-# own IPC and PID namespace, /dev/shm and boot_id: UCX decides "same host" by boot_id, so
-# without it MPICH uses shared memory between the fake hosts instead of TCP.
+# to N). FERROMPI_NETNS_MPIRUN (Open MPI 5's mpirun) and FERROMPI_NETNS_MPIEXEC (another Hydra
+# mpiexec, MPICH 5's) stand in for Debian's launchers. FERROMPI_NETNS_ISOLATE=1 (`mpiexec`'s
+# default; 0 turns it off) also gives each host its own IPC and PID namespace, /dev/shm and
+# boot_id: UCX decides "same host" by boot_id, so without it MPICH uses shared memory between
+# the fake hosts instead of TCP.
 #
 # Learned from ../shared/envlab (its measured pitfalls): the bridge lives in its own namespace
 # and the root namespace only gets a blackhole route for the subnet, so nothing leaves the
@@ -118,5 +120,5 @@ case ${1:-} in
         -launcher-exec "$(dirname "$self")/netns-rsh" -hosts "$spec" -n "$ranks" "$@"
     fi
     ;;
-  *) sed -n '2,18p' "$self"; exit 2 ;;
+  *) sed -n '2,19p' "$self"; exit 2 ;;
 esac

@@ -183,6 +183,12 @@ pub(crate) fn watching() -> bool {
     WATCHING.load(Ordering::Relaxed)
 }
 
+/// Turns the marks on or off without a watchdog thread, for the gate's unit tests.
+#[cfg(test)]
+pub(crate) fn set_watching(on: bool) {
+    WATCHING.store(on, Ordering::Relaxed);
+}
+
 /// The communicator a call is on, for the watchdog's line: its handle's bits, zero for none.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct On(u64);

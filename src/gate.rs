@@ -480,7 +480,9 @@ fn enter_slow_with(
     // Not a nested gate at `Serialized`: its outer gate marked, and undoes the mark.
     if fault::watching() && !(level == SERIALIZED && thread & HOLDS_SERIAL != 0) {
         fault::mark(operation, on);
-        gate = ThreadGate::HELD;
+        // Not `gate = ThreadGate::HELD`: that would drop the gate `admit` returned, releasing
+        // the `Serialized` lock it just took.
+        gate.held = true;
     }
     Ok(gate)
 }
@@ -744,6 +746,31 @@ mod tests {
         });
         assert!(!SERIAL.load(Ordering::SeqCst), "free at the end");
         assert_eq!(SERIAL_WAITERS.load(Ordering::SeqCst), 0, "no waiter left");
+    }
+
+    /// At `Serialized`, the gate the slow path returns holds the lock until it drops, with the
+    /// watchdog's marks or without (a gate replaced by a marked one, rather than marked in
+    /// place, released the lock it had just taken as the old one dropped).
+    #[test]
+    fn serialized_gate_holds_the_lock_until_dropped() {
+        const SERIALIZED: u8 = ThreadLevel::Serialized as u8;
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        for watching in [false, true] {
+            fault::set_watching(watching);
+            std::thread::spawn(move || {
+                let gate = enter_slow("test", SERIALIZED, flags()).expect("admitted");
+                assert!(SERIAL.load(Ordering::SeqCst), "held (watching: {watching})");
+                assert!(flags() & HOLDS_SERIAL != 0, "marked (watching: {watching})");
+                drop(gate);
+                assert!(
+                    !SERIAL.load(Ordering::SeqCst),
+                    "released (watching: {watching})"
+                );
+            })
+            .join()
+            .expect("the gate's thread");
+        }
+        fault::set_watching(false);
     }
 
     /// A thread that finds the `Serialized` lock held sleeps until the holder releases it, and

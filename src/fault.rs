@@ -137,7 +137,7 @@ pub(crate) struct Slot {
 
 impl Slot {
     /// A slot no call has marked.
-    pub(crate) const fn empty() -> Slot {
+    const fn empty() -> Slot {
         Slot {
             mark: AtomicU64::new(0),
             comm: AtomicU64::new(0),
@@ -154,7 +154,7 @@ impl Slot {
 
     /// The call marked returned: one store.
     #[inline(always)]
-    pub(crate) fn clear(&self) {
+    fn clear(&self) {
         self.mark.store(0, Ordering::Relaxed);
     }
 }
@@ -206,7 +206,7 @@ impl On {
 
 /// The calling thread's slot.
 #[inline(always)]
-pub(crate) fn slot() -> &'static Slot {
+fn slot() -> &'static Slot {
     match MY_SLOT.with(Cell::get) {
         Some(slot) => slot,
         None => claim_slot(),

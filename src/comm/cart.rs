@@ -32,6 +32,7 @@
 
 use super::p2p::{Destination, Source};
 use super::{Communicator, unexpected_null};
+use crate::datatype::count_of;
 use crate::env::{self, Mpi};
 use crate::error::{Error, ErrorKind, Result, check};
 use crate::ffi;
@@ -126,7 +127,7 @@ impl Mpi {
     /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn dims_create(&self, nnodes: i32, dims: &[i32]) -> Result<Vec<i32>> {
         const OP: &str = "dims_create";
-        let ndims = count(dims.len(), OP)?;
+        let ndims = count_of::<i32>(dims.len(), OP)?;
         let invalid = |reason: String| -> Result<Vec<i32>> {
             Err(ErrorKind::InvalidArgument {
                 operation: OP,
@@ -163,18 +164,6 @@ impl Mpi {
     }
 }
 
-/// A slice's length as an MPI count.
-fn count(len: usize, operation: &'static str) -> Result<c_int> {
-    c_int::try_from(len).map_err(|_| {
-        ErrorKind::CountOverflow {
-            operation,
-            count: len as u64,
-            max: i64::from(c_int::MAX),
-        }
-        .into()
-    })
-}
-
 #[cold]
 fn invalid(operation: &'static str, reason: String) -> Error {
     ErrorKind::InvalidArgument { operation, reason }.into()
@@ -189,7 +178,7 @@ fn grid(
     size: i32,
     operation: &'static str,
 ) -> Result<(c_int, Vec<c_int>)> {
-    let ndims = count(dims.len(), operation)?;
+    let ndims = count_of::<i32>(dims.len(), operation)?;
     if periods.len() != dims.len() {
         return Err(invalid(
             operation,
@@ -345,7 +334,7 @@ impl<'env> CartCommunicator<'env> {
         const OP: &str = "cart_coords";
         self.check_rank(rank, "rank", OP)?;
         let mut coords = vec![0; self.shape.dims.len()];
-        let ndims = count(coords.len(), OP)?;
+        let ndims = count_of::<i32>(coords.len(), OP)?;
         // SAFETY: a Cartesian communicator, a rank of it, and `ndims` ints for MPI to fill.
         let rc = self.gated(OP, || unsafe {
             ffi::MPI_Cart_coords(self.raw, rank, ndims, coords.as_mut_ptr())
@@ -423,7 +412,7 @@ impl<'env> CartCommunicator<'env> {
                 format!("dimension {dim} of a grid of {}", self.shape.dims.len()),
             ));
         }
-        let direction = count(dim, OP)?;
+        let direction = count_of::<i32>(dim, OP)?;
         let (mut source, mut destination): (c_int, c_int) = (0, 0);
         // SAFETY: a Cartesian communicator and one of its dimensions; MPI writes two ints.
         let rc = self.gated(OP, || unsafe {

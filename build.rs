@@ -109,6 +109,10 @@ const HANDLE_CONSTANTS: &[(&str, &str, bool)] = &[
     ("MPI_Datatype", "MPI_C_DOUBLE_COMPLEX", false),
     ("void *", "MPI_IN_PLACE", true),
     ("void *", "MPI_BOTTOM", true),
+    // Macros in Open MPI and the MPI-5 ABI; `extern int * const` objects in MPICH, which
+    // bindgen declares itself.
+    ("int *", "MPI_UNWEIGHTED", false),
+    ("int *", "MPI_WEIGHTS_EMPTY", false),
     ("MPI_Status *", "MPI_STATUS_IGNORE", true),
     ("MPI_Status *", "MPI_STATUSES_IGNORE", true),
 ];

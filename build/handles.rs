@@ -163,6 +163,7 @@ fn shape(c_type: &str, bindings: &str) -> Result<Shape, String> {
     if let Some(pointee) = c_type.strip_suffix('*') {
         let pointee = match pointee.trim() {
             "void" => "::std::os::raw::c_void",
+            "int" => "::std::os::raw::c_int",
             other => other,
         };
         return Ok(Shape {
@@ -282,6 +283,12 @@ fn module_with(
 /// The handle constants for a documentation build, where there is no `mpi.h` to expand: zero
 /// (or null) values of the right types, never used.
 pub fn placeholder_module(names: &[(&str, &str)], bindings: &str) -> Result<String, String> {
-    let handles: Vec<(&str, &str, &str)> = names.iter().map(|&(t, n)| (t, n, "0")).collect();
+    // A name the bindings declare as an object (MPICH's `extern int * const MPI_UNWEIGHTED`)
+    // is not a macro of that header.
+    let handles: Vec<(&str, &str, &str)> = names
+        .iter()
+        .filter(|&&(_, n)| !bindings.contains(&format!("pub static {n}:")))
+        .map(|&(t, n)| (t, n, "0"))
+        .collect();
     module_with(&handles, bindings, true)
 }

@@ -67,6 +67,23 @@ pub(crate) fn handle_bits<H: HandleRepr>(handle: H) -> u64 {
     bits
 }
 
+/// `MPI_UNWEIGHTED` and `MPI_WEIGHTS_EMPTY` (MPI-4.0 §8.5.4): the weights arguments of a
+/// distributed graph without weights, and with weights but no edges. A macro (a `const` here)
+/// in Open MPI and the MPI-5 ABI, an `extern int * const` object in MPICH.
+#[cfg(ferrompi_family = "mpich")]
+pub(crate) fn graph_weights() -> (*const std::ffi::c_int, *const std::ffi::c_int) {
+    // SAFETY: two immutable objects MPICH's library defines before `main`.
+    unsafe { (MPI_UNWEIGHTED.cast_const(), MPI_WEIGHTS_EMPTY.cast_const()) }
+}
+
+/// `MPI_UNWEIGHTED` and `MPI_WEIGHTS_EMPTY` (MPI-4.0 §8.5.4): the weights arguments of a
+/// distributed graph without weights, and with weights but no edges. A macro (a `const` here)
+/// in Open MPI and the MPI-5 ABI, an `extern int * const` object in MPICH.
+#[cfg(not(ferrompi_family = "mpich"))]
+pub(crate) fn graph_weights() -> (*const std::ffi::c_int, *const std::ffi::c_int) {
+    (MPI_UNWEIGHTED.cast_const(), MPI_WEIGHTS_EMPTY.cast_const())
+}
+
 /// Whether two values have the same bytes (handles: integers or pointers, no padding).
 #[cfg(test)]
 fn same_bits<T>(a: &T, b: &T) -> bool {

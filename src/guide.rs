@@ -8,7 +8,7 @@
 //! | [`nonblocking`] | requests in scopes, owned requests, request sets, futures, persistent requests, and their soundness rules |
 //! | [`collectives`] | every collective, reductions and user ops, large counts, channels, typed messages |
 //! | [`structured_data`] | `#[derive(Equivalence)]`, derived datatypes and views, packing |
-//! | [`topologies`] | Cartesian grids: coordinates, neighbours, sub-grids |
+//! | [`topologies`] | Cartesian grids, graphs and distributed graphs; neighbourhood collectives |
 //! | [`windows`] | shared-memory windows and RMA |
 //! | [`deployment`] | the node and NUMA hierarchy, Slurm, `sbatch` scripts, fake hosts |
 //! | `gpu` | whether the MPI takes GPU memory; device buffers, direct or staged (feature `cuda`) |

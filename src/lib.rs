@@ -31,6 +31,8 @@
 //! | [`datatype`] | §3.2.2, §5.1, §5.2 | [`Equivalence`] and `#[derive(Equivalence)]`: which Rust types travel, as what; [`DerivedType`] layouts, views, packing |
 //! | [`comm`] | ch. 7 | [`Communicator`], [`Group`]: dup, split, split_type, compare, names, range_incl |
 //! | [`comm::cart`] | §8.5 | [`CartCommunicator`]: `dims_create`, `cart_create`, `coords`, `rank_of`, `shift`, `cart_sub`, `cart_map`; `topo_test` |
+//! | [`comm::graph`] | §8.5.3, §8.5.4 | [`GraphCommunicator`] (`graph_create`, `graph_map`, `neighbors`), [`DistGraphCommunicator`] (`dist_graph_create_adjacent`, `dist_graph_create`, weights) |
+//! | [`comm::neighbor`] | §8.6–§8.8 | [`TopologyCommunicator`]: `neighbor_allgather(v)`, `neighbor_alltoall(v, w)`, blocking, nonblocking and persistent |
 //! | [`comm::p2p`] | ch. 3 | `send`, `ssend`, `bsend`, `rsend`, `recv`, `sendrecv(_replace)`, [`Status`] |
 //! | [`comm::probe`] | §3.8 | `probe`, `mprobe`, [`Message`], `recv_vec`, `recv_uninit` |
 //! | [`comm::nonblocking`] | §3.7, §3.10 | `isend`, `issend`, `ibsend`, `irsend`, `irecv` (scoped or owned), `isendrecv(_replace)` |
@@ -221,7 +223,9 @@ pub mod window;
 pub use channel::Channel;
 pub use comm::bsend::{AttachedBuffer, BSEND_OVERHEAD};
 pub use comm::cart::{CartCommunicator, Shift, VirtualTopology};
+pub use comm::graph::{DistGraphCommunicator, GraphCommunicator};
 pub use comm::group::Group;
+pub use comm::neighbor::TopologyCommunicator;
 pub use comm::p2p::{ANY_SOURCE, ANY_TAG, Destination, PROC_NULL, ProcNull, Source, TagMatch};
 pub use comm::partition::{Partition, TypedBlock, TypedPartition};
 pub use comm::persistent_collective::{

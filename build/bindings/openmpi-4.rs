@@ -3942,6 +3942,12 @@ unsafe extern "C" {
     pub static ferrompi_MPI_BOTTOM: *mut ::std::os::raw::c_void;
 }
 unsafe extern "C" {
+    pub static ferrompi_MPI_UNWEIGHTED: *mut ::std::os::raw::c_int;
+}
+unsafe extern "C" {
+    pub static ferrompi_MPI_WEIGHTS_EMPTY: *mut ::std::os::raw::c_int;
+}
+unsafe extern "C" {
     pub static ferrompi_MPI_STATUS_IGNORE: *mut MPI_Status;
 }
 unsafe extern "C" {

@@ -10,8 +10,10 @@ pub mod bsend;
 pub(crate) mod call;
 pub mod cart;
 pub mod collective;
+pub mod graph;
 pub mod group;
 mod large;
+pub mod neighbor;
 pub mod nonblocking;
 pub mod p2p;
 pub mod partition;
@@ -57,7 +59,7 @@ use std::mem::ManuallyDrop;
 /// | groups | [`group`](Self::group), [`create`](Self::create), [`create_from_group`](Self::create_from_group) | §7.3, §7.4.2 |
 /// | channels, typed messages | [`channel`](Self::channel), `send_value`, `recv_value` (feature `serde`) | ch. 3 |
 /// | the node and NUMA hierarchy | [`hierarchy`](Self::hierarchy), [`split_numa`](Self::split_numa) | §7.4.2 |
-/// | virtual topologies | [`cart_create`](Self::cart_create) (a [`CartCommunicator`](cart::CartCommunicator)), [`cart_map`](Self::cart_map), [`topo_test`](Self::topo_test) | §8.5 |
+/// | virtual topologies | [`cart_create`](Self::cart_create) (a [`CartCommunicator`](cart::CartCommunicator)), [`cart_map`](Self::cart_map), [`graph_create`](Self::graph_create), [`dist_graph_create_adjacent`](Self::dist_graph_create_adjacent), [`dist_graph_create`](Self::dist_graph_create), [`topo_test`](Self::topo_test); the neighbourhood collectives on a [`TopologyCommunicator`](neighbor::TopologyCommunicator) | §8.5–§8.8 |
 #[derive(Debug)]
 pub struct Communicator<'env> {
     raw: ffi::MPI_Comm,

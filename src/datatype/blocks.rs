@@ -245,6 +245,8 @@ pub struct LayoutBlocks<'a> {
     ptr: *const c_void,
     counts: Vec<c_int>,
     displs: Vec<c_int>,
+    /// The displacements as MPI's address type, for the neighbourhood all-to-all.
+    addresses: Vec<ffi::MPI_Aint>,
     types: Vec<ffi::MPI_Datatype>,
     _borrow: PhantomData<(&'a [u8], &'a DerivedType<'a>)>,
 }
@@ -260,8 +262,16 @@ pub struct LayoutBlocksMut<'a, T> {
     buf: &'a mut [T],
     counts: Vec<c_int>,
     displs: Vec<c_int>,
+    /// The displacements as MPI's address type, for the neighbourhood all-to-all.
+    addresses: Vec<ffi::MPI_Aint>,
     types: Vec<ffi::MPI_Datatype>,
     _type: PhantomData<(&'a DerivedType<'a>, *const ())>,
+}
+
+/// Byte displacements as MPI's address type (`isize` or `i64`, as wide as a pointer: an `int`
+/// always fits it on the targets MPI runs on).
+pub(crate) fn addresses(displs: &[c_int]) -> Vec<ffi::MPI_Aint> {
+    displs.iter().map(|&d| d as ffi::MPI_Aint).collect()
 }
 
 /// One block of [`LayoutBlocks`]: `count` copies of a type from a byte offset.
@@ -327,6 +337,7 @@ impl<'a> LayoutBlocks<'a> {
         Ok(LayoutBlocks {
             ptr,
             counts,
+            addresses: addresses(&displs),
             displs,
             types,
             _borrow: PhantomData,
@@ -342,6 +353,19 @@ impl<'a> LayoutBlocks<'a> {
     #[allow(clippy::type_complexity)]
     pub(crate) fn raw(&self) -> (*const c_void, &[c_int], &[c_int], &[ffi::MPI_Datatype]) {
         (self.ptr, &self.counts, &self.displs, &self.types)
+    }
+
+    /// As [`raw`](Self::raw), the displacements of MPI's address type.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn raw_addressed(
+        &self,
+    ) -> (
+        *const c_void,
+        &[c_int],
+        &[ffi::MPI_Aint],
+        &[ffi::MPI_Datatype],
+    ) {
+        (self.ptr, &self.counts, &self.addresses, &self.types)
     }
 }
 
@@ -373,6 +397,7 @@ impl<'a, T: Equivalence> LayoutBlocksMut<'a, T> {
         Ok(LayoutBlocksMut {
             buf,
             counts,
+            addresses: addresses(&displs),
             displs,
             types,
             _type: PhantomData,
@@ -387,12 +412,29 @@ impl<'a, T: Equivalence> LayoutBlocksMut<'a, T> {
     /// What MPI is given: the address, counts, byte displacements and datatypes.
     #[allow(clippy::type_complexity)]
     pub(crate) fn raw(&mut self) -> (*mut c_void, &[c_int], &[c_int], &[ffi::MPI_Datatype]) {
-        let ptr = if self.buf.is_empty() {
+        (self.ptr(), &self.counts, &self.displs, &self.types)
+    }
+
+    /// The address MPI writes to.
+    fn ptr(&mut self) -> *mut c_void {
+        if self.buf.is_empty() {
             empty_recv()
         } else {
             self.buf.as_mut_ptr().cast()
-        };
-        (ptr, &self.counts, &self.displs, &self.types)
+        }
+    }
+
+    /// As [`raw`](Self::raw), the displacements of MPI's address type.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn raw_addressed(
+        &mut self,
+    ) -> (
+        *mut c_void,
+        &[c_int],
+        &[ffi::MPI_Aint],
+        &[ffi::MPI_Datatype],
+    ) {
+        (self.ptr(), &self.counts, &self.addresses, &self.types)
     }
 
     /// Makes every value of the slice valid again after MPI wrote into it.

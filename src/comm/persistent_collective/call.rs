@@ -5,6 +5,7 @@
 use crate::comm::agreement::{Signature, fingerprint};
 use crate::comm::call::{MoveFn, RecvSide, ReduceFn, SendSide, VFn, vmove};
 use crate::comm::collective::move_signature;
+use crate::comm::neighbor::Neighbor;
 use crate::env::enter;
 use crate::error::{Result, check};
 use crate::ffi;
@@ -101,6 +102,8 @@ pub(super) enum Call {
         d: RecvSide,
         root: c_int,
     },
+    /// A neighbourhood collective, on a communicator with a virtual topology.
+    Neighbor(Neighbor),
 }
 
 /// The persistent form of a collective: MPI-4's name, or Open MPI's extension's.
@@ -140,7 +143,8 @@ impl Call {
             key: fingerprint(arrays.iter().flat_map(|&p| ints(p)).map(|&v| i64::from(v))),
         };
         Ok(match self {
-            Call::Barrier => Signature::Same { root: -1, key: 0 },
+            // Each process's neighbours are its own: the processes agree on the operation.
+            Call::Barrier | Call::Neighbor(_) => Signature::Same { root: -1, key: 0 },
             Call::Bcast { n, root, .. } | Call::Reduce { n, root, .. } => Signature::Same {
                 root,
                 key: i64::from(n),
@@ -303,6 +307,7 @@ impl Call {
                 Call::ReduceScatter { s, d, rc, dt, op } => init!(
                     MPI_Reduce_scatter_init / MPIX_Reduce_scatter_init(s, d, rc, dt, op, c, i, r)
                 ),
+                Call::Neighbor(n) => neighbor_init(n, c, i, r),
                 Call::Layout { f, s, d, root } => {
                     let (st, dt) = (s.datatype, d.datatype);
                     match f {
@@ -422,7 +427,77 @@ impl Call {
                     ffi::MPI_Ireduce_scatter(s, d, rc, dt, op, c, r)
                 }
                 Call::Layout { f, s, d, root } => vmove(c, f, s, d, root, Some(r)),
+                Call::Neighbor(n) => n.issue(c, Some(r)),
             }
+        }
+    }
+}
+
+/// Creates a persistent neighbourhood collective (`MPI_Neighbor_*_init`, or Open MPI's
+/// `MPIX_Neighbor_*_init`).
+///
+/// # Safety
+/// As [`Call::init`].
+unsafe fn neighbor_init(
+    n: Neighbor,
+    c: ffi::MPI_Comm,
+    i: ffi::MPI_Info,
+    r: &mut ffi::MPI_Request,
+) -> c_int {
+    // SAFETY: per the contract.
+    unsafe {
+        match n {
+            Neighbor::Allgather {
+                s,
+                sn,
+                d,
+                dn,
+                v: None,
+                dt,
+            } => init!(
+                MPI_Neighbor_allgather_init
+                    / MPIX_Neighbor_allgather_init(s, sn, dt, d, dn, dt, c, i, r)
+            ),
+            Neighbor::Allgather {
+                s,
+                sn,
+                d,
+                v: Some((rc, rd)),
+                dt,
+                ..
+            } => init!(
+                MPI_Neighbor_allgatherv_init
+                    / MPIX_Neighbor_allgatherv_init(s, sn, dt, d, rc, rd, dt, c, i, r)
+            ),
+            Neighbor::Alltoall { s, sn, d, dn, dt } => init!(
+                MPI_Neighbor_alltoall_init
+                    / MPIX_Neighbor_alltoall_init(s, sn, dt, d, dn, dt, c, i, r)
+            ),
+            Neighbor::Alltoallv {
+                s,
+                sc,
+                sd,
+                d,
+                rc,
+                rd,
+                dt,
+            } => init!(
+                MPI_Neighbor_alltoallv_init
+                    / MPIX_Neighbor_alltoallv_init(s, sc, sd, dt, d, rc, rd, dt, c, i, r)
+            ),
+            Neighbor::Alltoallw {
+                s,
+                sc,
+                sd,
+                st,
+                d,
+                rc,
+                rd,
+                rt,
+            } => init!(
+                MPI_Neighbor_alltoallw_init
+                    / MPIX_Neighbor_alltoallw_init(s, sc, sd, st, d, rc, rd, rt, c, i, r)
+            ),
         }
     }
 }

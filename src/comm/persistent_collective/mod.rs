@@ -85,6 +85,7 @@
 //! |---|---|
 //! | [`inits`] | the public `*_init` methods with equal blocks (and `reduce_init`) |
 //! | [`vector_inits`] | the public `*_init` methods with per-rank blocks |
+//! | [`neighbor_inits`] | the public `neighbor_*_init` methods (MPI-4.0 §8.8) |
 //! | `call` | one collective's arguments, and its native init or nonblocking start |
 //! | `emulated` | the emulated path and the datatypes a request keeps |
 //!
@@ -93,6 +94,7 @@
 mod call;
 mod emulated;
 pub mod inits;
+pub mod neighbor_inits;
 pub mod vector_inits;
 mod views;
 

@@ -24,7 +24,7 @@ impl<'env> Communicator<'env> {
     /// # Safety
     /// The `Call` that `call` makes names the arrays it is given and buffers as
     /// [`persistent`](Self::persistent) requires, checked against `blocks`.
-    unsafe fn v_init<'a, T: Equivalence, B: Buffers>(
+    pub(super) unsafe fn v_init<'a, T: Equivalence, B: Buffers>(
         &'a self,
         blocks: &[&Partition<T>],
         buffers: B,

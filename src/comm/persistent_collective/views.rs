@@ -351,7 +351,7 @@ impl Communicator<'_> {
     ///     OwnedLayoutBlocks::new(vec![0i32; n * n], &recv)?,
     /// )?;
     /// transpose.start()?.wait()?;
-    /// assert_eq!(transpose.recv()[me], (me * n) as i32); // row 0 from rank 0: its column `me`
+    /// assert_eq!(transpose.recv()[0], me as i32); // row 0 from rank 0: its column `me`
     /// # Ok::<(), ferrompi::Error>(())
     /// ```
     ///

@@ -22,6 +22,7 @@ mod leak_abort;
 mod leak_warning;
 mod leaked_objects;
 mod multinode;
+mod neighborhood;
 mod nonblocking;
 mod op_panic;
 mod p2p;
@@ -273,6 +274,16 @@ pub const ALL: &[Program] = &[
         expect: Expect::Pass,
         slow: false,
         run: cartesian::run,
+    },
+    Program {
+        name: "neighborhood",
+        file: "neighborhood",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: true,
+        expect: Expect::Pass,
+        slow: false,
+        run: neighborhood::run,
     },
     Program {
         name: "group",

@@ -172,7 +172,7 @@ for impl in "${impls[@]}"; do
     openmpi5)
       newer "$impl" large_count
       cargo build --all-features --locked --examples --quiet
-      for run in "hello 4" "persistent_sync 4" "shared_scenarios 4"; do
+      for run in "hello 4" "persistent_sync 4" "shared_scenarios 4" "halo_exchange 4"; do
         set -- $run
         # shellcheck disable=SC2086 # MPIEXEC holds the launcher and its options
         timeout 300 $MPIEXEC -n "$2" "$CARGO_TARGET_DIR/debug/examples/$1" > "$CARGO_TARGET_DIR/example-$1.log" 2>&1 \
@@ -229,7 +229,8 @@ for impl in "${impls[@]}"; do
   fi
   say "$impl: examples under the launcher (their assertions must hold)"
   for run in "hello 4" "ping_pong 2" "channel 4" "async_exchange 4" "topk_sparse_allreduce 4" \
-    "persistent_sync 4" "shared_scenarios 4" "topology 4" "collectives 4" "rma_window 4"; do
+    "persistent_sync 4" "shared_scenarios 4" "topology 4" "collectives 4" "rma_window 4" \
+    "halo_exchange 3" "halo_exchange 4"; do
     set -- $run
     # shellcheck disable=SC2086 # MPIEXEC holds the launcher and its options
     timeout 300 $MPIEXEC -n "$2" "$CARGO_TARGET_DIR/debug/examples/$1" > "$CARGO_TARGET_DIR/example-$1.log" 2>&1 \

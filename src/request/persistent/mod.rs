@@ -730,6 +730,28 @@ impl<B: Buffers> Active<'_, '_, B> {
     }
 }
 
+impl<S: OwnedBuffer, R: OwnedBuffer> Active<'_, '_, Pair<S, R>> {
+    /// The send buffer, while the operation runs. A collective's send buffer is only read by
+    /// MPI, so it may be read here too: a stencil updates its interior from the field it is
+    /// sending while the halo arrives (the receive buffer stays out of reach until the
+    /// operation completes).
+    ///
+    /// ```
+    /// # let mpi = ferrompi::Mpi::init()?;
+    /// # let world = mpi.world();
+    /// use ferrompi::op::Sum;
+    /// let mut total = world.allreduce_init(vec![3u32], vec![0u32], Sum)?;
+    /// let running = total.start()?;
+    /// assert_eq!(running.send(), &[3]); // readable while MPI reads it
+    /// running.wait()?;
+    /// # Ok::<(), ferrompi::Error>(())
+    /// ```
+    pub fn send(&self) -> &[S::Item] {
+        let buffers = self.request.buffer.as_ref();
+        buffers.expect("present until dropped").send.as_slice()
+    }
+}
+
 impl<B: Buffers> Drop for Active<'_, '_, B> {
     fn drop(&mut self) {
         self.request.settle_leaked();

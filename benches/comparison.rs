@@ -25,6 +25,7 @@
 //! With `FERROMPI_BENCH_NULL=1` it is its own A/A control (`tools/bench-null.sh`): every row
 //! compares its C side with itself, so the ratios show the estimator's noise alone.
 
+mod halo_rows;
 mod harness;
 mod window_rows;
 
@@ -84,6 +85,13 @@ unsafe extern "C" {
     ) -> f64;
     fn ferrompi_c_alltoall(iters: c_long, send: *const f64, recv: *mut f64, count: c_int) -> f64;
     fn ferrompi_c_shared_alloc(iters: c_long, comm: ffi::MPI_Comm, bytes: ffi::MPI_Aint) -> f64;
+    fn ferrompi_c_halo(
+        iters: c_long,
+        cart: ffi::MPI_Comm,
+        ly: c_int,
+        lx: c_int,
+        form: c_int,
+    ) -> f64;
     fn ferrompi_c_shared_epoch(iters: c_long, comm: ffi::MPI_Comm) -> f64;
     fn ferrompi_c_shared_sum(
         iters: c_long,
@@ -798,6 +806,12 @@ fn main() {
     let world = &world;
     let node = world.split_shared(0).expect("split_shared");
     let node = &node;
+    let dims = mpi.dims_create(world.size(), &[0, 0]).expect("dims_create");
+    let grid = world
+        .cart_create(&dims, &[false, false], false)
+        .expect("cart_create");
+    let grid = &grid.expect("every process");
+    let faces = halo_rows::Faces::new(&mpi, grid);
     let ranks = world.size();
     let mut bench = MpiBench::new(world);
     let mut rows = Vec::new();
@@ -807,6 +821,7 @@ fn main() {
     }
     collectives(&mut bench, &mut rows, world);
     window_rows::windows(&mut bench, &mut rows, world, node);
+    halo_rows::halo(&mut bench, &mut rows, &faces, grid);
     // FERROMPI_BENCH_ONLY=group,group keeps only those rows, and FERROMPI_BENCH_BYTES=8,4096
     // only those sizes (for profiling one operation).
     let list = |name: &str| {
@@ -905,6 +920,7 @@ fn main() {
     if rows.iter().any(|r| r.group == "allreduce_init") {
         md += &library_effect(&mut session, rounds);
     }
+    md += &halo_rows::persistent_effect(&mut session, rounds);
     drop(session);
     harness::report(&md, &csv);
 }

@@ -87,6 +87,21 @@ macro_rules! every_operation {
             .allgather_in_place(&mut got)
             .expect("allgather_in_place");
         world.alltoall(&send, &mut got).expect("alltoall");
+        // Neighbourhood collectives, on a periodic ring of this process (two neighbours).
+        let ring = world
+            .cart_create(&[1], &[true], false)
+            .expect("cart_create");
+        let ring = ring.expect("a ring of every process");
+        let (two, mut back) = ([1.5f64; 2], [0.0f64; 2]);
+        let pair = Partition::<f64>::uniform(2, 1).expect("partition");
+        ring.neighbor_allgather(&send, &mut back)
+            .expect("neighbor_allgather");
+        ring.neighbor_allgatherv(&send, &mut back, &pair)
+            .expect("neighbor_allgatherv");
+        ring.neighbor_alltoall(&two, &mut back)
+            .expect("neighbor_alltoall");
+        ring.neighbor_alltoallv(&two, &pair, &mut back, &pair)
+            .expect("neighbor_alltoallv");
         world
             .alltoall_in_place(&mut got)
             .expect("alltoall_in_place");

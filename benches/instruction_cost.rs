@@ -54,6 +54,13 @@
 //!   met by a receive of the hand-made datatype posted through `ffi` on both paths;
 //! - `alltoall`, `alltoall-ffi`: a blocking alltoall of one `f64` per pair;
 //! - `allgatherv`, `allgatherv-ffi`: a blocking allgatherv of one `f64` per rank;
+//! - `neighbor-alltoall`, `neighbor-alltoall-ffi`: a blocking neighbourhood all-to-all of one
+//!   `f64` per neighbour on a periodic ring of this one process (two neighbours: itself);
+//! - `neighbor-alltoallw`, `neighbor-alltoallw-ffi`: the same exchange as a
+//!   `neighbor_alltoallw` of two one-`f64` layouts each way (a halo exchange's call);
+//! - `neighbor-init`, `neighbor-init-ffi`: start + wait of a persistent
+//!   `neighbor_alltoall` of one `f64` per neighbour, and the same as a nonblocking
+//!   `MPI_Ineighbor_alltoall` + `MPI_Wait` (what every persistent path at least costs);
 //! - `sendrecv`, `sendrecv-ffi`: 8 bytes to and from this process, with its status;
 //! - `send-recv`, `send-recv-ffi`: a blocking `send` of 8 bytes to this process and a blocking
 //!   `recv` of 8 bytes from it, the ping-pong's two calls, each met by a nonblocking call made
@@ -134,7 +141,7 @@ fn main() {
     );
 }
 
-const PATHS: [&str; 68] = [
+const PATHS: [&str; 74] = [
     "exchange",
     "exchange-ffi",
     "exchange-into",
@@ -197,6 +204,12 @@ const PATHS: [&str; 68] = [
     "alltoall-ffi",
     "allgatherv",
     "allgatherv-ffi",
+    "neighbor-alltoall",
+    "neighbor-alltoall-ffi",
+    "neighbor-alltoallw",
+    "neighbor-alltoallw-ffi",
+    "neighbor-init",
+    "neighbor-init-ffi",
     "sendrecv",
     "sendrecv-ffi",
     "send-recv",
@@ -236,6 +249,19 @@ fn run(mpi: &Mpi, path: &str, iterations: usize) {
             "send-struct" "send-struct-ffi"
             "alltoall" "alltoall-ffi" "allgatherv" "allgatherv-ffi" "sendrecv"
             "sendrecv-ffi";
+    }
+    // The neighbourhood rows make a derived datatype: they take the environment too.
+    macro_rules! alone_with_mpi {
+        ($row:ident: $($name:literal)*) => {
+            match path {
+                $($name => return alone(|| $row(mpi, $name, iterations)),)*
+                _ => {}
+            }
+        };
+    }
+    alone_with_mpi! {
+        neighborhood: "neighbor-alltoall" "neighbor-alltoall-ffi" "neighbor-alltoallw"
+            "neighbor-alltoallw-ffi" "neighbor-init" "neighbor-init-ffi"
     }
     match path {
         "send-recv" => send_recv(
@@ -377,6 +403,68 @@ fn second_call_sites(world: &ferrompi::Communicator<'_>) {
             at.fetch_and_op(1, 0, Sum).expect("fetch_and_op");
         })
         .expect("lock_all");
+}
+
+/// A neighbourhood exchange on a periodic ring of this one process (its two neighbours are
+/// itself): one `f64` each way, as `neighbor_alltoall`, as `neighbor_alltoallw` of one-value
+/// layouts, and as a persistent `neighbor_alltoall_init`; each against the same exchange made
+/// through `ffi` on the same communicator.
+#[inline(always)]
+fn neighborhood(mpi: &Mpi, path: &str, iterations: usize) {
+    let ring = mpi
+        .world()
+        .cart_create(&[1], &[true], false)
+        .expect("cart_create")
+        .expect("a ring of one");
+    let (comm, double) = (ring.as_raw(), f64::datatype().as_raw());
+    let (send, mut got) = ([1.5f64, 2.5], [0.0f64; 2]);
+    let (out, into) = (send.as_ptr().cast(), got.as_mut_ptr().cast());
+    let one = ferrompi::DerivedType::contiguous(mpi, 1, f64::datatype()).expect("contiguous");
+    let (counts, addresses, types) = ([1, 1], [0 as ffi::MPI_Aint, 8], [one.as_raw(); 2]);
+    // Each `ffi` call below reads the two `f64`s of `send` and writes the two of `got`, alive
+    // for the call, on a Cartesian communicator of one process.
+    match path {
+        "neighbor-alltoall" => (0..iterations).for_each(|_| {
+            ring.neighbor_alltoall(&send, &mut got)
+                .expect("neighbor_alltoall");
+        }),
+        // SAFETY: as said above the match.
+        "neighbor-alltoall-ffi" => (0..iterations).for_each(|_| unsafe {
+            ffi::MPI_Neighbor_alltoall(out, 1, double, into, 1, double, comm);
+        }),
+        "neighbor-alltoallw" => {
+            let layouts = [(&one, 1, 0), (&one, 1, 8)];
+            let faces = ferrompi::LayoutBlocks::new(&send, &layouts).expect("send blocks");
+            let mut ghosts =
+                ferrompi::LayoutBlocksMut::new(&mut got, &layouts).expect("receive blocks");
+            (0..iterations).for_each(|_| {
+                ring.neighbor_alltoallw(&faces, &mut ghosts)
+                    .expect("neighbor_alltoallw");
+            })
+        }
+        // SAFETY: as said above the match: two blocks of one `f64` at bytes 0 and 8.
+        "neighbor-alltoallw-ffi" => (0..iterations).for_each(|_| unsafe {
+            let (c, a, t) = (counts.as_ptr(), addresses.as_ptr(), types.as_ptr());
+            ffi::MPI_Neighbor_alltoallw(out, c, a, t, into, c, a, t, comm);
+        }),
+        "neighbor-init" => (|| -> ferrompi::Result<()> {
+            let mut persistent = ring.neighbor_alltoall_init(send.to_vec(), vec![0.0f64; 2])?;
+            for _ in 0..iterations {
+                persistent.start()?.wait()?;
+            }
+            got.copy_from_slice(persistent.recv());
+            Ok(())
+        })()
+        .expect("neighbor_alltoall_init"),
+        // SAFETY: as said above the match; each request completes before the next starts.
+        "neighbor-init-ffi" => (0..iterations).for_each(|_| unsafe {
+            let mut request = ffi::MPI_REQUEST_NULL;
+            ffi::MPI_Ineighbor_alltoall(out, 1, double, into, 1, double, comm, &mut request);
+            ffi::MPI_Wait(&mut request, ffi::MPI_STATUS_IGNORE);
+        }),
+        _ => unreachable!("{path}"),
+    }
+    std::hint::black_box(got);
 }
 
 /// Bytes per process of the shared-window row.

@@ -49,7 +49,7 @@
 //! | [`info`] | ch. 10 | [`Info`]: hints for windows and communicators |
 //! | [`window::shared`] | §12.2.3, §12.7 | [`SharedWindow`]: one copy per node, read and write epochs, atomics |
 //! | [`window::rma`], [`window::epoch`], [`window::epoch_target`] | ch. 12 | [`Window`]: put, get, accumulate, atomics, `rput`/`rget`; fence, PSCW, lock epochs; one target checked once |
-//! | [`topology`] | §7.4.2 | [`Hierarchy`](topology::Hierarchy): node, leaders, NUMA groups, hosts; [`Placement`](topology::Placement): NUMA binding from Linux; `split_numa` |
+//! | [`topology`] | §7.4.2 | [`Hierarchy`](topology::Hierarchy): node, leaders, NUMA groups, hosts, a node-aware Cartesian grid; [`Placement`](topology::Placement): NUMA binding from Linux; `split_numa` |
 //! | [`slurm`] | §11.5 | [`SlurmJob`](slurm::SlurmJob): the allocation from `SLURM_*`; hostlist and count parsers |
 //!
 //! Which MPI the crate was built against: [`IMPLEMENTATION`], [`MPI_VERSION`], [`BUILD_PROBE`].

@@ -44,16 +44,18 @@ allowed = re.compile(
     r"|::agree_checked|::finish_owned|::still_held|::repair_at_end"
     # making an error: boxing its kind, and the cold functions that describe one
     r"|Error as core::convert::From<.*>>::from|::invalid_rank|::count_overflow|::not_locked"
-    r"|::bad_rank"
+    r"|::bad_rank|::not_per_neighbor"
     # a scope's end when it kept something or has repairs to make
     r"|request::end"
     # set-up, and the clean-up of what the copies make (an error, a scope and its set, a
     # persistent request, a window, a partition; not a request, whose drop is inline)
     r"|_init|Partition<T>::uniform|::lock_all|rma::Window<T>>::epoch|WindowEpoch<T>>::target"
+    r"|::cart_create"
     r"|RequestStorage::with_capacity"
     r"|drop_in_place<alloc::boxed::Box<ferrompi::error::Counted>>"
     r"|drop_in_place<ferrompi::(error::Error|request::Scope|request::set::Request(Set|Storage)"
-    r"|request::persistent::PersistentRequest|window::rma::Window|comm::partition::Partition)"
+    r"|request::persistent::PersistentRequest|window::rma::Window|comm::partition::Partition"
+    r"|comm::cart::CartCommunicator)"
     r"(<.*>)?>)$"
 )
 

@@ -282,3 +282,68 @@ double ferrompi_c_rma(long iters, int get, char *buf, int bytes, MPI_Win win) {
     MPI_Win_unlock_all(win);
     return elapsed;
 }
+
+/* A 2-D halo exchange on `cart` (a Cartesian communicator of 2 dimensions), as a stencil code
+ * writes it: this process's ly x lx block of doubles with a ghost layer, its four faces
+ * subarrays sent from the interior's edges and received into the ghosts, in the neighbourhood
+ * order (along each dimension the neighbour behind, then ahead). `form`: 0 the blocking
+ * MPI_Neighbor_alltoallw, 1 MPI_Ineighbor_alltoallw + MPI_Wait, 2 a persistent request made
+ * once (MPI-4's or Open MPI's MPIX_), started and waited for. Returns -1 when the MPI has no
+ * persistent form. */
+double ferrompi_c_halo(long iters, MPI_Comm cart, int ly, int lx, int form) {
+    int sizes[2] = {ly + 2, lx + 2};
+    int rows[2] = {1, lx}, cols[2] = {ly, 1};
+    int send_at[4][2] = {{1, 1}, {ly, 1}, {1, 1}, {1, lx}};
+    int recv_at[4][2] = {{0, 1}, {ly + 1, 1}, {1, 0}, {1, lx + 1}};
+    MPI_Datatype send_types[4], recv_types[4];
+    for (int k = 0; k < 4; k++) {
+        int *sub = k < 2 ? rows : cols;
+        MPI_Type_create_subarray(2, sizes, sub, send_at[k], MPI_ORDER_C, MPI_DOUBLE, &send_types[k]);
+        MPI_Type_create_subarray(2, sizes, sub, recv_at[k], MPI_ORDER_C, MPI_DOUBLE, &recv_types[k]);
+        MPI_Type_commit(&send_types[k]);
+        MPI_Type_commit(&recv_types[k]);
+    }
+    int counts[4] = {1, 1, 1, 1};
+    MPI_Aint displs[4] = {0, 0, 0, 0};
+    size_t cells = (size_t)sizes[0] * (size_t)sizes[1];
+    double *field = calloc(cells, sizeof *field), *ghosts = calloc(cells, sizeof *ghosts);
+    double elapsed = -1.0;
+    MPI_Request request = MPI_REQUEST_NULL;
+    int rc = MPI_SUCCESS;
+    if (form == 2) {
+        rc = MPI_ERR_UNSUPPORTED_OPERATION;
+#if defined(FERROMPI_PERSISTENT_COLL)
+        rc = MPI_Neighbor_alltoallw_init(field, counts, displs, send_types, ghosts, counts,
+                                         displs, recv_types, cart, MPI_INFO_NULL, &request);
+#elif defined(FERROMPI_MPIX_PERSISTENT_COLL)
+        rc = MPIX_Neighbor_alltoallw_init(field, counts, displs, send_types, ghosts, counts,
+                                          displs, recv_types, cart, MPI_INFO_NULL, &request);
+#endif
+    }
+    if (rc == MPI_SUCCESS) {
+        double start = MPI_Wtime();
+        for (long i = 0; i < iters; i++) {
+            if (form == 0) {
+                MPI_Neighbor_alltoallw(field, counts, displs, send_types, ghosts, counts, displs,
+                                       recv_types, cart);
+            } else if (form == 1) {
+                MPI_Ineighbor_alltoallw(field, counts, displs, send_types, ghosts, counts,
+                                        displs, recv_types, cart, &request);
+                MPI_Wait(&request, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Start(&request);
+                MPI_Wait(&request, MPI_STATUS_IGNORE);
+            }
+        }
+        elapsed = MPI_Wtime() - start;
+    }
+    if (form == 2 && rc == MPI_SUCCESS)
+        MPI_Request_free(&request);
+    for (int k = 0; k < 4; k++) {
+        MPI_Type_free(&send_types[k]);
+        MPI_Type_free(&recv_types[k]);
+    }
+    free(field);
+    free(ghosts);
+    return elapsed;
+}

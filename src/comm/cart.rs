@@ -120,42 +120,48 @@ impl Mpi {
     /// [`ErrorKind::CountOverflow`] for more dimensions than an `int` counts;
     /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
     pub fn dims_create(&self, nnodes: i32, dims: &[i32]) -> Result<Vec<i32>> {
-        const OP: &str = "dims_create";
-        let ndims = count_of::<i32>(dims.len(), OP)?;
-        let invalid = |reason: String| -> Result<Vec<i32>> {
-            Err(ErrorKind::InvalidArgument {
-                operation: OP,
-                reason,
-            }
-            .into())
-        };
-        if nnodes < 1 {
-            return invalid(format!("{nnodes} processes: at least 1 is needed"));
-        }
-        if let Some(d) = dims.iter().find(|&&d| d < 0) {
-            return invalid(format!("dimension {d} is negative (0 lets MPI choose it)"));
-        }
-        let fixed = dims
-            .iter()
-            .filter(|&&d| d > 0)
-            .try_fold(1i32, |product, &d| product.checked_mul(d));
-        let free = dims.contains(&0);
-        match fixed {
-            Some(fixed) if nnodes % fixed == 0 && (free || fixed == nnodes) => {}
-            _ => {
-                return invalid(format!(
-                    "the dimensions given ({dims:?}) do not divide {nnodes} processes"
-                ));
-            }
-        }
-        let mut out = dims.to_vec();
-        // SAFETY: `out` holds `ndims` ints, which MPI reads and overwrites.
-        let rc = env::gated(OP, || unsafe {
-            ffi::MPI_Dims_create(nnodes, ndims, out.as_mut_ptr())
-        })?;
-        check(rc, OP)?;
-        Ok(out)
+        dims_create(nnodes, dims)
     }
+}
+
+/// [`Mpi::dims_create`], for the layers that hold no [`Mpi`] (the node-aware grid of
+/// [`Hierarchy`](crate::topology::Hierarchy)).
+pub(crate) fn dims_create(nnodes: i32, dims: &[i32]) -> Result<Vec<i32>> {
+    const OP: &str = "dims_create";
+    let ndims = count_of::<i32>(dims.len(), OP)?;
+    let invalid = |reason: String| -> Result<Vec<i32>> {
+        Err(ErrorKind::InvalidArgument {
+            operation: OP,
+            reason,
+        }
+        .into())
+    };
+    if nnodes < 1 {
+        return invalid(format!("{nnodes} processes: at least 1 is needed"));
+    }
+    if let Some(d) = dims.iter().find(|&&d| d < 0) {
+        return invalid(format!("dimension {d} is negative (0 lets MPI choose it)"));
+    }
+    let fixed = dims
+        .iter()
+        .filter(|&&d| d > 0)
+        .try_fold(1i32, |product, &d| product.checked_mul(d));
+    let free = dims.contains(&0);
+    match fixed {
+        Some(fixed) if nnodes % fixed == 0 && (free || fixed == nnodes) => {}
+        _ => {
+            return invalid(format!(
+                "the dimensions given ({dims:?}) do not divide {nnodes} processes"
+            ));
+        }
+    }
+    let mut out = dims.to_vec();
+    // SAFETY: `out` holds `ndims` ints, which MPI reads and overwrites.
+    let rc = env::gated(OP, || unsafe {
+        ffi::MPI_Dims_create(nnodes, ndims, out.as_mut_ptr())
+    })?;
+    check(rc, OP)?;
+    Ok(out)
 }
 
 #[cold]

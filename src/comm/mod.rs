@@ -735,7 +735,7 @@ impl Mpi {
 }
 
 #[cold]
-fn unexpected_null(operation: &'static str) -> Error {
+pub(crate) fn unexpected_null(operation: &'static str) -> Error {
     ErrorKind::InvalidArgument {
         operation,
         reason: "MPI returned MPI_COMM_NULL unexpectedly".into(),

@@ -313,8 +313,10 @@ pub(crate) fn per_neighbor(
     }
 }
 
+/// A degree as a length. MPI's degrees are never negative.
+#[inline(always)]
 fn degree(d: c_int) -> usize {
-    usize::try_from(d).unwrap_or(0)
+    d as usize
 }
 
 impl<'env> TopologyCommunicator<'env> {
@@ -357,8 +359,30 @@ impl<'env> TopologyCommunicator<'env> {
     }
 
     /// The per-neighbour count of an all-to-all with equal blocks: `send` holds one block per
-    /// out-neighbour, `recv` one per in-neighbour, all of one length.
+    /// out-neighbour, `recv` one per in-neighbour, all of one length. One division on the
+    /// common path; anything else (no out-neighbour, lengths that do not fit) out of line.
+    #[inline(always)]
     pub(crate) fn alltoall_share<T: Equivalence>(
+        &self,
+        send_len: usize,
+        recv_len: usize,
+        operation: &'static str,
+    ) -> Result<c_int> {
+        let (sources, destinations) = (self.in_degree(), self.out_degree());
+        if let Some(block) = send_len.checked_div(destinations) {
+            // `block * destinations` cannot overflow: it is at most `send_len`.
+            if block * destinations == send_len && block.checked_mul(sources) == Some(recv_len) {
+                return count_of::<T>(block, operation);
+            }
+        }
+        self.alltoall_share_slow::<T>(send_len, recv_len, operation)
+    }
+
+    /// [`alltoall_share`](Self::alltoall_share) off its common path: no out-neighbour, or an
+    /// error.
+    #[cold]
+    #[inline(never)]
+    fn alltoall_share_slow<T: Equivalence>(
         &self,
         send_len: usize,
         recv_len: usize,
@@ -379,6 +403,7 @@ impl<'env> TopologyCommunicator<'env> {
 
     /// The arguments of `neighbor_allgather`: `recv` holds one block of `send`'s length per
     /// in-neighbour.
+    #[inline(always)]
     pub(crate) fn allgather_args<T: Equivalence>(
         &self,
         send: &[T],
@@ -397,6 +422,7 @@ impl<'env> TopologyCommunicator<'env> {
         })
     }
 
+    #[inline(always)]
     pub(crate) fn allgatherv_args<T: Equivalence>(
         &self,
         send: &[T],
@@ -422,6 +448,7 @@ impl<'env> TopologyCommunicator<'env> {
         })
     }
 
+    #[inline(always)]
     pub(crate) fn alltoall_args<T: Equivalence>(
         &self,
         send: &[T],
@@ -438,6 +465,7 @@ impl<'env> TopologyCommunicator<'env> {
         })
     }
 
+    #[inline(always)]
     pub(crate) fn alltoallv_args<T: Equivalence>(
         &self,
         (send, send_blocks): (&[T], &Partition<T>),
@@ -473,6 +501,7 @@ impl<'env> TopologyCommunicator<'env> {
         })
     }
 
+    #[inline(always)]
     fn alltoallw_args<T: Equivalence>(
         &self,
         send: &LayoutBlocks<'_>,
@@ -562,6 +591,7 @@ impl<'env> TopologyCommunicator<'env> {
     /// # Errors
     /// [`ErrorKind::BufferSize`], [`ErrorKind::CountOverflow`] before any communication;
     /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
+    #[inline(always)]
     pub fn neighbor_allgather<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
         const OP: &str = "neighbor_allgather";
         let call = self.allgather_args(send, recv, OP)?;
@@ -585,6 +615,7 @@ impl<'env> TopologyCommunicator<'env> {
     ///
     /// # Errors
     /// As [`neighbor_allgather`](Self::neighbor_allgather).
+    #[inline(always)]
     pub fn ineighbor_allgather<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -616,6 +647,7 @@ impl<'env> TopologyCommunicator<'env> {
     /// # Errors
     /// [`ErrorKind::InvalidArgument`] for a partition without one block per in-neighbour;
     /// as [`neighbor_allgather`](Self::neighbor_allgather).
+    #[inline(always)]
     pub fn neighbor_allgatherv<T: Equivalence>(
         &self,
         send: &[T],
@@ -633,6 +665,7 @@ impl<'env> TopologyCommunicator<'env> {
     ///
     /// # Errors
     /// As [`neighbor_allgatherv`](Self::neighbor_allgatherv).
+    #[inline(always)]
     pub fn ineighbor_allgatherv<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -666,6 +699,7 @@ impl<'env> TopologyCommunicator<'env> {
     /// [`ErrorKind::InvalidArgument`] (a buffer that does not divide among the neighbours),
     /// [`ErrorKind::BufferSize`], [`ErrorKind::CountOverflow`] before any communication;
     /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
+    #[inline(always)]
     pub fn neighbor_alltoall<T: Equivalence>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
         const OP: &str = "neighbor_alltoall";
         let call = self.alltoall_args(send, recv, OP)?;
@@ -678,6 +712,7 @@ impl<'env> TopologyCommunicator<'env> {
     ///
     /// # Errors
     /// As [`neighbor_alltoall`](Self::neighbor_alltoall).
+    #[inline(always)]
     pub fn ineighbor_alltoall<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -711,6 +746,7 @@ impl<'env> TopologyCommunicator<'env> {
     /// side, or receive blocks that overlap; [`ErrorKind::BufferSize`];
     /// [`ErrorKind::CountOverflow`] for blocks over `int`; [`ErrorKind::WrongThread`];
     /// [`ErrorKind::Mpi`].
+    #[inline(always)]
     pub fn neighbor_alltoallv<T: Equivalence>(
         &self,
         send: &[T],
@@ -729,6 +765,7 @@ impl<'env> TopologyCommunicator<'env> {
     ///
     /// # Errors
     /// As [`neighbor_alltoallv`](Self::neighbor_alltoallv).
+    #[inline(always)]
     pub fn ineighbor_alltoallv<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,
@@ -771,6 +808,7 @@ impl<'env> TopologyCommunicator<'env> {
     /// # Errors
     /// [`ErrorKind::InvalidArgument`] without one block per neighbour on either side;
     /// [`ErrorKind::WrongThread`]; [`ErrorKind::Mpi`].
+    #[inline(always)]
     pub fn neighbor_alltoallw<T: Equivalence>(
         &self,
         send: &LayoutBlocks<'_>,
@@ -795,6 +833,7 @@ impl<'env> TopologyCommunicator<'env> {
     ///
     /// # Errors
     /// As [`neighbor_alltoallw`](Self::neighbor_alltoallw).
+    #[inline(always)]
     pub fn ineighbor_alltoallw<'s, T: Equivalence>(
         &'s self,
         scope: &'s Scope<'s, '_>,

@@ -19,6 +19,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         println!("{h}");
     }
     consistency(&world, &h, t);
+    node_grid(mpi, &world, &h, t);
     split_types(&world, t);
     if let Ok(n) = std::env::var("FERROMPI_EXPECT_NODES") {
         let n: usize = n.parse().expect("FERROMPI_EXPECT_NODES: a number");
@@ -156,6 +157,74 @@ fn consistency(world: &ferrompi::Communicator<'_>, h: &Hierarchy<'_>, t: &mut Ch
         report.contains(&format!("on {nodes} node(s)")) && report.contains(&me.host),
         format!("report: {report}"),
     );
+}
+
+/// `Hierarchy::cart_create`: a grid of every process in which each node's processes hold one
+/// box (over fake hosts, boxes of several nodes), in 2 and 3 dimensions; bad input refused.
+fn node_grid(mpi: &Mpi, world: &ferrompi::Communicator<'_>, h: &Hierarchy<'_>, t: &mut Checks) {
+    let size = world.size() as usize;
+    for ndims in [2usize, 3] {
+        let periods = vec![false; ndims];
+        let grid = t.okay(
+            h.cart_create(world, ndims, &periods),
+            "hierarchy cart_create",
+        );
+        t.eq(grid.size(), world.size(), "the grid holds every process");
+        t.eq(grid.ndims(), ndims, "its dimensions");
+        t.eq_ok(grid.rank_of(grid.coords()), grid.rank(), "its coordinates");
+        // Every process's node and coordinates.
+        let mut mine = vec![h.node_index() as i32];
+        mine.extend_from_slice(grid.coords());
+        let mut all = vec![0i32; size * (ndims + 1)];
+        t.okay(world.allgather(&mine, &mut all), "allgather of the places");
+        let places: Vec<&[i32]> = all.chunks(ndims + 1).collect();
+        let mut seen: Vec<&[i32]> = places.iter().map(|p| &p[1..]).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        t.eq(seen.len(), size, "every process at a place of its own");
+        let per_node = h.ranks_per_node();
+        if per_node.windows(2).all(|w| w[0] == w[1]) {
+            // Each node's processes on a box of the shape dims_create gives its count.
+            let box_dims = t.okay(
+                mpi.dims_create(per_node[0] as i32, &vec![0; ndims]),
+                "dims_create of a node",
+            );
+            for node in 0..h.node_count() {
+                let at: Vec<&[i32]> = places
+                    .iter()
+                    .filter(|p| p[0] == node as i32)
+                    .map(|p| &p[1..])
+                    .collect();
+                let extents: Vec<i32> = (0..ndims)
+                    .map(|d| {
+                        let (lo, hi) = at.iter().fold((i32::MAX, i32::MIN), |(lo, hi), c| {
+                            (lo.min(c[d]), hi.max(c[d]))
+                        });
+                        hi - lo + 1
+                    })
+                    .collect();
+                t.eq(
+                    &extents,
+                    &box_dims,
+                    format!("node {node}'s processes on one box"),
+                );
+            }
+        }
+    }
+    let bad = h.cart_create(world, 2, &[false]);
+    t.err(
+        bad,
+        |e| matches!(e.kind(), ErrorKind::InvalidArgument { .. }),
+        "one period for two dimensions",
+    );
+    if h.node.size() != world.size() {
+        let other = h.cart_create(&h.node, 2, &[false, false]);
+        t.err(
+            other,
+            |e| matches!(e.kind(), ErrorKind::InvalidArgument { .. }),
+            "a communicator other than the hierarchy's",
+        );
+    }
 }
 
 fn hostname() -> String {

@@ -1,6 +1,7 @@
 //! Where the processes run: nodes, NUMA domains and their leaders in one collective call
 //! ([`Communicator::hierarchy`]), NUMA detection from Linux that does not depend on the MPI
-//! ([`Placement`]), and a NUMA split that works on every MPI ([`Communicator::split_numa`]).
+//! ([`Placement`]), a NUMA split that works on every MPI ([`Communicator::split_numa`]), and a
+//! Cartesian grid laid out over the nodes ([`Hierarchy::cart_create`], in [`grid`]).
 //! MPI-4.0 §7.4.2 (`MPI_Comm_split_type`); the rest is the operating system's view.
 //!
 //! ```no_run
@@ -38,6 +39,8 @@
 //!
 //! `FERROMPI_NUMA_SYSFS` replaces the directory `/sys/devices/system/node` (for tests, and
 //! for containers that hide it), as `HWLOC_FSROOT` does for hwloc.
+
+pub mod grid;
 
 use crate::comm::{Communicator, OpenMpiLocality, SplitType};
 use crate::env::{Launcher, processor_name};

@@ -1,6 +1,7 @@
-//! The explicit heat equation on a 2-D grid, decomposed over a Cartesian communicator: each
-//! step one persistent neighbourhood exchange of subarray faces (`neighbor_alltoallw_init`),
-//! overlapped with the update of the cells that need no neighbour's value. At the end every
+//! The explicit heat equation on a 2-D grid, decomposed over a Cartesian communicator laid out
+//! over the nodes (`Hierarchy::cart_create`): each step one persistent neighbourhood exchange
+//! of subarray faces (`neighbor_alltoallw_init`), overlapped with the update of the cells that
+//! need no neighbour's value. At the end every
 //! process checks its block against a serial run of the same stencil (the largest difference
 //! must be at most 1e-12) and rank 0 prints the time per step and the share of it spent in MPI.
 //!
@@ -81,11 +82,10 @@ fn main() -> Result<()> {
         _ => panic!("usage: halo_exchange [nx ny steps]"),
     };
 
-    // The grid of processes (dimension 0 along y, 1 along x) and this process's block.
-    let dims = mpi.dims_create(world.size(), &[0, 0])?;
-    let grid = world
-        .cart_create(&dims, &[false, false], true)?
-        .expect("every process");
+    // The grid of processes (dimension 0 along y, 1 along x), laid out over the nodes so that
+    // each node holds one box of it, and this process's block.
+    let grid = world.hierarchy()?.cart_create(&world, 2, &[false, false])?;
+    let dims = grid.dims().to_vec();
     let (py, px) = (grid.coords()[0] as usize, grid.coords()[1] as usize);
     let (y0, ly) = share(ny, dims[0] as usize, py);
     let (x0, lx) = share(nx, dims[1] as usize, px);

@@ -2,7 +2,8 @@
 //!
 //! `MPI_Cart_create`'s `reorder` lets an MPI renumber the processes to fit the machine, but
 //! the MPIs ferrompi is tested on (Open MPI 4.1 and 5.0, MPICH 4.0 and 5.0) kept every
-//! process's rank with `reorder = true` (1-, 2- and 3-D grids, on one node). A grid filled in
+//! process's rank with `reorder = true` (1-, 2- and 3-D grids on one node; Open MPI 4.1 also
+//! a 2-D grid over four fake hosts of two processes each). A grid filled in
 //! rank order, with ranks numbered node by node as launchers do by default, gives each node a
 //! slab of the grid — thinner as nodes are added — and a stencil then sends most of its faces
 //! between nodes. This lays the grid out itself: the nodes on a grid of their own, each node's

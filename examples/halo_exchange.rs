@@ -1,9 +1,9 @@
 //! The explicit heat equation on a 2-D grid, decomposed over a Cartesian communicator laid out
 //! over the nodes (`Hierarchy::cart_create`): each step one persistent neighbourhood exchange
 //! of subarray faces (`neighbor_alltoallw_init`), overlapped with the update of the cells that
-//! need no neighbour's value. At the end every
-//! process checks its block against a serial run of the same stencil (the largest difference
-//! must be at most 1e-12) and rank 0 prints the time per step and the share of it spent in MPI.
+//! need no neighbour's value. At the end every process checks its block against a serial run
+//! of the same stencil (the largest difference must be at most 1e-12) and rank 0 prints the
+//! time per step and the share of it spent in MPI.
 //!
 //! Any process count: the grid is split as evenly as it goes, blocks of unequal sizes where it
 //! does not divide. The walls hold 0 (their ghost cells face `PROC_NULL`, which leaves them

@@ -31,7 +31,7 @@
 //! dimension, a dimension the grid does not have: [`ErrorKind::InvalidArgument`].
 
 use super::p2p::{Destination, Source};
-use super::{Communicator, unexpected_null};
+use super::{Communicator, invalid_argument as invalid, unexpected_null};
 use crate::datatype::count_of;
 use crate::env::{self, Mpi};
 use crate::error::{Error, ErrorKind, Result, check};
@@ -162,11 +162,6 @@ pub(crate) fn dims_create(nnodes: i32, dims: &[i32]) -> Result<Vec<i32>> {
     })?;
     check(rc, OP)?;
     Ok(out)
-}
-
-#[cold]
-fn invalid(operation: &'static str, reason: String) -> Error {
-    ErrorKind::InvalidArgument { operation, reason }.into()
 }
 
 /// Checks a grid's shape for a communicator of `size` processes: as many periods as

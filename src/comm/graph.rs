@@ -30,9 +30,11 @@
 //! calls MPI's constructor, which would hang or abort.
 
 use super::neighbor::TopologyCommunicator;
-use super::{Communicator, unexpected_null};
+use super::{Communicator, invalid_argument as invalid, unexpected_null};
 use crate::datatype::count_of;
-use crate::error::{Error, ErrorKind, Result, check};
+#[cfg(doc)]
+use crate::error::ErrorKind;
+use crate::error::{Error, Result, check};
 use crate::ffi;
 use crate::op::Max;
 use std::ffi::c_int;
@@ -95,11 +97,6 @@ impl<'env> Deref for DistGraphCommunicator<'env> {
     fn deref(&self) -> &TopologyCommunicator<'env> {
         &self.topo
     }
-}
-
-#[cold]
-fn invalid(operation: &'static str, reason: String) -> Error {
-    ErrorKind::InvalidArgument { operation, reason }.into()
 }
 
 /// A vector of `len` zeros, `len` an MPI count.

@@ -734,6 +734,12 @@ impl Mpi {
     }
 }
 
+/// An [`ErrorKind::InvalidArgument`], built out of line.
+#[cold]
+pub(crate) fn invalid_argument(operation: &'static str, reason: String) -> Error {
+    ErrorKind::InvalidArgument { operation, reason }.into()
+}
+
 #[cold]
 pub(crate) fn unexpected_null(operation: &'static str) -> Error {
     ErrorKind::InvalidArgument {

@@ -42,7 +42,7 @@
 use super::Communicator;
 use super::agreement::Signature;
 use super::call::Req;
-use super::collective::same_product;
+use super::collective::{same_product, uneven};
 use crate::comm::partition::Partition;
 use crate::datatype::{Equivalence, LayoutBlocks, LayoutBlocksMut, count_of, recv_ptr, send_ptr};
 use crate::error::{Error, ErrorKind, Result, check};
@@ -278,16 +278,6 @@ impl Neighbor {
     }
 }
 
-/// The error of a buffer that does not divide among the neighbours.
-#[cold]
-fn uneven(len: usize, degree: c_int, operation: &'static str) -> Error {
-    ErrorKind::InvalidArgument {
-        operation,
-        reason: format!("buffer of {len} values does not divide among {degree} neighbours"),
-    }
-    .into()
-}
-
 /// The error of a side with another number of blocks than neighbours.
 #[cold]
 fn not_per_neighbor(operation: &'static str, what: &str, blocks: usize, degree: c_int) -> Error {
@@ -392,9 +382,9 @@ impl<'env> TopologyCommunicator<'env> {
         let block = match (destinations, sources) {
             (0, 0) => 0,
             (0, i) if recv_len.is_multiple_of(i) => recv_len / i,
-            (0, _) => return Err(uneven(recv_len, self.sources, operation)),
+            (0, i) => return Err(uneven(recv_len, i, "neighbours", operation)),
             (o, _) if send_len.is_multiple_of(o) => send_len / o,
-            _ => return Err(uneven(send_len, self.destinations, operation)),
+            (o, _) => return Err(uneven(send_len, o, "neighbours", operation)),
         };
         same_product(block, destinations, send_len, operation)?;
         same_product(block, sources, recv_len, operation)?;

@@ -13,18 +13,15 @@
 
 use super::Hierarchy;
 use crate::comm::cart::{CartCommunicator, dims_create};
-use crate::comm::{Communicator, unexpected_null};
-use crate::error::{Error, ErrorKind, Result};
+use crate::comm::{Communicator, invalid_argument, unexpected_null};
+#[cfg(doc)]
+use crate::error::ErrorKind;
+use crate::error::{Error, Result};
 
 const OP: &str = "hierarchy_cart_create";
 
-#[cold]
 fn invalid(reason: String) -> Error {
-    ErrorKind::InvalidArgument {
-        operation: OP,
-        reason,
-    }
-    .into()
+    invalid_argument(OP, reason)
 }
 
 /// `index`'s coordinates in a row-major grid of `dims` (the last dimension fastest).

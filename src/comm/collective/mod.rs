@@ -104,12 +104,12 @@ pub(in crate::comm) fn move_signature(f: MoveFn, sn: i64, dn: i64, root: c_int) 
     }
 }
 
-/// The error of a buffer that does not divide among the ranks.
+/// The error of a buffer that does not divide among `parts` ranks or neighbours (`among`).
 #[cold]
-fn uneven(len: usize, size: usize, operation: &'static str) -> Error {
+pub(crate) fn uneven(len: usize, parts: usize, among: &str, operation: &'static str) -> Error {
     ErrorKind::InvalidArgument {
         operation,
-        reason: format!("buffer of {len} values does not divide among {size} ranks"),
+        reason: format!("buffer of {len} values does not divide among {parts} {among}"),
     }
     .into()
 }
@@ -174,7 +174,7 @@ impl<'env> Communicator<'env> {
         if len.is_multiple_of(size) {
             Ok(len / size)
         } else {
-            Err(uneven(len, size, operation))
+            Err(uneven(len, size, "ranks", operation))
         }
     }
 

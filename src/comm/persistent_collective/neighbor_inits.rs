@@ -28,7 +28,30 @@ unsafe impl Send for KeptW {}
 // SAFETY: as for `Send`: nothing writes them after they are made.
 unsafe impl Sync for KeptW {}
 
+/// What makes an equal-block neighbourhood call's arguments from its buffers, checked.
+type Args<'env, T> =
+    fn(&TopologyCommunicator<'env>, &[T], &mut [T], &'static str) -> Result<Neighbor>;
+
 impl<'env> TopologyCommunicator<'env> {
+    /// The request of an equal-block neighbourhood collective on two buffers it takes, its
+    /// arguments checked and made by `args`.
+    fn pair_init<S, R>(
+        &self,
+        send: S,
+        mut recv: R,
+        operation: &'static str,
+        args: Args<'env, S::Item>,
+    ) -> Result<PersistentRequest<'_, Pair<S, R>>>
+    where
+        S: OwnedBuffer,
+        R: OwnedBuffer<Item = S::Item>,
+    {
+        let call = args(self, send.as_slice(), recv.as_mut_slice(), operation)?;
+        // SAFETY: `call` points into the buffers' storage, checked against the degrees; the
+        // buffers move into the request and their storage does not move with them.
+        unsafe { self.persistent(Call::Neighbor(call), Pair { send, recv }, None, operation) }
+    }
+
     /// Sets up a persistent [`neighbor_allgather`](Self::neighbor_allgather)
     /// (`MPI_Neighbor_allgather_init`, MPI-4.0 §8.8). The request owns both buffers.
     ///
@@ -49,17 +72,13 @@ impl<'env> TopologyCommunicator<'env> {
     pub fn neighbor_allgather_init<S, R>(
         &self,
         send: S,
-        mut recv: R,
+        recv: R,
     ) -> Result<PersistentRequest<'_, Pair<S, R>>>
     where
         S: OwnedBuffer,
         R: OwnedBuffer<Item = S::Item>,
     {
-        const OP: &str = "neighbor_allgather_init";
-        let call = self.allgather_args(send.as_slice(), recv.as_mut_slice(), OP)?;
-        // SAFETY: `call` points into the buffers' storage, checked against the degrees; the
-        // buffers move into the request and their storage does not move with them.
-        unsafe { self.persistent(Call::Neighbor(call), Pair { send, recv }, None, OP) }
+        self.pair_init(send, recv, "neighbor_allgather_init", Self::allgather_args)
     }
 
     /// Sets up a persistent [`neighbor_allgatherv`](Self::neighbor_allgatherv)
@@ -110,16 +129,13 @@ impl<'env> TopologyCommunicator<'env> {
     pub fn neighbor_alltoall_init<S, R>(
         &self,
         send: S,
-        mut recv: R,
+        recv: R,
     ) -> Result<PersistentRequest<'_, Pair<S, R>>>
     where
         S: OwnedBuffer,
         R: OwnedBuffer<Item = S::Item>,
     {
-        const OP: &str = "neighbor_alltoall_init";
-        let call = self.alltoall_args(send.as_slice(), recv.as_mut_slice(), OP)?;
-        // SAFETY: as in `neighbor_allgather_init`.
-        unsafe { self.persistent(Call::Neighbor(call), Pair { send, recv }, None, OP) }
+        self.pair_init(send, recv, "neighbor_alltoall_init", Self::alltoall_args)
     }
 
     /// Sets up a persistent [`neighbor_alltoallv`](Self::neighbor_alltoallv)

@@ -7,8 +7,9 @@
 
 use crate::checks::Checks;
 use ferrompi::{
-    DerivedType, DistGraphCommunicator, Equivalence, ErrorKind, LayoutBlocks, LayoutBlocksMut, Mpi,
-    Order, OwnedLayoutBlocks, Partition, Source, TopologyCommunicator, VirtualTopology, ffi,
+    DerivedType, Destination, DistGraphCommunicator, Equivalence, ErrorKind, LayoutBlocks,
+    LayoutBlocksMut, Mpi, Order, OwnedLayoutBlocks, Partition, Source, TopologyCommunicator,
+    VirtualTopology, ffi,
 };
 use std::ffi::c_int;
 
@@ -26,10 +27,7 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
         let neighbors: Vec<Option<i32>> = (0..2)
             .flat_map(|d| {
                 let shift = grid.shift(d, 1).expect("shift");
-                [
-                    rank_of(shift.source),
-                    rank_of(shift.source_of_destination()),
-                ]
+                [neighbor_of(shift, false), neighbor_of(shift, true)]
             })
             .collect();
         collectives(
@@ -46,23 +44,10 @@ pub fn run(mpi: &Mpi, t: &mut Checks) {
     t.okay(world.barrier(), "the world works after the refusals");
 }
 
-trait DestinationRank {
-    fn source_of_destination(&self) -> Source;
-}
-
-impl DestinationRank for ferrompi::Shift {
-    /// The destination as a `Source`, to read both neighbours alike.
-    fn source_of_destination(&self) -> Source {
-        match self.destination {
-            ferrompi::Destination::Rank(r) => Source::Rank(r),
-            _ => Source::ProcNull,
-        }
-    }
-}
-
-fn rank_of(source: Source) -> Option<i32> {
-    match source {
-        Source::Rank(r) => Some(r),
+/// A shift's neighbour behind (`ahead: false`) or ahead, `None` past a wall.
+fn neighbor_of(shift: ferrompi::Shift, ahead: bool) -> Option<i32> {
+    match (ahead, shift.source, shift.destination) {
+        (false, Source::Rank(r), _) | (true, _, Destination::Rank(r)) => Some(r),
         _ => None,
     }
 }
@@ -795,12 +780,7 @@ fn halo(mpi: &Mpi, grid: &ferrompi::CartCommunicator<'_>, t: &mut Checks) {
     }
     let neighbor = |d: usize, ahead: bool| -> f64 {
         let shift = grid.shift(d, 1).expect("shift");
-        let r = if ahead {
-            rank_of(shift.source_of_destination())
-        } else {
-            rank_of(shift.source)
-        };
-        f64::from(r.unwrap_or(UNTOUCHED))
+        f64::from(neighbor_of(shift, ahead).unwrap_or(UNTOUCHED))
     };
     let mut want = interior.clone();
     for x in 1..=nx {

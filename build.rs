@@ -67,6 +67,7 @@ const HANDLE_CONSTANTS: &[(&str, &str, bool)] = &[
     ("MPI_Request", "MPI_REQUEST_NULL", true),
     ("MPI_Info", "MPI_INFO_NULL", true),
     ("MPI_Win", "MPI_WIN_NULL", true),
+    ("MPI_File", "MPI_FILE_NULL", true),
     ("MPI_Message", "MPI_MESSAGE_NULL", true),
     ("MPI_Message", "MPI_MESSAGE_NO_PROC", true),
     ("MPI_Op", "MPI_OP_NULL", true),

@@ -215,6 +215,24 @@ pub enum ErrorKind {
         /// What failed, with the driver's message.
         reason: String,
     },
+    /// A file operation failed (MPI-4.0 chapter 14): MPI's error on the file, the processes
+    /// opening it with different access modes, or a transfer MPI reported as done that moved
+    /// fewer bytes than asked (a full disk, on some MPIs). `class` is MPI's class (for the
+    /// crate's own findings: [`ErrorClass::NotSame`] for the modes, [`ErrorClass::Io`] for a
+    /// short write); [`Error::class`] returns it too.
+    #[error("{operation} {path:?}: {class:?}: {message}")]
+    File {
+        /// The operation, such as `"file_open"`.
+        operation: &'static str,
+        /// The file's path, as opened.
+        path: String,
+        /// The error class.
+        class: ErrorClass,
+        /// The raw error code MPI returned (the class's own code for the crate's findings).
+        code: i32,
+        /// `MPI_Error_string` of the code, or what the crate found.
+        message: String,
+    },
     /// Any other argument the crate rejects before calling MPI.
     #[error("{operation}: {reason}")]
     InvalidArgument {
@@ -397,7 +415,7 @@ impl Error {
     /// ```
     pub fn class(&self) -> Option<ErrorClass> {
         match self.kind() {
-            ErrorKind::Mpi { class, .. } => Some(*class),
+            ErrorKind::Mpi { class, .. } | ErrorKind::File { class, .. } => Some(*class),
             _ => None,
         }
     }

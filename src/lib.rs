@@ -49,6 +49,7 @@
 //! | [`info`] | ch. 10 | [`Info`]: hints for windows and communicators |
 //! | [`window::shared`] | §12.2.3, §12.7 | [`SharedWindow`]: one copy per node, read and write epochs, atomics |
 //! | [`window::rma`], [`window::epoch`], [`window::epoch_target`] | ch. 12 | [`Window`]: put, get, accumulate, atomics, `rput`/`rget`; fence, PSCW, lock epochs; one target checked once |
+//! | [`io`] | ch. 14 | [`File`](io::File): parallel I/O; open, views (subarray, darray, `external32`), reads and writes at explicit offsets and through file pointers, blocking, nonblocking and split collective |
 //! | [`topology`] | §7.4.2 | [`Hierarchy`](topology::Hierarchy): node, leaders, NUMA groups, hosts, a node-aware Cartesian grid; [`Placement`](topology::Placement): NUMA binding from Linux; `split_numa` |
 //! | [`slurm`] | §11.5 | [`SlurmJob`](slurm::SlurmJob): the allocation from `SLURM_*`; hostlist and count parsers |
 //!
@@ -62,6 +63,7 @@
 //!
 //! ```text
 //!  channel   window (shared, rma, epoch, epoch_target, exposure)   topology   slurm  what programs build on
+//!     |      io (File; view, access, nonblocking, split, diagnose)    |         |
 //!     |         |                                                     |         |
 //!  comm: p2p, probe, nonblocking, persistent, bsend,             the operations of a
 //!        collective/ (barrier_bcast, reduce, gather_scatter,     communicator, each family
@@ -104,6 +106,8 @@
 //! | [`Info`] | yes | yes | as [`Communicator`]; changes need `&mut` |
 //! | [`SharedWindow`], [`Window`] | yes | yes | epochs need `&mut` (shared) or are serialised per process (RMA) |
 //! | [`WindowEpoch`](window::WindowEpoch), [`EpochTarget`](window::EpochTarget) | no | no | tied to the thread that opened the epoch |
+//! | [`File`](io::File) | yes | yes | every call passes the thread gate; a new view needs `&mut` |
+//! | [`SplitCollective`](io::SplitCollective) | yes | yes | owns its buffer; ended behind the thread gate |
 //!
 //! These hold whatever the implementation's handle representation (pointers in Open MPI,
 //! integers in MPICH); a compile-time assertion checks every public type's traits, both ways,
@@ -211,6 +215,7 @@ pub mod gpu;
 #[cfg(any(doc, doctest))]
 pub mod guide;
 pub mod info;
+pub mod io;
 mod launcher;
 mod live;
 pub mod op;
@@ -398,6 +403,9 @@ mod thread_traits {
         send_sync::<Window<'static, f64>>();
         send_sync::<Exposure<'static, 'static, f64>>();
         send_sync::<SharedWindow<'static, f64>>();
+        send_sync::<io::File<'static>>();
+        send_sync::<io::SplitCollective<'static, 'static, V>>();
+        send_sync::<(io::AccessMode, io::DataRep, io::FileView<'static>)>();
         send_sync::<ReadEpoch<'static, f64>>();
         send_sync::<AtomicEpoch<'static, u64>>();
         send_sync::<topology::Hierarchy<'static>>();

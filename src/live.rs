@@ -30,10 +30,13 @@ pub(crate) enum Kind {
     /// A persistent request (point-to-point or collective), counted from its init to its
     /// free: one leaked while active has an operation MPI may wait for at finalize.
     PersistentRequest,
+    /// An open file ([`File`](crate::io::File)).
+    File,
 }
 
 impl Kind {
-    const ALL: [Kind; 7] = [
+    const ALL: [Kind; 8] = [
+        Kind::File,
         Kind::Window,
         Kind::PersistentRequest,
         Kind::Communicator,
@@ -52,6 +55,7 @@ impl Kind {
             Kind::Datatype => "derived datatype",
             Kind::Window => "window",
             Kind::PersistentRequest => "persistent request",
+            Kind::File => "file",
         }
     }
 }

@@ -3816,6 +3816,9 @@ unsafe extern "C" {
     pub static ferrompi_MPI_WIN_NULL: MPI_Win;
 }
 unsafe extern "C" {
+    pub static ferrompi_MPI_FILE_NULL: MPI_File;
+}
+unsafe extern "C" {
     pub static ferrompi_MPI_MESSAGE_NULL: MPI_Message;
 }
 unsafe extern "C" {

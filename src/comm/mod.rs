@@ -12,7 +12,7 @@ pub mod cart;
 pub mod collective;
 pub mod graph;
 pub mod group;
-mod large;
+pub(crate) mod large;
 pub mod neighbor;
 pub mod nonblocking;
 pub mod p2p;

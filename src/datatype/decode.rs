@@ -227,25 +227,9 @@ impl TypeRef<'_> {
         // Every handle is adopted before any error can return, so none leaks.
         let mut failed = None;
         for raw in datatypes {
-            // SAFETY: a handle MPI just returned, valid until it is adopted or, if predefined,
-            // for as long as MPI is.
-            match unsafe { TypeRef::from_raw(raw) }.envelope() {
-                Ok(e) if e.combiner == Combiner::Named => {
-                    // SAFETY: a predefined datatype, valid while MPI is.
-                    contents
-                        .datatypes
-                        .push(ContentType::Named(unsafe { Datatype::from_raw(raw) }));
-                }
-                other => {
-                    // A new derived handle MPI made for the caller (MPI-4.0 §5.1.13).
-                    match DerivedType::adopt(mpi, raw, OP) {
-                        Ok(derived) => contents.datatypes.push(ContentType::Derived(derived)),
-                        Err(e) => failed = failed.or(Some(e)),
-                    }
-                    if let Err(e) = other {
-                        failed = failed.or(Some(e));
-                    }
-                }
+            match returned(mpi, raw, OP) {
+                Ok(datatype) => contents.datatypes.push(datatype),
+                Err(e) => failed = failed.or(Some(e)),
             }
         }
         if let Some(e) = failed {
@@ -256,6 +240,29 @@ impl TypeRef<'_> {
         let addresses = addresses.into_iter().map(|a| a as isize).collect();
         contents.addresses = addresses;
         Ok(contents)
+    }
+}
+
+/// A datatype handle MPI returned to the caller (`MPI_Type_get_contents`,
+/// `MPI_File_get_view`): a predefined one as it is, a derived one adopted (and so freed on
+/// drop: it is a new handle MPI made for the caller, MPI-4.0 §5.1.13). On error a derived
+/// handle is still adopted and freed, never leaked.
+pub(crate) fn returned<'mpi>(
+    mpi: &'mpi Mpi,
+    raw: ffi::MPI_Datatype,
+    operation: &'static str,
+) -> Result<ContentType<'mpi>> {
+    // SAFETY: a handle MPI just returned, valid until it is adopted or, if predefined, for as
+    // long as MPI is.
+    match unsafe { TypeRef::from_raw(raw) }.envelope() {
+        Ok(e) if e.combiner == Combiner::Named => {
+            // SAFETY: a predefined datatype, valid while MPI is.
+            Ok(ContentType::Named(unsafe { Datatype::from_raw(raw) }))
+        }
+        other => {
+            let derived = DerivedType::adopt(mpi, raw, operation)?;
+            other.map(|_| ContentType::Derived(derived))
+        }
     }
 }
 

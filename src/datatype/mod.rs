@@ -57,7 +57,7 @@
 
 pub(crate) mod blocks;
 pub mod cache;
-mod decode;
+pub(crate) mod decode;
 mod derived;
 mod footprint;
 pub mod pack;

@@ -72,6 +72,8 @@ pub(crate) enum Kind {
     Recv,
     /// A nonblocking collective: cannot be cancelled, drop waits.
     Collective,
+    /// A file read: MPI writes the buffer, but the read cannot be cancelled; drop waits.
+    Read,
 }
 
 /// A request handle with the calls every request kind needs.

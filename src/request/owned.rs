@@ -320,7 +320,7 @@ impl<'comm, B: OwnedBuffer> OwnedRequest<'comm, B> {
             .buffer
             .take()
             .expect("buffer is present until handed back");
-        if self.raw.kind == Kind::Recv {
+        if matches!(self.raw.kind, Kind::Recv | Kind::Read) {
             repair(buffer.as_mut_slice());
         }
         buffer

@@ -387,15 +387,15 @@ fn drive(selection: &Selection) -> i32 {
             }
             continue;
         }
-        let small_shm = programs::IN_SMALL_SHM
+        let small_tmpfs = programs::IN_SMALL_TMPFS
             .iter()
-            .find(|(name, _)| *name == program.name)
-            .map(|&(_, mib)| mib);
-        if small_shm.is_some()
-            && let Some(why) = small_shm_unavailable()
+            .find(|(name, _, _)| *name == program.name)
+            .map(|&(_, at, mib)| (at, mib));
+        if let Some((at, _)) = small_tmpfs
+            && let Some(why) = small_tmpfs_unavailable()
         {
             println!(
-                "SKIP  {}: needs a tmpfs of its own on /dev/shm: {why}",
+                "SKIP  {}: needs a tmpfs of its own on {at}: {why}",
                 program.name
             );
             continue;
@@ -412,17 +412,18 @@ fn drive(selection: &Selection) -> i32 {
                 None => argv.extend(wrapper.iter().map(Into::into)),
             }
             argv.push(exe.clone().into());
-            let mut cmd = match small_shm {
-                // The launcher and every rank in a mount namespace of their own, whose
-                // /dev/shm is a tmpfs of `mib` MiB.
-                Some(mib) => {
+            let mut cmd = match small_tmpfs {
+                // The launcher and every rank in a mount namespace of their own, with a tmpfs
+                // of `mib` MiB at `at`.
+                Some((at, mib)) => {
                     let mut cmd = Command::new("unshare");
                     cmd.args(["--mount", "--propagation", "private", "--", "sh", "-c"])
                         .arg(format!(
-                            "mount -t tmpfs -o size={mib}m ferrompi-small-shm /dev/shm && exec \"$@\""
+                            "mount -t tmpfs -o size={mib}m ferrompi-small-tmpfs {at} && exec \"$@\""
                         ))
                         .arg("sh")
-                        .args(&argv);
+                        .args(&argv)
+                        .env("FERROMPI_SMALL_TMPFS", at);
                     cmd
                 }
                 None => {
@@ -511,9 +512,9 @@ fn load() -> String {
     format!("{state}load average {average} on {} CPU(s)", cpus())
 }
 
-/// Why the programs of [`programs::IN_SMALL_SHM`] cannot run here, if they cannot: they need
-/// to mount a tmpfs in a mount namespace of their own (root, and util-linux's `unshare`).
-fn small_shm_unavailable() -> Option<&'static str> {
+/// Why the programs of [`programs::IN_SMALL_TMPFS`] cannot run here, if they cannot: they
+/// need to mount a tmpfs in a mount namespace of their own (root, and util-linux's `unshare`).
+fn small_tmpfs_unavailable() -> Option<&'static str> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         Some("not root")

@@ -114,6 +114,11 @@ impl Drop for Made {
 }
 
 impl Spanning {
+    /// The datatype handle, still owned (freed on drop).
+    pub(crate) fn raw(&self) -> ffi::MPI_Datatype {
+        self.raw
+    }
+
     /// The datatype handle, for the caller to free.
     pub(crate) fn into_raw(self) -> ffi::MPI_Datatype {
         std::mem::ManuallyDrop::new(self).raw

@@ -16,6 +16,8 @@ mod environment;
 mod error_abort;
 mod error_return;
 mod errors;
+mod file_io;
+mod file_limits;
 mod group;
 mod large_count;
 mod leak_abort;
@@ -77,10 +79,13 @@ use ferrompi::ThreadLevel;
 
 const RANKS: &[u32] = &[1, 2, 3, 4];
 
-/// Programs the driver runs with `/dev/shm` a tmpfs of this many MiB of their own (a mount
-/// namespace per run, made with `unshare`; as root only, and skipped with the reason
-/// elsewhere).
-pub const IN_SMALL_SHM: &[(&str, u64)] = &[("small_shm", small_shm::MIB)];
+/// Programs the driver runs with a tmpfs of this many MiB of their own mounted at this path (a
+/// mount namespace per run, made with `unshare`; as root only, and skipped with the reason
+/// elsewhere). The path is in the ranks' `FERROMPI_SMALL_TMPFS`.
+pub const IN_SMALL_TMPFS: &[(&str, &str, u64)] = &[
+    ("small_shm", "/dev/shm", small_shm::MIB),
+    ("file_limits", "/mnt", file_limits::MIB),
+];
 
 /// Every program the driver runs.
 pub const ALL: &[Program] = &[
@@ -274,6 +279,26 @@ pub const ALL: &[Program] = &[
         expect: Expect::Pass,
         slow: false,
         run: cartesian::run,
+    },
+    Program {
+        name: "file_io",
+        file: "file_io",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: true,
+        expect: Expect::Pass,
+        slow: false,
+        run: file_io::run,
+    },
+    Program {
+        name: "file_limits",
+        file: "file_limits",
+        level: ThreadLevel::Funneled,
+        ranks: RANKS,
+        singleton: false,
+        expect: Expect::Pass,
+        slow: false,
+        run: file_limits::run,
     },
     Program {
         name: "neighborhood",

@@ -10,6 +10,7 @@
 //! | [`structured_data`] | `#[derive(Equivalence)]`, derived datatypes and views, packing |
 //! | [`topologies`] | Cartesian grids, graphs and distributed graphs; neighbourhood collectives |
 //! | [`windows`] | shared-memory windows and RMA |
+//! | [`io`] | parallel I/O: files, views, collective and nonblocking reads and writes, consistency, errors |
 //! | [`deployment`] | the node and NUMA hierarchy, Slurm, `sbatch` scripts, fake hosts |
 //! | `gpu` | whether the MPI takes GPU memory; device buffers, direct or staged (feature `cuda`) |
 //! | [`errors`] | errors, ending a job, and what the crate keeps sound |
@@ -31,6 +32,8 @@ pub mod structured_data {}
 pub mod topologies {}
 #[doc = include_str!("../docs/guide/windows.md")]
 pub mod windows {}
+#[doc = include_str!("../docs/guide/io.md")]
+pub mod io {}
 #[doc = include_str!("../docs/guide/deployment.md")]
 pub mod deployment {}
 #[cfg(feature = "cuda")]

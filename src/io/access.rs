@@ -59,22 +59,14 @@ pub(crate) fn transferred<T: Equivalence>(status: &Status) -> Result<usize> {
 #[inline(never)]
 fn whole_values<T: Equivalence>(status: &Status) -> Result<usize> {
     const OP: &str = "status_count";
-    let (mut bytes, mut size): (c_int, c_int) = (0, 0);
+    let mut bytes: c_int = 0;
     {
         let _gate = crate::env::enter(OP)?;
-        // SAFETY: a status MPI filled in, predefined or committed datatypes; each call
-        // writes one int.
-        unsafe {
-            crate::error::check(
-                ffi::MPI_Get_count(status.as_raw(), ffi::MPI_BYTE, &mut bytes),
-                OP,
-            )?;
-            crate::error::check(ffi::MPI_Type_size(T::datatype().as_raw(), &mut size), OP)?;
-        }
+        // SAFETY: a status MPI filled in; MPI writes one int.
+        let rc = unsafe { ffi::MPI_Get_count(status.as_raw(), ffi::MPI_BYTE, &mut bytes) };
+        crate::error::check(rc, OP)?;
     }
-    let per_value = usize::try_from(size)
-        .unwrap_or(0)
-        .saturating_mul(T::ELEMENTS);
+    let per_value = value_bytes::<T>(OP)?;
     match (usize::try_from(bytes), per_value) {
         (Ok(bytes), 1..) => Ok(bytes / per_value),
         _ => Err(ErrorKind::InvalidArgument {
@@ -85,7 +77,90 @@ fn whole_values<T: Equivalence>(status: &Status) -> Result<usize> {
     }
 }
 
+/// The bytes of one value of `T` as MPI counts them (`MPI_Type_size` of its element datatype,
+/// times its elements): padding excluded.
+pub(crate) fn value_bytes<T: Equivalence>(operation: &'static str) -> Result<usize> {
+    let mut size: c_int = 0;
+    let _gate = crate::env::enter(operation)?;
+    // SAFETY: a predefined or committed datatype; MPI writes one int.
+    let rc = unsafe { ffi::MPI_Type_size(T::datatype().as_raw(), &mut size) };
+    crate::error::check(rc, operation)?;
+    Ok(usize::try_from(size)
+        .unwrap_or(0)
+        .saturating_mul(T::ELEMENTS))
+}
+
+/// Where a collective read started, so that the count MPI reports can be checked against
+/// the end of the file: ROMIO (MPICH's, at two or more processes) and Open MPI 4.1's OMPIO
+/// (at three or more) report a collective read that reaches past the end as reading the
+/// whole buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadStart {
+    /// An independent read, or one whose start is not known: MPI's count stands.
+    Reported,
+    /// At this offset, in etypes of the view.
+    Offset(ffi::MPI_Offset),
+    /// At this process's file pointer, which the read moved past the values it counted.
+    Pointer,
+}
+
 impl File<'_> {
+    /// How many values a read that started at `start` moved, MPI having reported `n` of the
+    /// `len` asked for: `n`, unless a collective read reported the whole buffer, when the
+    /// values that lie in the file are counted (one `MPI_File_get_size` and one
+    /// `MPI_File_get_byte_offset`, both local; more only at the end of the file).
+    #[inline(always)]
+    pub(crate) fn counted<T: Equivalence>(
+        &self,
+        start: ReadStart,
+        n: usize,
+        len: usize,
+        operation: &'static str,
+    ) -> Result<usize> {
+        if n == 0 || n < len || start == ReadStart::Reported {
+            Ok(n)
+        } else {
+            self.within_file::<T>(start, n, operation)
+        }
+    }
+
+    /// [`counted`](Self::counted) for a collective read that reported all `n` values: the
+    /// largest `k <= n` whose `k`-th value ends inside the file.
+    #[inline(never)]
+    fn within_file<T: Equivalence>(
+        &self,
+        start: ReadStart,
+        n: usize,
+        operation: &'static str,
+    ) -> Result<usize> {
+        let per_value = (value_bytes::<T>(operation)? / self.etype_size.max(1)) as u64;
+        let n64 = n as u64;
+        let first = match start {
+            ReadStart::Offset(at) => u64::try_from(at).unwrap_or(0),
+            _ => self.get_position()?.saturating_sub(n64 * per_value),
+        };
+        let size = self.get_size()?;
+        // The byte just past value `k` (1-based) of the read.
+        let end = |k: u64| -> Result<u64> {
+            let last = first + k * per_value - 1;
+            Ok(self.get_byte_offset(last)? + self.etype_size as u64)
+        };
+        if per_value == 0 || end(n64)? <= size {
+            return Ok(n);
+        }
+        // Value `lo` ends in the file (0: trivially), value `hi` does not.
+        let (mut lo, mut hi) = (0u64, n64);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if end(mid)? <= size {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo as usize)
+    }
+
     /// Runs `call(buffer, count, datatype)` for `len` values of `T` under the thread gate:
     /// `count` of `T::datatype()`, or one spanning datatype when the count is over `int`.
     #[inline(always)]
@@ -119,11 +194,13 @@ impl File<'_> {
         Ok(call(1, span.raw()))
     }
 
-    /// A blocking read into `buf`: `call(buffer, count, datatype, status)` is the MPI call.
+    /// A blocking read into `buf` from `start`: `call(buffer, count, datatype, status)` is
+    /// the MPI call.
     #[inline(always)]
     fn read_with<T: Equivalence>(
         &self,
         buf: &mut [T],
+        start: ReadStart,
         operation: &'static str,
         call: impl FnOnce(*mut c_void, c_int, ffi::MPI_Datatype, *mut ffi::MPI_Status) -> c_int,
     ) -> Result<usize> {
@@ -135,7 +212,8 @@ impl File<'_> {
         })?;
         repair(buf);
         self.check(rc, operation)?;
-        transferred::<T>(&status)
+        let n = transferred::<T>(&status)?;
+        self.counted::<T>(start, n, buf.len(), operation)
     }
 
     /// A blocking write of `buf`: `call(buffer, count, datatype, status)` is the MPI call.
@@ -187,7 +265,7 @@ impl File<'_> {
 
 /// The blocking calls at an explicit offset: `(read, write, MPI read, MPI write, docs)`.
 macro_rules! at_offset {
-    ($( $read:ident, $write:ident, $mpi_read:ident, $mpi_write:ident, $section:literal, $what:literal; )*) => {
+    ($( $read:ident, $write:ident, $mpi_read:ident, $mpi_write:ident, $start:ident, $section:literal, $what:literal; )*) => {
         impl File<'_> {
             $(
                 #[doc = concat!("Reads `buf.len()` values at `offset` (in etypes of the view) ",
@@ -203,7 +281,8 @@ macro_rules! at_offset {
                 pub fn $read<T: Equivalence>(&self, offset: u64, buf: &mut [T]) -> Result<usize> {
                     const OP: &str = stringify!($mpi_read);
                     let at = super::offset(offset, OP)?;
-                    self.read_with(buf, OP, |ptr, count, datatype, status| {
+                    let start = at_offset!(@start $start at);
+                    self.read_with(buf, start, OP, |ptr, count, datatype, status| {
                         // SAFETY: `read_with` passes a buffer with room for `count` of
                         // `datatype`, exclusively borrowed for the call, and a status.
                         unsafe { ffi::$mpi_read(self.raw, at, ptr, count, datatype, status) }
@@ -229,11 +308,13 @@ macro_rules! at_offset {
             )*
         }
     };
+    (@start Offset $at:ident) => { ReadStart::Offset($at) };
+    (@start Reported $at:ident) => { ReadStart::Reported };
 }
 
 /// The blocking calls through a file pointer: `(read, write, MPI read, MPI write, docs)`.
 macro_rules! at_pointer {
-    ($( $read:ident, $write:ident, $mpi_read:ident, $mpi_write:ident, $section:literal, $what:literal; )*) => {
+    ($( $read:ident, $write:ident, $mpi_read:ident, $mpi_write:ident, $start:ident, $section:literal, $what:literal; )*) => {
         impl File<'_> {
             $(
                 #[doc = concat!("Reads `buf.len()` values (`", stringify!($mpi_read),
@@ -247,7 +328,7 @@ macro_rules! at_pointer {
                 #[inline(always)]
                 pub fn $read<T: Equivalence>(&self, buf: &mut [T]) -> Result<usize> {
                     const OP: &str = stringify!($mpi_read);
-                    self.read_with(buf, OP, |ptr, count, datatype, status| {
+                    self.read_with(buf, ReadStart::$start, OP, |ptr, count, datatype, status| {
                         // SAFETY: as in `read_at`.
                         unsafe { ffi::$mpi_read(self.raw, ptr, count, datatype, status) }
                     })
@@ -273,21 +354,22 @@ macro_rules! at_pointer {
 }
 
 at_offset! {
-    read_at, write_at, MPI_File_read_at, MPI_File_write_at, "§14.4.2",
+    read_at, write_at, MPI_File_read_at, MPI_File_write_at, Reported, "§14.4.2",
         "independent: this process alone";
-    read_at_all, write_at_all, MPI_File_read_at_all, MPI_File_write_at_all, "§14.4.2",
+    read_at_all, write_at_all, MPI_File_read_at_all, MPI_File_write_at_all, Offset, "§14.4.2",
         "collective: every process of the file calls it, with its own offset and length, and \
          the MPI may merge their accesses into few large ones (two-phase I/O)";
 }
 
 at_pointer! {
-    read, write, MPI_File_read, MPI_File_write, "§14.4.3",
+    read, write, MPI_File_read, MPI_File_write, Reported, "§14.4.3",
         "independent, at this process's file pointer, which moves past what was accessed";
-    read_all, write_all, MPI_File_read_all, MPI_File_write_all, "§14.4.3",
+    read_all, write_all, MPI_File_read_all, MPI_File_write_all, Pointer, "§14.4.3",
         "collective, at each process's own file pointer";
-    read_shared, write_shared, MPI_File_read_shared, MPI_File_write_shared, "§14.4.4",
+    read_shared, write_shared, MPI_File_read_shared, MPI_File_write_shared, Reported, "§14.4.4",
         "independent, at the file pointer all processes share, in whatever order they come";
-    read_ordered, write_ordered, MPI_File_read_ordered, MPI_File_write_ordered, "§14.4.4",
+    read_ordered, write_ordered, MPI_File_read_ordered, MPI_File_write_ordered, Reported,
+        "§14.4.4",
         "collective, at the shared file pointer, in rank order: rank 0's values first, then \
          rank 1's, …";
 }

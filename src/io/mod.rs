@@ -36,13 +36,20 @@
 //! crate opens), and every failure is [`ErrorKind::File`]: MPI's error class
 //! ([`ErrorClass::NoSuchFile`], [`ErrorClass::FileExists`], [`ErrorClass::Access`],
 //! [`ErrorClass::NoSpace`], [`ErrorClass::ReadOnly`], [`ErrorClass::Amode`], …) with the file's
-//! path in the message. Three cases MPI does not report alike are made alike:
+//! path in the message. Four cases MPI does not report alike are made alike:
 //!
 //! - **Access modes that differ between processes** are erroneous; MPICH reports
 //!   `MPI_ERR_NOT_SAME`, Open MPI 4.1 opens the file. [`File::open`] compares the modes of every
 //!   process (one allreduce) before MPI is called: [`ErrorClass::NotSame`] on every process.
 //! - **A read past the end of the file** is no error (MPI-4.0 §14.4.1): the reads return how
 //!   many values they read, which may be fewer than the buffer holds.
+//! - **A collective read past the end** is counted as reading the whole buffer by ROMIO
+//!   (MPICH 4.0, at two or more processes) and Open MPI 4.1's OMPIO (at three or more). A
+//!   blocking collective read at an explicit offset or the individual pointer (`read_at_all`,
+//!   `read_all`, and their split forms) that MPI reports as complete is checked against the
+//!   file's size (`MPI_File_get_size` and `MPI_File_get_byte_offset`, both local calls), and
+//!   counts the values that lie in the file. The nonblocking collective reads' statuses and
+//!   `read_ordered` report what MPI says.
 //! - **A write that moves fewer bytes than asked** (a full disk: Open MPI 4.1 reports success
 //!   with nothing written, MPICH `MPI_ERR_IO`) is [`ErrorKind::File`] of class
 //!   [`ErrorClass::Io`] (MPICH's) on every blocking write: the count MPI reports is compared

@@ -77,7 +77,8 @@ macro_rules! nonblocking {
     (@one read $name:ident $mpi:ident [$($offset:ident)?] $section:literal $what:literal) => {
         #[doc = concat!("Starts reading `buf.len()` values (`", stringify!($mpi), "`, MPI-4.0 ",
             $section, "); ", $what, ". The buffer is borrowed for the scope; the request's ",
-            "status counts the values read.")]
+            "status counts the values read (as MPI reports them: a collective read past the end of ",
+            "the file may count the whole buffer, see the [module docs](super#errors)).")]
         ///
         /// # Errors
         /// [`ErrorKind::File`](crate::ErrorKind::File); [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) for an offset over `i64::MAX`

@@ -24,7 +24,7 @@
 //! or not).
 
 use super::File;
-use super::access::transferred;
+use super::access::{ReadStart, transferred};
 use crate::datatype::{recv_ptr, repair, send_ptr};
 use crate::env::enter_on;
 use crate::error::{ErrorKind, Result};
@@ -90,6 +90,8 @@ pub struct SplitCollective<'f, 'c, B: OwnedBuffer> {
     /// `None` once handed back.
     buffer: Option<B>,
     end: End,
+    /// Where a read started, to check its count at the end.
+    start: ReadStart,
     operation: &'static str,
 }
 
@@ -108,6 +110,7 @@ impl<'c> File<'c> {
         &self,
         mut buf: B,
         end: End,
+        start: ReadStart,
         operation: &'static str,
         call: impl FnOnce(*mut c_void, i32, ffi::MPI_Datatype) -> i32,
     ) -> Result<SplitCollective<'_, 'c, B>> {
@@ -135,6 +138,7 @@ impl<'c> File<'c> {
             file: self,
             buffer: Some(buf),
             end,
+            start,
             operation,
         })
     }
@@ -144,7 +148,10 @@ impl<'c> File<'c> {
 macro_rules! begins {
     (@buf read) => { "into `buf`" };
     (@buf write) => { "of `buf`" };
-    ($( $name:ident, $mpi:ident, $end:ident, $dir:ident, [$($offset:ident)?], $section:literal; )*) => {
+    (@start Offset $at:ident) => { ReadStart::Offset($at.0) };
+    (@start Pointer $at:ident) => { ReadStart::Pointer };
+    (@start Reported $at:ident) => { ReadStart::Reported };
+    ($( $name:ident, $mpi:ident, $end:ident, $dir:ident, [$($offset:ident)?], $start:ident, $section:literal; )*) => {
         impl<'c> File<'c> {
             $(
                 #[doc = concat!("Begins a split collective ", begins!(@buf $dir), " (`",
@@ -164,7 +171,8 @@ macro_rules! begins {
                     const OP: &str = stringify!($mpi);
                     let at = ($(super::offset($offset, OP)?,)?);
                     let fh = self.raw;
-                    self.begin(buf, End::$end, OP, |ptr, count, datatype| {
+                    let start = begins!(@start $start at);
+                    self.begin(buf, End::$end, start, OP, |ptr, count, datatype| {
                         let _ = &at;
                         // SAFETY: `begin` passes the owned buffer (which the guard keeps, or
                         // leaks, until the end), its count and datatype, under the gate.
@@ -185,12 +193,12 @@ macro_rules! begins {
 }
 
 begins! {
-    read_at_all_begin, MPI_File_read_at_all_begin, ReadAtAll, read, [offset], "§14.4.5";
-    write_at_all_begin, MPI_File_write_at_all_begin, WriteAtAll, write, [offset], "§14.4.5";
-    read_all_begin, MPI_File_read_all_begin, ReadAll, read, [], "§14.4.5";
-    write_all_begin, MPI_File_write_all_begin, WriteAll, write, [], "§14.4.5";
-    read_ordered_begin, MPI_File_read_ordered_begin, ReadOrdered, read, [], "§14.4.5";
-    write_ordered_begin, MPI_File_write_ordered_begin, WriteOrdered, write, [], "§14.4.5";
+    read_at_all_begin, MPI_File_read_at_all_begin, ReadAtAll, read, [offset], Offset, "§14.4.5";
+    write_at_all_begin, MPI_File_write_at_all_begin, WriteAtAll, write, [offset], Reported, "§14.4.5";
+    read_all_begin, MPI_File_read_all_begin, ReadAll, read, [], Pointer, "§14.4.5";
+    write_all_begin, MPI_File_write_all_begin, WriteAll, write, [], Reported, "§14.4.5";
+    read_ordered_begin, MPI_File_read_ordered_begin, ReadOrdered, read, [], Reported, "§14.4.5";
+    write_ordered_begin, MPI_File_write_ordered_begin, WriteOrdered, write, [], Reported, "§14.4.5";
 }
 
 impl<B: OwnedBuffer> SplitCollective<'_, '_, B> {
@@ -248,7 +256,9 @@ impl<B: OwnedBuffer> SplitCollective<'_, '_, B> {
         }
         let len = buffer.as_slice().len();
         if self.end.reads() {
-            transferred::<B::Item>(&status)
+            let n = transferred::<B::Item>(&status)?;
+            self.file
+                .counted::<B::Item>(self.start, n, len, self.operation)
         } else {
             self.file
                 .check_written::<B::Item>(&status, len, self.operation)

@@ -192,16 +192,7 @@ impl File<'_> {
     #[cold]
     #[inline(never)]
     fn check_etype_slow<T: Equivalence>(&self, operation: &'static str) -> Result<()> {
-        let mut size: c_int = 0;
-        {
-            let _gate = enter(operation)?;
-            // SAFETY: a predefined or committed datatype; MPI writes one int.
-            let rc = unsafe { ffi::MPI_Type_size(T::datatype().as_raw(), &mut size) };
-            check(rc, operation)?;
-        }
-        let bytes = usize::try_from(size)
-            .unwrap_or(0)
-            .saturating_mul(T::ELEMENTS);
+        let bytes = super::access::value_bytes::<T>(operation)?;
         if bytes != 0 && bytes % self.etype_size == 0 {
             return Ok(());
         }

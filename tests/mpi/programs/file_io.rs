@@ -148,6 +148,26 @@ fn explicit_offsets(mpi: &Mpi, dir: &std::path::Path, t: &mut Checks) {
             "what it read",
         );
         t.ok(past[N / 2..].iter().all(|&v| v == 7), "the rest untouched");
+        // The same read, collective, on every rank: counted from the file's end (ROMIO and
+        // Open MPI 4.1's OMPIO report the whole buffer), at an offset and at the pointer. (Not
+        // split: Open MPI 4.1's split collective read past the end never ends at 3 processes.)
+        let mut past_all = vec![7u64; N];
+        t.eq_ok(
+            file.read_at_all(last, &mut past_all),
+            N / 2,
+            "read_at_all past the end counts what it read",
+        );
+        t.eq(
+            &past_all[..N / 2],
+            &values(size - 1, 1)[N / 2..],
+            "what read_at_all read past the end",
+        );
+        t.okay(file.seek(SeekFrom::Start(last)), "seek near the end");
+        t.eq_ok(
+            file.read_all(&mut past_all),
+            N / 2,
+            "read_all past the end counts what it read",
+        );
         let mut beyond = [1u64; 4];
         t.eq_ok(
             file.read_at(block * 1000, &mut beyond),

@@ -14,12 +14,18 @@
 //!   read by every rank of the node in read epochs.
 //! - **Determinism**: sampled paths depend on (seed, iteration, pass) only and cuts are stored in
 //!   pass order, so every rank count gives the same cuts and the same bounds, bit for bit.
+//! - **Checkpoints** (`checkpoint.rs`): `--checkpoint FILE --checkpoint-every K` writes the cut
+//!   pool and the bounds' history collectively into one file through MPI-IO; `--resume FILE`
+//!   goes on from it on any rank count, with the same cuts and bounds as a run never stopped.
 //!
 //! ```sh
 //! cargo build --release -p ferrompi-sddp && mpirun -n 4 target/release/sddp
 //! mpirun -n 4 target/release/sddp --stages 24 --scenarios 20 --reservoirs 3 --json --plot bounds.svg
+//! mpirun -n 4 target/release/sddp --iterations 20 --checkpoint run.ckpt --checkpoint-every 5
+//! mpirun -n 2 target/release/sddp --iterations 40 --resume run.ckpt
 //! ```
 
+mod checkpoint;
 mod model;
 mod report;
 
@@ -32,7 +38,8 @@ use std::time::Instant;
 
 const USAGE: &str = "usage: sddp [--stages T] [--scenarios S] [--reservoirs 1-3] [--passes F] \
 [--iterations K] [--seed N] [--tol GAIN] [--storage-max V] [--thermal-max G] \
-[--scenario-file PATH] [--csv] [--json] [--plot PATH.svg] [--quiet]";
+[--scenario-file PATH] [--checkpoint PATH [--checkpoint-every K]] [--resume PATH] [--csv] [--json] \
+[--plot PATH.svg] [--quiet]";
 
 /// The most forward passes per iteration.
 const MAX_PASSES: usize = 100_000;
@@ -46,6 +53,9 @@ struct Options {
     seed: u64,
     tol: f64,
     scenario_file: Option<PathBuf>,
+    checkpoint: Option<PathBuf>,
+    checkpoint_every: usize,
+    resume: Option<PathBuf>,
     csv: bool,
     json: bool,
     plot: Option<PathBuf>,
@@ -66,6 +76,9 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         seed: 7,
         tol: 0.001,
         scenario_file: None,
+        checkpoint: None,
+        checkpoint_every: 1,
+        resume: None,
         csv: false,
         json: false,
         plot: None,
@@ -94,6 +107,9 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             "--tol" => o.tol = num(flag, value()?)?,
             "--scenario-file" => o.scenario_file = Some(PathBuf::from(value()?)),
             "--plot" => o.plot = Some(PathBuf::from(value()?)),
+            "--checkpoint" => o.checkpoint = Some(PathBuf::from(value()?)),
+            "--checkpoint-every" => o.checkpoint_every = num(flag, value()?)?,
+            "--resume" => o.resume = Some(PathBuf::from(value()?)),
             "--csv" => o.csv = true,
             "--json" => o.json = true,
             "--quiet" => o.quiet = true,
@@ -101,8 +117,8 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             other => return Err(format!("unknown option '{other}'; {USAGE}")),
         }
     }
-    if o.passes < 1 || o.iterations < 1 {
-        return Err("--passes and --iterations must be at least 1".into());
+    if o.passes < 1 || o.iterations < 1 || o.checkpoint_every < 1 {
+        return Err("--passes, --iterations and --checkpoint-every must be at least 1".into());
     }
     // Every rank keeps each pass's trial states and bounds: bounded so they cannot exhaust
     // memory (the cut pool's size is checked against all of these).
@@ -263,14 +279,55 @@ fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
 
     let mut history: Vec<Iteration> = Vec::new();
     let mut path_costs: Vec<Vec<f64>> = Vec::new();
-    let (mut solve_s, mut comm_s) = (0.0, 0.0);
+    let (mut solve_s, mut comm_s, mut checkpoint_s) = (0.0, 0.0, 0.0);
+    let (mut checkpoints, mut checkpoint_bytes) = (0usize, 0u64);
     let mut trial = vec![vec![vec![0.0; n]; stages]; my_passes.len()];
     let initial: Vec<f64> = inst.reservoirs.iter().map(|r| r.storage_initial).collect();
     if rank == 0 && !opts.quiet {
         report::header(&opts_line(&opts, &inst, size, &hierarchy), opts.csv);
     }
     let mut converged = false;
-    for iteration in 0..opts.iterations {
+    // What a checkpoint must match: the instance, the sampling and the scenario table.
+    let instance = checkpoint::Instance::new(
+        [stages, inst.scenarios, n, passes],
+        opts.seed,
+        [opts.shape.storage_max, opts.shape.thermal_max],
+        table,
+    );
+    let (mut first, mut resumed) = (0, 0);
+    if let Some(path) = &opts.resume {
+        let mut cuts = checkpoint::Pool {
+            window: &mut pool,
+            leader,
+            per_stage,
+            cut_len,
+        };
+        let state = checkpoint::read(&world, path, instance, opts.iterations, &mut cuts)?;
+        cut_counts.clone_from(&state.counts);
+        for i in 0..state.iterations {
+            let pooled: Vec<f64> = state.costs[(i + 1).saturating_sub(WINDOW)..=i].concat();
+            let cuts_then = (i + 1) * passes * (stages - 1);
+            let row = Iteration::new(i + 1, state.lower[i], &pooled, state.seconds[i], cuts_then);
+            history.push(row);
+        }
+        path_costs = state.costs;
+        converged = state.converged;
+        resumed = state.iterations;
+        first = if converged {
+            opts.iterations
+        } else {
+            state.iterations
+        };
+        if rank == 0 && !opts.quiet && !opts.csv {
+            println!(
+                "resumed from {} after {} iteration(s){}",
+                path.display(),
+                state.iterations,
+                if converged { ", converged" } else { "" }
+            );
+        }
+    }
+    for iteration in first..opts.iterations {
         let t_iter = Instant::now();
         // Forward pass: this rank's sampled paths, under the cuts so far.
         let clock = Instant::now();
@@ -449,7 +506,32 @@ fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
             report::progress(&row, opts.csv);
         }
         history.push(row);
-        if verdict == 0.0 {
+        let done = verdict == 0.0;
+        if let Some(path) = &opts.checkpoint
+            && ((iteration + 1) % opts.checkpoint_every == 0
+                || done
+                || iteration + 1 == opts.iterations)
+        {
+            let clock = Instant::now();
+            let state = checkpoint::State {
+                iterations: iteration + 1,
+                converged: done,
+                counts: cut_counts.clone(),
+                lower: history.iter().map(|r| r.lower_bound).collect(),
+                seconds: history.iter().map(|r| r.seconds).collect(),
+                costs: path_costs.clone(),
+            };
+            let mut cuts = checkpoint::Pool {
+                window: &mut pool,
+                leader,
+                per_stage,
+                cut_len,
+            };
+            checkpoint_bytes = checkpoint::write(&world, path, instance, &state, &mut cuts)?;
+            checkpoints += 1;
+            checkpoint_s += clock.elapsed().as_secs_f64();
+        }
+        if done {
             converged = true;
             break;
         }
@@ -457,8 +539,8 @@ fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
 
     // Summary: phases, memory, the JSON line, the plot.
     let cuts_total: usize = cut_counts.iter().sum();
-    let mut times = [solve_s, comm_s];
-    let mut slowest = [0.0f64; 2];
+    let mut times = [solve_s, comm_s, checkpoint_s];
+    let mut slowest = [0.0f64; 3];
     world.allreduce(&times, &mut slowest, Max)?;
     times = slowest;
     let digest = {
@@ -480,6 +562,10 @@ fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
             seconds: start.elapsed().as_secs_f64(),
             solve_seconds: times[0],
             comm_seconds: times[1],
+            checkpoints,
+            checkpoint_seconds: times[2],
+            checkpoint_bytes,
+            iterations_run: history.len() - resumed,
             ranks: size,
             nodes: hierarchy.node_count(),
             busiest_node: node_ranks.iter().copied().max().unwrap_or(1),

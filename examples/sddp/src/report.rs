@@ -71,6 +71,12 @@ pub struct Summary {
     pub solve_seconds: f64,
     /// Slowest rank's time in collectives, window epochs and the barrier.
     pub comm_seconds: f64,
+    /// Checkpoints written, the slowest rank's time writing them, the last one's size.
+    pub checkpoints: usize,
+    pub checkpoint_seconds: f64,
+    pub checkpoint_bytes: u64,
+    /// Iterations this run made (not counting those a resumed checkpoint held).
+    pub iterations_run: usize,
     pub ranks: usize,
     pub nodes: usize,
     pub busiest_node: usize,
@@ -148,6 +154,16 @@ pub fn summary(s: &Summary, last: Option<&Iteration>) {
         kib((s.scenario_bytes + s.pool_bytes) * s.busiest_node),
         s.busiest_node
     );
+    if s.checkpoints > 0 {
+        println!(
+            "checkpoints: {} written ({:.1} KiB the last) in {:.3} s: {:.4} s per iteration, {:.2} % of the run (slowest rank)",
+            s.checkpoints,
+            kib(s.checkpoint_bytes as usize),
+            s.checkpoint_seconds,
+            s.checkpoint_seconds / s.iterations_run.max(1) as f64,
+            100.0 * s.checkpoint_seconds / s.seconds.max(f64::MIN_POSITIVE)
+        );
+    }
 }
 
 pub fn json(s: &Summary, last: Option<&Iteration>) -> String {
@@ -155,7 +171,7 @@ pub fn json(s: &Summary, last: Option<&Iteration>) -> String {
         (r.lower_bound, r.upper_mean, r.upper_ci, r.gap)
     });
     format!(
-        "{{\"iterations\":{},\"lower_bound\":{lb},\"upper_bound_mean\":{ub},\"upper_bound_ci\":{ci},\"gap\":{gap},\"cuts\":{},\"seconds\":{:.6},\"converged\":{},\"ranks\":{},\"nodes\":{},\"solve_seconds\":{:.6},\"comm_seconds\":{:.6},\"cut_digest\":\"{:016x}\"}}",
+        "{{\"iterations\":{},\"lower_bound\":{lb},\"upper_bound_mean\":{ub},\"upper_bound_ci\":{ci},\"gap\":{gap},\"cuts\":{},\"seconds\":{:.6},\"converged\":{},\"ranks\":{},\"nodes\":{},\"solve_seconds\":{:.6},\"comm_seconds\":{:.6},\"checkpoints\":{},\"checkpoint_seconds\":{:.6},\"cut_digest\":\"{:016x}\"}}",
         s.iterations,
         s.cuts,
         s.seconds,
@@ -164,6 +180,8 @@ pub fn json(s: &Summary, last: Option<&Iteration>) -> String {
         s.nodes,
         s.solve_seconds,
         s.comm_seconds,
+        s.checkpoints,
+        s.checkpoint_seconds,
         s.digest
     )
 }

@@ -1,7 +1,8 @@
 //! The flagship under the MPI launcher (`FERROMPI_MPIEXEC`, else the one of the MPI ferrompi was
 //! built against): the same cuts and bounds at 1, 2, 3 and 4 ranks, a lower bound that never
-//! decreases, convergence of the default instance, and bad input that ends every rank promptly
-//! with a clear message.
+//! decreases, convergence of the default instance, bad input that ends every rank promptly
+//! with a clear message, and checkpoints that resume at any rank count bit for bit or are
+//! refused on every rank.
 
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -200,4 +201,159 @@ fn bad_input_ends_every_rank_promptly() {
         }
     }
     let _ = std::fs::remove_file(file);
+}
+
+/// The JSON line of a run that must have succeeded.
+fn json_of(out: &Output, what: &str) -> String {
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{what}: {}\n{stdout}{}",
+        out.status,
+        text(&out.stderr)
+    );
+    stdout.lines().last().unwrap().to_string()
+}
+
+/// Every one of `ranks` ranks ended the run with `message`.
+fn every_rank_says(out: &Output, ranks: u32, message: &str, what: &str) {
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{what} succeeded");
+    for rank in 0..ranks {
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.starts_with(&format!("sddp: rank {rank}:")) && l.contains(message)),
+            "{what}: rank {rank} did not say '{message}':\n{stderr}"
+        );
+    }
+}
+
+#[test]
+fn checkpoints_resume_bit_for_bit_at_every_rank_count() {
+    let dir = std::env::temp_dir().join(format!("sddp-checkpoint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ck = dir.join("run.ckpt");
+    let tmp = dir.join("run.ckpt.tmp");
+    let ck_arg = ck.to_str().unwrap();
+    let limit = Duration::from_secs(300);
+    let same = |json: &str, whole: &str, what: &str| {
+        for key in [
+            "iterations",
+            "lower_bound",
+            "upper_bound_mean",
+            "upper_bound_ci",
+            "gap",
+            "cuts",
+            "cut_digest",
+        ] {
+            assert_eq!(field(json, key), field(whole, key), "{key}: {what}");
+        }
+    };
+    let (out, _) = sddp(4, &["--iterations", "6", "--json"], limit);
+    let whole = json_of(&out, "the run never stopped");
+    // Written at 4 ranks after iterations 2 and 3 (every 2, and at the limit).
+    let args = [
+        "--iterations",
+        "3",
+        "--checkpoint",
+        ck_arg,
+        "--checkpoint-every",
+        "2",
+        "--json",
+    ];
+    let (out, _) = sddp(4, &args, limit);
+    let json = json_of(&out, "the run that checkpoints");
+    assert_eq!(field(&json, "checkpoints"), "2", "{json}");
+    assert!(ck.is_file() && !tmp.exists());
+    // What a run killed while writing leaves: ignored by a resume, replaced by the next write.
+    std::fs::write(&tmp, b"half a checkpoint").unwrap();
+    for ranks in 1..=3 {
+        let (out, _) = sddp(
+            ranks,
+            &["--iterations", "6", "--resume", ck_arg, "--json"],
+            limit,
+        );
+        let what = format!("resumed at {ranks} ranks");
+        same(&json_of(&out, &what), &whole, &what);
+    }
+    // Resumed and checkpointed into the same file, then resumed again.
+    let args = [
+        "--iterations",
+        "4",
+        "--resume",
+        ck_arg,
+        "--checkpoint",
+        ck_arg,
+    ];
+    let (out, _) = sddp(2, &args, limit);
+    json_of(&out, "resumed and checkpointed again");
+    assert!(!tmp.exists(), "the next checkpoint replaced the leftover");
+    let (out, _) = sddp(
+        3,
+        &["--iterations", "6", "--resume", ck_arg, "--json"],
+        limit,
+    );
+    same(&json_of(&out, "resumed twice"), &whole, "resumed twice");
+
+    // Refused on every rank: damaged, cut short, of another instance, not a checkpoint.
+    let good = std::fs::read(&ck).unwrap();
+    let flipped = |at: usize| {
+        let mut bytes = good.clone();
+        bytes[at] ^= 0x10;
+        bytes
+    };
+    let cases: [(&str, Vec<u8>, &str); 5] = [
+        (
+            "a byte flipped in the cuts",
+            flipped(good.len() - 100),
+            "its body's CRC-32",
+        ),
+        (
+            "a byte flipped in the header",
+            flipped(20),
+            "its header's CRC-32",
+        ),
+        (
+            "cut short",
+            good[..good.len() - 64].to_vec(),
+            "is truncated",
+        ),
+        (
+            "shorter than a header",
+            good[..50].to_vec(),
+            "shorter than a header",
+        ),
+        (
+            "not a checkpoint",
+            vec![b'x'; 4096],
+            "is not an sddp checkpoint",
+        ),
+    ];
+    let bad = dir.join("bad.ckpt");
+    let bad_arg = bad.to_str().unwrap();
+    for (what, bytes, message) in cases {
+        std::fs::write(&bad, bytes).unwrap();
+        let (out, took) = sddp(3, &["--iterations", "6", "--resume", bad_arg], limit);
+        every_rank_says(&out, 3, message, what);
+        assert!(took < Duration::from_secs(60), "{what} took {took:?}");
+    }
+    let (out, _) = sddp(3, &["--stages", "10", "--resume", ck_arg], limit);
+    every_rank_says(
+        &out,
+        3,
+        "of another instance: --stages 12 there, 10 here",
+        "another instance",
+    );
+    let (out, _) = sddp(3, &["--iterations", "2", "--resume", ck_arg], limit);
+    every_rank_says(
+        &out,
+        3,
+        "--iterations must be at least 4",
+        "too few iterations",
+    );
+    let missing = dir.join("missing.ckpt");
+    let (out, _) = sddp(2, &["--resume", missing.to_str().unwrap()], limit);
+    every_rank_says(&out, 2, "NoSuchFile", "a missing checkpoint");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -22,6 +22,18 @@ for pair in docs/bench/2-cores docs/bench/16-cores; do
   mv "$pair/README.md.new" "$pair/README.md"
 done
 python3 tools/instruction-table.py docs/bench > docs/bench/instruction-cost.md
+# The parallel I/O tables, from tools/io-bench.sh's raw lines.
+{
+  echo "# Parallel I/O against C"
+  echo
+  echo "Made by \`tools/docs-regen.sh\` from the raw lines beside it (\`tools/io-bench.sh\`, then"
+  echo "\`tools/io-table.py\`); see the performance page."
+  for raw in docs/bench/file-io/file-io-*.raw; do
+    impl=$(basename "$raw" .raw)
+    echo
+    python3 tools/io-table.py "$raw" "${impl#file-io-}"
+  done
+} > docs/bench/file-io/README.md
 if [[ ${1:-} == --check ]]; then
   if ! git diff --quiet -- docs/bench || [[ -n $(git ls-files --others --exclude-standard docs/bench) ]]; then
     echo "docs-regen: regenerating from the raw results changed these files:" >&2

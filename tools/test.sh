@@ -239,9 +239,12 @@ for impl in "${impls[@]}"; do
   done
   say "$impl: benchmarks, each run once under the launcher (criterion --test), and the"
   echo "   plain-C and ferrompi programs at every thread level, one round; the C call forms"
-  echo "   (tools/call-form.sh) one round; the A/A control once"
+  echo "   (tools/call-form.sh) one round; the A/A control once; the parallel I/O comparison once"
+  echo "   on 16 MiB at 1 and 2 ranks (tools/io-bench.sh)"
   QUICK=1 bash tools/bench.sh "$impl" > /dev/null
   QUICK=1 bash tools/bench-null.sh "$impl" > /dev/null
+  FERROMPI_BENCH_DIR="$ROOT/target/bench-quick" ROUNDS=1 INNER=1 MIB=16 RANKS="1 2" \
+    bash tools/io-bench.sh "$impl" > /dev/null
   say "$impl: every operation inlined where a program calls it from two places (tools/inlining.sh)"
   bash tools/inlining.sh "$impl"
   if [[ $impl == openmpi ]]; then

@@ -1,8 +1,9 @@
 //! The flagship under the MPI launcher (`FERROMPI_MPIEXEC`, else the one of the MPI ferrompi was
 //! built against): the same cuts and bounds at 1, 2, 3 and 4 ranks, a lower bound that never
 //! decreases, convergence of the default instance, bad input that ends every rank promptly
-//! with a clear message, and checkpoints that resume at any rank count bit for bit or are
-//! refused on every rank.
+//! with a clear message, and checkpoints that resume at any rank count bit for bit (written
+//! at each of 1–4 ranks, resumed at each other), survive a failed write, or are refused on
+//! every rank.
 
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -252,32 +253,37 @@ fn checkpoints_resume_bit_for_bit_at_every_rank_count() {
     };
     let (out, _) = sddp(4, &["--iterations", "6", "--json"], limit);
     let whole = json_of(&out, "the run never stopped");
-    // Written at 4 ranks after iterations 2 and 3 (every 2, and at the limit).
-    let args = [
-        "--iterations",
-        "3",
-        "--checkpoint",
-        ck_arg,
-        "--checkpoint-every",
-        "2",
-        "--json",
-    ];
-    let (out, _) = sddp(4, &args, limit);
-    let json = json_of(&out, "the run that checkpoints");
-    assert_eq!(field(&json, "checkpoints"), "2", "{json}");
-    assert!(ck.is_file() && !tmp.exists());
+    // Written at every rank count after iterations 2 and 3 (every 2, and at the limit), and
+    // resumed at every other.
+    for writers in 1..=4u32 {
+        let file = dir.join(format!("run-{writers}.ckpt"));
+        let file_arg = file.to_str().unwrap();
+        let args = [
+            "--iterations",
+            "3",
+            "--checkpoint",
+            file_arg,
+            "--checkpoint-every",
+            "2",
+            "--json",
+        ];
+        let (out, _) = sddp(writers, &args, limit);
+        let json = json_of(&out, &format!("checkpointed at {writers} ranks"));
+        assert_eq!(field(&json, "checkpoints"), "2", "{json}");
+        for ranks in (1..=4).filter(|&r| r != writers) {
+            let (out, _) = sddp(
+                ranks,
+                &["--iterations", "6", "--resume", file_arg, "--json"],
+                limit,
+            );
+            let what = format!("written at {writers} ranks, resumed at {ranks}");
+            same(&json_of(&out, &what), &whole, &what);
+        }
+    }
+    std::fs::rename(dir.join("run-4.ckpt"), &ck).unwrap();
+    assert!(!tmp.exists());
     // What a run killed while writing leaves: ignored by a resume, replaced by the next write.
     std::fs::write(&tmp, b"half a checkpoint").unwrap();
-    for ranks in 1..=3 {
-        let (out, _) = sddp(
-            ranks,
-            &["--iterations", "6", "--resume", ck_arg, "--json"],
-            limit,
-        );
-        let what = format!("resumed at {ranks} ranks");
-        same(&json_of(&out, &what), &whole, &what);
-    }
-    // Resumed and checkpointed into the same file, then resumed again.
     let args = [
         "--iterations",
         "4",
@@ -289,12 +295,34 @@ fn checkpoints_resume_bit_for_bit_at_every_rank_count() {
     let (out, _) = sddp(2, &args, limit);
     json_of(&out, "resumed and checkpointed again");
     assert!(!tmp.exists(), "the next checkpoint replaced the leftover");
+    // A checkpoint that cannot be written ends the run on every rank and leaves the last one.
+    std::fs::create_dir(&tmp).unwrap();
+    let args = [
+        "--iterations",
+        "5",
+        "--resume",
+        ck_arg,
+        "--checkpoint",
+        ck_arg,
+    ];
+    let (out, _) = sddp(3, &args, limit);
+    every_rank_says(
+        &out,
+        3,
+        "run.ckpt.tmp",
+        "a checkpoint that cannot be written",
+    );
+    std::fs::remove_dir(&tmp).unwrap();
     let (out, _) = sddp(
         3,
         &["--iterations", "6", "--resume", ck_arg, "--json"],
         limit,
     );
-    same(&json_of(&out, "resumed twice"), &whole, "resumed twice");
+    same(
+        &json_of(&out, "resumed after a failed write"),
+        &whole,
+        "resumed after a failed write",
+    );
 
     // Refused on every rank: damaged, cut short, of another instance, not a checkpoint.
     let good = std::fs::read(&ck).unwrap();

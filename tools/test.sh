@@ -214,7 +214,7 @@ for impl in "${impls[@]}"; do
   say "$impl: tests"
   unit_and_doc_tests
   fake_driver "$impl"
-  say "$impl: the flagship (examples/sddp): clippy, the same cuts at 1-4 ranks, convergence, bad input"
+  say "$impl: the flagship (examples/sddp): clippy, the same cuts at 1-4 ranks, convergence, bad input, checkpoints"
   cargo clippy -p ferrompi-sddp -p ferrompi-bench-report --all-targets --locked -- -D warnings
   cargo test -p ferrompi-sddp --release --locked -- --test-threads=1
   if [[ $impl == mpich ]]; then

@@ -124,7 +124,7 @@ echo "   example topology under srun -N 2 -n 4: ok"
 sed 's/^/     /' "$log/topology-srun.log" | head -n 12
 bench_once srun "$ROOT/tools/slurm.sh" run -N 2 --mpi=$pmi
 # The flagship on two nodes: a scenario table and a cut pool per node, the same cuts as on one.
-sddp=("$CARGO_TARGET_DIR/release/sddp" --iterations 4 --json)
+sddp=("$ROOT/target/flagship/release/sddp" --iterations 4 --json) # built by tools/test.sh for this MPI
 one=$(timeout 300 $MPIEXEC -n 4 "${sddp[@]}" --quiet | tail -n 1)
 two=$(timeout 300 bash tools/slurm.sh run -N 2 --mpi=$pmi -n 4 "${sddp[@]}" | tee "$log/sddp-srun.log" | tail -n 1)
 digest() { sed -n 's/.*"cut_digest":"\([0-9a-f]*\)".*/\1/p' <<< "$1"; }

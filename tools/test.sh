@@ -214,9 +214,14 @@ for impl in "${impls[@]}"; do
   say "$impl: tests"
   unit_and_doc_tests
   fake_driver "$impl"
-  say "$impl: the flagship (examples/sddp): clippy, the same cuts at 1-4 ranks, convergence, bad input, checkpoints"
-  cargo clippy -p ferrompi-sddp -p ferrompi-bench-report --all-targets --locked -- -D warnings
-  cargo test -p ferrompi-sddp --release --locked -- --test-threads=1
+  say "$impl: the flagship (examples/sddp): clippy, the same cuts at 1-4 ranks, the deterministic"
+  echo "   equivalent at 1 and 3 ranks, convergence, the command line, bad input, checkpoints"
+  cargo clippy -p ferrompi-bench-report --all-targets --locked -- -D warnings
+  (
+    flagship_env
+    cargo clippy -p ferrompi-sddp --all-targets --locked -- -D warnings
+    cargo test -p ferrompi-sddp --release --locked -- --test-threads=1
+  )
   if [[ $impl == mpich ]]; then
     say "$impl: user ops, requests and RMA windows under valgrind (memcheck, 2 ranks)"
     FERROMPI_RANKS=2 FERROMPI_TEST_TIMEOUT=600 \

@@ -3,8 +3,11 @@
 //!
 //! - **Model** (`model.rs`): 1–3 reservoirs with turbines and spillage, three thermal plants,
 //!   a deficit, a seasonal demand over T stages, S independent inflow scenarios per stage from a
-//!   seeded generator (or a file). Each stage is an LP solved by Clarabel; the future cost is
-//!   bounded by Benders cuts built from the duals of the water-balance rows.
+//!   seeded generator (or a file). Each stage is an LP kept in HiGHS (`lp.rs`) on every rank:
+//!   cuts are added as rows, the incoming storage and inflows change the water-balance rows in
+//!   place, and the dual simplex re-solves from a basis; the future cost is bounded by Benders
+//!   cuts built from the duals of the water-balance rows. `--exact` also solves the whole
+//!   scenario tree as one LP (small trees), an answer independent of SDDP.
 //! - **Parallel scheme**: the forward passes of an iteration are split across ranks in blocks;
 //!   their costs meet in a persistent `allreduce` (the upper-bound statistics); a barrier
 //!   separates forward from backward; in the backward pass every rank makes the cuts of its own
@@ -12,8 +15,13 @@
 //!   pass order; a persistent `allreduce` agrees on convergence. The scenario table and the cut
 //!   pool live once per node in `SharedWindow`s, written by the node leader in write epochs and
 //!   read by every rank of the node in read epochs.
-//! - **Determinism**: sampled paths depend on (seed, iteration, pass) only and cuts are stored in
-//!   pass order, so every rank count gives the same cuts and the same bounds, bit for bit.
+//! - **Determinism**: sampled paths depend on (seed, iteration, pass) only, cuts are stored in
+//!   pass order, and every sequence of warm-started solves belongs to one pass (or to the lower
+//!   bound) within one iteration, so every rank count gives the same cuts and the same bounds,
+//!   bit for bit.
+//! - **Stopping** (`cli.rs`, `report.rs`): `--stop statistical` (the default), `stall`, `gap`
+//!   or `limit`, besides `--iterations` and `--time-limit`; the summary names the rule that
+//!   fired and what it proves.
 //! - **Checkpoints** (`checkpoint.rs`): `--checkpoint FILE --checkpoint-every K` writes the cut
 //!   pool and the bounds' history collectively into one file through MPI-IO; `--resume FILE`
 //!   goes on from it on any rank count, with the same cuts and bounds as a run never stopped.
@@ -26,107 +34,18 @@
 //! ```
 
 mod checkpoint;
+mod cli;
+mod lp;
 mod model;
 mod report;
 
+use cli::Options;
 use ferrompi::{Communicator, Max, Mpi, Partition, SharedWindow, Sum};
-use model::{Instance, Rng, Shape, solve_stage, table_values};
-use report::{Iteration, Summary, WINDOW};
-use std::path::PathBuf;
+use lp::{Basis, Start};
+use model::{Instance, Rng, SolveTimes, StageLp, table_values};
+use report::{Ended, Iteration, Summary, WINDOW};
 use std::process::ExitCode;
 use std::time::Instant;
-
-const USAGE: &str = "usage: sddp [--stages T] [--scenarios S] [--reservoirs 1-3] [--passes F] \
-[--iterations K] [--seed N] [--tol GAIN] [--storage-max V] [--thermal-max G] \
-[--scenario-file PATH] [--checkpoint PATH [--checkpoint-every K]] [--resume PATH] [--csv] [--json] \
-[--plot PATH.svg] [--quiet]";
-
-/// The most forward passes per iteration.
-const MAX_PASSES: usize = 100_000;
-
-/// Command-line options.
-#[derive(Debug, Clone)]
-struct Options {
-    shape: Shape,
-    passes: usize,
-    iterations: usize,
-    seed: u64,
-    tol: f64,
-    scenario_file: Option<PathBuf>,
-    checkpoint: Option<PathBuf>,
-    checkpoint_every: usize,
-    resume: Option<PathBuf>,
-    csv: bool,
-    json: bool,
-    plot: Option<PathBuf>,
-    quiet: bool,
-}
-
-fn parse_args(args: &[String]) -> Result<Options, String> {
-    let mut o = Options {
-        shape: Shape {
-            stages: 12,
-            scenarios: 10,
-            reservoirs: 2,
-            storage_max: 200.0,
-            thermal_max: 60.0,
-        },
-        passes: 8,
-        iterations: 40,
-        seed: 7,
-        tol: 0.001,
-        scenario_file: None,
-        checkpoint: None,
-        checkpoint_every: 1,
-        resume: None,
-        csv: false,
-        json: false,
-        plot: None,
-        quiet: false,
-    };
-    let mut it = args.iter();
-    while let Some(flag) = it.next() {
-        let mut value = || {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{flag} needs a value; {USAGE}"))
-        };
-        fn num<T: std::str::FromStr>(flag: &str, v: String) -> Result<T, String> {
-            v.parse()
-                .map_err(|_| format!("{flag}: '{v}' is not a number"))
-        }
-        match flag.as_str() {
-            "--stages" => o.shape.stages = num(flag, value()?)?,
-            "--scenarios" => o.shape.scenarios = num(flag, value()?)?,
-            "--reservoirs" => o.shape.reservoirs = num(flag, value()?)?,
-            "--storage-max" => o.shape.storage_max = num(flag, value()?)?,
-            "--thermal-max" => o.shape.thermal_max = num(flag, value()?)?,
-            "--passes" => o.passes = num(flag, value()?)?,
-            "--iterations" => o.iterations = num(flag, value()?)?,
-            "--seed" => o.seed = num(flag, value()?)?,
-            "--tol" => o.tol = num(flag, value()?)?,
-            "--scenario-file" => o.scenario_file = Some(PathBuf::from(value()?)),
-            "--plot" => o.plot = Some(PathBuf::from(value()?)),
-            "--checkpoint" => o.checkpoint = Some(PathBuf::from(value()?)),
-            "--checkpoint-every" => o.checkpoint_every = num(flag, value()?)?,
-            "--resume" => o.resume = Some(PathBuf::from(value()?)),
-            "--csv" => o.csv = true,
-            "--json" => o.json = true,
-            "--quiet" => o.quiet = true,
-            "--help" | "-h" => return Err(USAGE.into()),
-            other => return Err(format!("unknown option '{other}'; {USAGE}")),
-        }
-    }
-    if o.passes < 1 || o.iterations < 1 || o.checkpoint_every < 1 {
-        return Err("--passes, --iterations and --checkpoint-every must be at least 1".into());
-    }
-    // Every rank keeps each pass's trial states and bounds: bounded so they cannot exhaust
-    // memory (the cut pool's size is checked against all of these).
-    if o.passes > MAX_PASSES {
-        return Err(format!("--passes must be at most {MAX_PASSES}"));
-    }
-    Ok(o)
-}
 
 /// Why a run ended early.
 enum Fail {
@@ -152,8 +71,23 @@ fn main() -> ExitCode {
         }
     };
     let rank = mpi.world().rank();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&mpi, &args) {
+    // Every rank parses the same arguments, so every rank fails alike: no collective needed.
+    let opts = match Options::parse(std::env::args_os()) {
+        Ok(opts) => opts,
+        Err(e) => {
+            // --help, --version, or a bad option with the usage: printed once, and every rank
+            // exits alike.
+            let status = if rank == 0 {
+                Options::report(&e)
+            } else if e.use_stderr() {
+                2
+            } else {
+                0
+            };
+            return ExitCode::from(status);
+        }
+    };
+    match run(&mpi, &opts) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Fail::Everywhere(message)) => {
             // One write, so the launcher does not interleave it with other ranks' lines.
@@ -206,13 +140,14 @@ fn shared_table<'c>(
     })
 }
 
-fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
+fn run(mpi: &Mpi, opts: &Options) -> Result<(), Fail> {
     let start = Instant::now();
     let world = mpi.world();
     let (rank, size) = (world.rank() as usize, world.size() as usize);
-    // Every rank parses the same arguments, so every rank fails alike: no collective needed.
-    let opts = parse_args(args).map_err(Fail::Everywhere)?;
-    let inst = Instance::build(&opts.shape).map_err(Fail::Everywhere)?;
+    let inst = Instance::build(&opts.shape()).map_err(Fail::Everywhere)?;
+    if opts.exact {
+        model::tree_nodes(&inst).map_err(|e| Fail::Everywhere(format!("--exact: {e}")))?;
+    }
     let (n, stages, passes) = (inst.n(), inst.stages, opts.passes);
     // The cut pool: stage t holds up to iterations × passes cuts of n + 1 values.
     let cut_len = n + 1;
@@ -275,7 +210,7 @@ fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
         vec![0.0f64; passes * cut_len],
         &blocks,
     )?;
-    let mut convergence = world.allreduce_init(vec![0.0f64; 2], vec![0.0f64; 2], Max)?;
+    let mut convergence = world.allreduce_init(vec![0.0f64; 3], vec![0.0f64; 3], Max)?;
 
     let mut history: Vec<Iteration> = Vec::new();
     let mut path_costs: Vec<Vec<f64>> = Vec::new();
@@ -283,15 +218,27 @@ fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
     let (mut checkpoints, mut checkpoint_bytes) = (0usize, 0u64);
     let mut trial = vec![vec![vec![0.0; n]; stages]; my_passes.len()];
     let initial: Vec<f64> = inst.reservoirs.iter().map(|r| r.storage_initial).collect();
+    // One LP per stage on every rank, kept between solves, and the bases of the forward
+    // passes. A forward solve starts from the slack basis; the backward pass of a pass at a
+    // stage starts its first scenario from that pass's forward basis there (the same incoming
+    // storage) and goes on from each scenario to the next; the lower bound starts from the
+    // slack basis and goes on likewise. Every sequence of solves is thus one pass's (or the
+    // lower bound's, which every rank computes alike) within one iteration: the cuts are the
+    // same at every rank count and after a resume.
+    let mut lps = (0..stages)
+        .map(|t| StageLp::new(&inst, t))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(Fail::Everywhere)?;
+    let mut forward_basis = vec![vec![Basis::default(); stages]; my_passes.len()];
     if rank == 0 && !opts.quiet {
-        report::header(&opts_line(&opts, &inst, size, &hierarchy), opts.csv);
+        report::header(&opts_line(opts, &inst, size, &hierarchy), opts.csv);
     }
-    let mut converged = false;
+    let mut ended = Ended::IterationLimit;
     // What a checkpoint must match: the instance, the sampling and the scenario table.
     let instance = checkpoint::Instance::new(
         [stages, inst.scenarios, n, passes],
         opts.seed,
-        [opts.shape.storage_max, opts.shape.thermal_max],
+        [opts.storage_max, opts.thermal_max],
         table,
     );
     let (mut first, mut resumed) = (0, 0);
@@ -311,7 +258,10 @@ fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
             history.push(row);
         }
         path_costs = state.costs;
-        converged = state.converged;
+        let converged = state.converged;
+        if converged {
+            ended = Ended::Rule(opts.stop);
+        }
         resumed = state.iterations;
         first = if converged {
             opts.iterations
@@ -345,13 +295,12 @@ fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
                 for t in 0..stages {
                     let s = (rng.next_u64() % inst.scenarios as u64) as usize;
                     let inflow: Vec<f64> = (0..n).map(|i| inst.inflow(table, t, s, i)).collect();
-                    match solve_stage(
-                        &inst,
-                        t,
-                        &inflow,
-                        &v,
-                        stage_cuts(cuts, t, per_stage, cut_counts[t], cut_len),
-                    ) {
+                    let lp = &mut lps[t];
+                    match lp
+                        .sync(stage_cuts(cuts, t, per_stage, cut_counts[t], cut_len))
+                        .and_then(|()| lp.solve(&inflow, &v, Start::Slack))
+                        .and_then(|sol| lp.basis(&mut forward_basis[k][t]).map(|()| sol))
+                    {
                         Ok(sol) => {
                             total += sol.immediate;
                             v = sol.storage;
@@ -388,16 +337,20 @@ fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
                 for (k, _) in my_passes.iter().enumerate() {
                     let state = &trial[k][t - 1];
                     let mut cut = vec![0.0; cut_len];
+                    let lp = &mut lps[t];
                     for s in 0..inst.scenarios {
                         let inflow: Vec<f64> =
                             (0..n).map(|i| inst.inflow(table, t, s, i)).collect();
-                        match solve_stage(
-                            &inst,
-                            t,
-                            &inflow,
-                            state,
-                            stage_cuts(cuts, t, per_stage, cut_counts[t], cut_len),
-                        ) {
+                        match lp
+                            .sync(stage_cuts(cuts, t, per_stage, cut_counts[t], cut_len))
+                            .and_then(|()| {
+                                let start = if s == 0 {
+                                    Start::Basis(&forward_basis[k][t])
+                                } else {
+                                    Start::Continue
+                                };
+                                lp.solve(&inflow, state, start)
+                            }) {
                             Ok(sol) => {
                                 cut[0] += sol.objective;
                                 for i in 0..n {
@@ -444,15 +397,19 @@ fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
         {
             let epoch = pool.read()?;
             let cuts = epoch.segment(0).unwrap_or_default();
+            let lp = &mut lps[0];
             for s in 0..inst.scenarios {
                 let inflow: Vec<f64> = (0..n).map(|i| inst.inflow(table, 0, s, i)).collect();
-                match solve_stage(
-                    &inst,
-                    0,
-                    &inflow,
-                    &initial,
-                    stage_cuts(cuts, 0, per_stage, cut_counts[0], cut_len),
-                ) {
+                match lp
+                    .sync(stage_cuts(cuts, 0, per_stage, cut_counts[0], cut_len))
+                    .and_then(|()| {
+                        let start = if s == 0 {
+                            Start::Slack
+                        } else {
+                            Start::Continue
+                        };
+                        lp.solve(&inflow, &initial, start)
+                    }) {
                     Ok(sol) => lower += sol.objective / inst.scenarios as f64,
                     Err(e) => {
                         failure.get_or_insert(format!("lower bound: {e}"));
@@ -462,8 +419,8 @@ fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
         }
         solve_s += clock.elapsed().as_secs_f64();
         let clock = Instant::now();
-        // The upper bound pools the paths of the last WINDOW iterations; converged when the lower
-        // bound gained less than `tol` over them and lies in the upper bound's interval.
+        // The upper bound pools the paths of the last WINDOW iterations; the stopping rule
+        // compares it with the lower bound (the same numbers on every rank).
         path_costs.push(costs);
         let pooled: Vec<f64> = path_costs
             .iter()
@@ -480,24 +437,20 @@ fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
             t_iter.elapsed().as_secs_f64(),
             cut_counts.iter().sum(),
         );
-        let stalled = history
-            .len()
-            .checked_sub(WINDOW)
-            .map(|k| history[k].lower_bound)
-            .is_some_and(|before| (lower - before) <= opts.tol * lower.abs());
-        let done = stalled && row.lower_bound >= row.upper_mean - row.upper_ci;
+        let holds = report::rule_holds(opts.stop, opts.tol, &history, &row);
         convergence.send_mut().copy_from_slice(&[
             if failure.is_some() {
                 2.0
-            } else if done {
+            } else if holds {
                 0.0
             } else {
                 1.0
             },
             solve_s,
+            start.elapsed().as_secs_f64(),
         ]);
         convergence.start()?.wait()?;
-        let [verdict, _] = [convergence.recv()[0], convergence.recv()[1]];
+        let [verdict, _, elapsed] = [0, 1, 2].map(|i| convergence.recv()[i]);
         comm_s += clock.elapsed().as_secs_f64();
         if verdict >= 2.0 {
             agree(&world, failure)?;
@@ -507,9 +460,15 @@ fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
         }
         history.push(row);
         let done = verdict == 0.0;
+        if done {
+            ended = Ended::Rule(opts.stop);
+        } else if opts.time_limit.is_some_and(|limit| elapsed >= limit) {
+            ended = Ended::TimeLimit;
+        }
         if let Some(path) = &opts.checkpoint
             && ((iteration + 1) % opts.checkpoint_every == 0
                 || done
+                || ended == Ended::TimeLimit
                 || iteration + 1 == opts.iterations)
         {
             let clock = Instant::now();
@@ -531,8 +490,7 @@ fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
             checkpoints += 1;
             checkpoint_s += clock.elapsed().as_secs_f64();
         }
-        if done {
-            converged = true;
+        if ended != Ended::IterationLimit {
             break;
         }
     }
@@ -553,10 +511,16 @@ fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
         )
     };
     if rank == 0 {
+        let exact = if opts.exact {
+            let found = model::deterministic_equivalent(&inst, table, &initial);
+            Some(found.map_err(|e| Fail::Everywhere(format!("--exact: {e}")))?)
+        } else {
+            None
+        };
         let node_ranks = hierarchy.ranks_per_node();
         let summary = Summary {
             iterations: history.len(),
-            converged,
+            ended,
             tol: opts.tol,
             cuts: cuts_total,
             seconds: start.elapsed().as_secs_f64(),
@@ -572,9 +536,22 @@ fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
             scenario_bytes: inst.table_len() * 8,
             pool_bytes: stages * per_stage * 8,
             digest,
+            exact,
         };
         if !opts.quiet {
             report::summary(&summary, history.last());
+        }
+        if opts.lp_times {
+            let mut times = Vec::new();
+            for lp in &lps {
+                let mine = lp.times();
+                times.resize(times.len().max(mine.len()), [SolveTimes::default(); 2]);
+                for (all, kinds) in times.iter_mut().zip(mine) {
+                    all[0].add(&kinds[0]);
+                    all[1].add(&kinds[1]);
+                }
+            }
+            report::lp_times(&times);
         }
         if let Some(path) = &opts.plot {
             report::plot(path, &history)
@@ -591,14 +568,8 @@ fn run(mpi: &Mpi, args: &[String]) -> Result<(), Fail> {
 }
 
 /// The cuts of stage `t` in a pool segment.
-fn stage_cuts(
-    pool: &[f64],
-    t: usize,
-    per_stage: usize,
-    count: usize,
-    cut_len: usize,
-) -> impl Iterator<Item = &[f64]> {
-    pool[t * per_stage..t * per_stage + count * cut_len].chunks(cut_len)
+fn stage_cuts(pool: &[f64], t: usize, per_stage: usize, count: usize, cut_len: usize) -> &[f64] {
+    &pool[t * per_stage..t * per_stage + count * cut_len]
 }
 
 fn opts_line(

@@ -15,11 +15,7 @@
 //! thermal generation, `d` deficit, `θ` the future cost. Spill and deficit keep every stage
 //! feasible for any storage and any nonnegative inflow.
 
-use clarabel::algebra::CscMatrix;
-use clarabel::solver::{
-    DefaultSettings, DefaultSettingsBuilder, DefaultSolver, IPSolver, NonnegativeConeT,
-    SolverStatus, SupportedConeT, ZeroConeT,
-};
+use crate::lp::{Basis, Lp, Row, Start};
 
 /// One reservoir with its hydro plant.
 #[derive(Debug, Clone)]
@@ -289,129 +285,251 @@ pub struct StageSolution {
     pub immediate: f64,
     /// Storage at the end of the stage.
     pub storage: Vec<f64>,
-    /// ∂objective/∂v_in per reservoir (minus the water-balance duals).
+    /// ∂objective/∂v_in per reservoir (the water-balance duals).
     pub slope: Vec<f64>,
 }
 
-/// Builds and solves the LP of stage `t`, scenario inflows `inflow`, incoming storage `v_in`,
-/// future cost bounded by `cuts` (each `[α, β…]`).
-pub fn solve_stage<'a>(
-    inst: &Instance,
-    t: usize,
-    inflow: &[f64],
-    v_in: &[f64],
-    cuts: impl Iterator<Item = &'a [f64]>,
-) -> Result<StageSolution, String> {
-    let (n, m) = (inst.n(), inst.thermals.len());
-    // Variables: v (n), q (n), s (n), g (m), d, θ.
-    let (v0, q0, s0, g0, d, theta) = (0, n, 2 * n, 3 * n, 3 * n + m, 3 * n + m + 1);
-    let nvar = theta + 1;
-    let mut cost = vec![0.0; nvar];
-    for i in 0..n {
-        cost[s0 + i] = inst.spill_cost;
-    }
-    for (j, g) in inst.thermals.iter().enumerate() {
-        cost[g0 + j] = g.cost;
-    }
-    cost[d] = inst.deficit_cost;
-    cost[theta] = 1.0;
+/// The LP of one stage, kept between solves: its cuts are added as rows as they arrive, and
+/// the incoming storage and the inflows change the water-balance rows' bounds in place.
+///
+/// Rows: the `n` water balances `v_i + q_i + s_i = v_in_i + a_i`, the demand, then one row
+/// `θ − β·v ≥ α` per cut. Columns: `v`, `q`, `s`, `g`, `d`, `θ`.
+pub struct StageLp {
+    lp: Lp,
+    n: usize,
+    theta: usize,
+    cuts: usize,
+    /// Per number of cuts in the LP: the solves from a basis (given or the last one), then
+    /// those from the slack basis.
+    times: Vec<[SolveTimes; 2]>,
+}
 
-    let mut rows: Vec<Vec<(usize, f64)>> = Vec::new();
-    let mut rhs = Vec::new();
-    // Equalities first (zero cone).
-    for i in 0..n {
-        rows.push(vec![(v0 + i, 1.0), (q0 + i, 1.0), (s0 + i, 1.0)]);
-        rhs.push(v_in[i] + inflow[i]);
-    }
-    let mut demand: Vec<(usize, f64)> = (0..n)
-        .map(|i| (q0 + i, inst.reservoirs[i].productivity))
-        .collect();
-    demand.extend((0..m).map(|j| (g0 + j, 1.0)));
-    demand.push((d, 1.0));
-    rows.push(demand);
-    rhs.push(inst.demand[t]);
-    let equalities = rows.len();
-    // Inequalities A x ≤ b (nonnegative cone): bounds, then cuts.
-    for k in 0..nvar {
-        rows.push(vec![(k, -1.0)]);
-        rhs.push(0.0);
-    }
-    for (i, r) in inst.reservoirs.iter().enumerate() {
-        rows.push(vec![(v0 + i, 1.0)]);
-        rhs.push(r.storage_max);
-        rows.push(vec![(q0 + i, 1.0)]);
-        rhs.push(r.turbine_max);
-    }
-    for (j, g) in inst.thermals.iter().enumerate() {
-        rows.push(vec![(g0 + j, 1.0)]);
-        rhs.push(g.capacity);
-    }
-    for cut in cuts {
-        // θ ≥ α + β·v  ⇔  β·v − θ ≤ −α
-        let mut row: Vec<(usize, f64)> = (0..n).map(|i| (v0 + i, cut[1 + i])).collect();
-        row.push((theta, -1.0));
-        rows.push(row);
-        rhs.push(-cut[0]);
-    }
-    let inequalities = rows.len() - equalities;
+/// Solves of one kind: how many, their seconds and simplex iterations.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SolveTimes {
+    pub solves: u64,
+    pub seconds: f64,
+    pub iterations: i64,
+}
 
-    let a = csc(&rows, nvar);
-    let p = CscMatrix::<f64>::zeros((nvar, nvar));
-    let cones: [SupportedConeT<f64>; 2] = [ZeroConeT(equalities), NonnegativeConeT(inequalities)];
-    let mut solver = DefaultSolver::new(&p, &cost, &a, &rhs, &cones, settings())
-        .map_err(|e| format!("stage {t}: the LP could not be set up: {e:?}"))?;
-    solver.solve();
-    let sol = &solver.solution;
-    if !matches!(
-        sol.status,
-        SolverStatus::Solved | SolverStatus::AlmostSolved
-    ) {
+impl SolveTimes {
+    pub fn add(&mut self, other: &SolveTimes) {
+        self.solves += other.solves;
+        self.seconds += other.seconds;
+        self.iterations += other.iterations;
+    }
+}
+
+impl StageLp {
+    /// The LP of stage `t`, without cuts.
+    pub fn new(inst: &Instance, t: usize) -> Result<StageLp, String> {
+        let (n, m) = (inst.n(), inst.thermals.len());
+        let (v0, q0, s0, g0, d, theta) = (0, n, 2 * n, 3 * n, 3 * n + m, 3 * n + m + 1);
+        let ncols = theta + 1;
+        let mut cost = vec![0.0; ncols];
+        let mut bounds = vec![(0.0, f64::INFINITY); ncols];
+        for (i, r) in inst.reservoirs.iter().enumerate() {
+            bounds[v0 + i].1 = r.storage_max;
+            bounds[q0 + i].1 = r.turbine_max;
+            cost[s0 + i] = inst.spill_cost;
+        }
+        for (j, g) in inst.thermals.iter().enumerate() {
+            cost[g0 + j] = g.cost;
+            bounds[g0 + j].1 = g.capacity;
+        }
+        cost[d] = inst.deficit_cost;
+        cost[theta] = 1.0;
+        let balances: Vec<[(usize, f64); 3]> = (0..n)
+            .map(|i| [(v0 + i, 1.0), (q0 + i, 1.0), (s0 + i, 1.0)])
+            .collect();
+        let mut demand: Vec<(usize, f64)> = (0..n)
+            .map(|i| (q0 + i, inst.reservoirs[i].productivity))
+            .collect();
+        demand.extend((0..m).map(|j| (g0 + j, 1.0)));
+        demand.push((d, 1.0));
+        let mut rows: Vec<Row<'_>> = balances
+            .iter()
+            .map(|entries| Row {
+                lower: 0.0,
+                upper: 0.0,
+                entries,
+            })
+            .collect();
+        rows.push(Row {
+            lower: inst.demand[t],
+            upper: inst.demand[t],
+            entries: &demand,
+        });
+        let lp = Lp::new(&cost, &bounds, &rows).map_err(|e| format!("stage {t}: {e}"))?;
+        Ok(StageLp {
+            lp,
+            n,
+            theta,
+            cuts: 0,
+            times: Vec::new(),
+        })
+    }
+
+    /// Adds the cuts of `cuts` (this stage's, in order, each `[α, β…]`) past those it has.
+    pub fn sync(&mut self, cuts: &[f64]) -> Result<(), String> {
+        let mut row: Vec<(usize, f64)> = (0..self.n).map(|i| (i, 0.0)).collect();
+        row.push((self.theta, 1.0));
+        for cut in cuts.chunks_exact(self.n + 1).skip(self.cuts) {
+            // θ ≥ α + β·v  ⇔  θ − β·v ≥ α
+            for i in 0..self.n {
+                row[i].1 = -cut[1 + i];
+            }
+            self.lp.add_row(&Row {
+                lower: cut[0],
+                upper: f64::INFINITY,
+                entries: &row,
+            })?;
+            self.cuts += 1;
+        }
+        Ok(())
+    }
+
+    /// Solves for incoming storage `v_in` and inflows `inflow` by the dual simplex from
+    /// `start`.
+    pub fn solve(
+        &mut self,
+        inflow: &[f64],
+        v_in: &[f64],
+        start: Start<'_>,
+    ) -> Result<StageSolution, String> {
+        for i in 0..self.n {
+            let rhs = v_in[i] + inflow[i];
+            self.lp.set_row_bounds(i, rhs, rhs)?;
+        }
+        let clock = std::time::Instant::now();
+        self.lp.solve(start)?;
+        let seconds = clock.elapsed().as_secs_f64();
+        if self.times.len() <= self.cuts {
+            self.times.resize(self.cuts + 1, Default::default());
+        }
+        let kind = &mut self.times[self.cuts][usize::from(matches!(start, Start::Slack))];
+        kind.solves += 1;
+        kind.seconds += seconds;
+        kind.iterations += self.lp.iterations();
+        let objective = self.lp.objective();
+        let x = self.lp.col_values();
+        Ok(StageSolution {
+            objective,
+            immediate: objective - x[self.theta],
+            storage: x[..self.n].iter().map(|v| v.max(0.0)).collect(),
+            slope: self.lp.row_duals()[..self.n].to_vec(),
+        })
+    }
+
+    /// The optimal basis of the last solve, into `basis`.
+    pub fn basis(&self, basis: &mut Basis) -> Result<(), String> {
+        self.lp.basis(basis)
+    }
+
+    /// The solves so far by the number of cuts in the LP: `[from a basis, from the slack
+    /// basis]`.
+    pub fn times(&self) -> &[[SolveTimes; 2]] {
+        &self.times
+    }
+}
+
+/// The most nodes of a scenario tree [`deterministic_equivalent`] builds.
+pub const MAX_TREE_NODES: usize = 200_000;
+
+/// The nodes of the scenario tree (`S + S² + … + S^T`), or `Err` past [`MAX_TREE_NODES`].
+pub fn tree_nodes(inst: &Instance) -> Result<usize, String> {
+    let (mut nodes, mut level) = (0usize, 1usize);
+    for _ in 0..inst.stages {
+        level = level.saturating_mul(inst.scenarios);
+        nodes = nodes.saturating_add(level);
+    }
+    if nodes > MAX_TREE_NODES {
         return Err(format!(
-            "stage {t}: the LP solver stopped with {:?}",
-            sol.status
+            "the scenario tree has {nodes} nodes; the deterministic equivalent is built for at \
+             most {MAX_TREE_NODES}"
         ));
     }
-    let objective = sol.obj_val;
-    Ok(StageSolution {
-        objective,
-        immediate: objective - sol.x[theta],
-        storage: sol.x[v0..v0 + n]
-            .iter()
-            .map(|v| v.clamp(0.0, f64::MAX))
-            .collect(),
-        // Clarabel's dual: ∂objective/∂b = −z for rows A x + s = b.
-        slope: (0..n).map(|i| -sol.z[i]).collect(),
-    })
+    Ok(nodes)
 }
 
-fn settings() -> DefaultSettings<f64> {
-    DefaultSettingsBuilder::default()
-        .verbose(false)
-        .tol_gap_abs(1e-9)
-        .tol_gap_rel(1e-9)
-        .tol_feas(1e-9)
-        .build()
-        .expect("valid solver settings")
-}
-
-/// A sparse matrix in compressed columns from rows of `(column, value)`.
-fn csc(rows: &[Vec<(usize, f64)>], ncols: usize) -> CscMatrix<f64> {
-    let mut columns: Vec<Vec<(usize, f64)>> = vec![Vec::new(); ncols];
-    for (r, row) in rows.iter().enumerate() {
-        for &(c, v) in row {
-            columns[c].push((r, v));
+/// The optimum of the whole scenario tree as one LP (the deterministic equivalent): every
+/// sequence of scenarios, stage by stage from storage `initial`, each with its probability.
+/// An answer independent of SDDP, for small trees: `Err` past [`MAX_TREE_NODES`] nodes.
+/// Returns the optimum and the tree's node count.
+pub fn deterministic_equivalent(
+    inst: &Instance,
+    table: &[f64],
+    initial: &[f64],
+) -> Result<(f64, usize), String> {
+    let (n, m, scenarios) = (inst.n(), inst.thermals.len(), inst.scenarios);
+    let nodes = tree_nodes(inst)?;
+    // Per node: v (n), q (n), s (n), g (m), d; nodes level by level, children of node k of a
+    // level are k·S … k·S + S − 1 of the next.
+    let width = 3 * n + m + 1;
+    let mut cost = Vec::with_capacity(nodes * width);
+    let mut bounds = Vec::with_capacity(nodes * width);
+    let mut rows: Vec<(f64, Vec<(usize, f64)>)> = Vec::new();
+    let (mut first, mut count, mut parent_first) = (0usize, scenarios, usize::MAX);
+    for t in 0..inst.stages {
+        let probability = 1.0 / (count as f64);
+        for k in 0..count {
+            let base = (first + k) * width;
+            let s = k % scenarios;
+            for r in &inst.reservoirs {
+                cost.push(0.0);
+                bounds.push((0.0, r.storage_max));
+            }
+            for r in &inst.reservoirs {
+                cost.push(0.0);
+                bounds.push((0.0, r.turbine_max));
+            }
+            for _ in 0..n {
+                cost.push(probability * inst.spill_cost);
+                bounds.push((0.0, f64::INFINITY));
+            }
+            for g in &inst.thermals {
+                cost.push(probability * g.cost);
+                bounds.push((0.0, g.capacity));
+            }
+            cost.push(probability * inst.deficit_cost);
+            bounds.push((0.0, f64::INFINITY));
+            for (i, &v0) in initial.iter().enumerate() {
+                // v + q + s − v_parent = inflow (+ the initial storage at the root's children)
+                let mut row = vec![
+                    (base + i, 1.0),
+                    (base + n + i, 1.0),
+                    (base + 2 * n + i, 1.0),
+                ];
+                let mut rhs = inst.inflow(table, t, s, i);
+                if t == 0 {
+                    rhs += v0;
+                } else {
+                    row.push(((parent_first + k / scenarios) * width + i, -1.0));
+                }
+                rows.push((rhs, row));
+            }
+            let mut demand: Vec<(usize, f64)> = (0..n)
+                .map(|i| (base + n + i, inst.reservoirs[i].productivity))
+                .collect();
+            demand.extend((0..m).map(|j| (base + 3 * n + j, 1.0)));
+            demand.push((base + 3 * n + m, 1.0));
+            rows.push((inst.demand[t], demand));
         }
+        parent_first = first;
+        first += count;
+        count *= scenarios;
     }
-    let mut colptr = vec![0];
-    let (mut rowval, mut nzval) = (Vec::new(), Vec::new());
-    for col in &columns {
-        for &(r, v) in col {
-            rowval.push(r);
-            nzval.push(v);
-        }
-        colptr.push(rowval.len());
-    }
-    CscMatrix::new(rows.len(), ncols, colptr, rowval, nzval)
+    let rows: Vec<Row<'_>> = rows
+        .iter()
+        .map(|(rhs, entries)| Row {
+            lower: *rhs,
+            upper: *rhs,
+            entries,
+        })
+        .collect();
+    let mut lp = Lp::new(&cost, &bounds, &rows)?;
+    lp.solve(Start::Slack)?;
+    Ok((lp.objective(), nodes))
 }
 
 /// A small, seeded generator (xorshift64*), so scenarios and sampled paths depend on the seed
@@ -465,8 +583,9 @@ mod tests {
         let inflow = [10.0, 5.0];
         let v = [30.0, 20.0];
         let cut: Vec<f64> = vec![500.0, -4.0, -3.0];
-        let at =
-            |v: &[f64]| solve_stage(&inst, 0, &inflow, v, std::iter::once(cut.as_slice())).unwrap();
+        let mut lp = StageLp::new(&inst, 0).unwrap();
+        lp.sync(&cut).unwrap();
+        let mut at = |v: &[f64]| lp.solve(&inflow, v, Start::Slack).unwrap();
         let base = at(&v);
         for i in 0..2 {
             let mut w = v;

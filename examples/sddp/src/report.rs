@@ -1,5 +1,7 @@
 //! What the user sees: progress lines (or CSV rows), the summary, the JSON line and the plot.
 
+use crate::cli::Stop;
+use crate::model::SolveTimes;
 use plotters::prelude::*;
 use std::path::Path;
 
@@ -16,6 +18,76 @@ pub fn mean_ci(costs: &[f64]) -> (f64, f64) {
         0.0
     };
     (mean, 1.96 * (var / count).sqrt())
+}
+
+/// Why the run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// The stopping rule held.
+    Rule(Stop),
+    IterationLimit,
+    TimeLimit,
+}
+
+impl Ended {
+    /// Its name in the JSON line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ended::Rule(stop) => stop.name(),
+            Ended::IterationLimit => "iteration-limit",
+            Ended::TimeLimit => "time-limit",
+        }
+    }
+
+    /// What it proves.
+    pub fn meaning(self, tol: f64) -> String {
+        let pct = 100.0 * tol;
+        match self {
+            Ended::Rule(Stop::Statistical) => format!(
+                "the lower bound gained less than {pct} % over {WINDOW} iterations and lies in the \
+                 upper bound's 95 % interval: the policy's cost cannot be told from the bound at \
+                 this sample size"
+            ),
+            Ended::Rule(Stop::Stall) => format!(
+                "the lower bound gained less than {pct} % over {WINDOW} iterations (nothing is \
+                 proved about the gap)"
+            ),
+            Ended::Rule(Stop::Gap) => format!(
+                "the upper bound's 95 % confidence limit is within {pct} % of the lower bound: the \
+                 policy's expected cost is at most {pct} % above the optimum (about 97.5 % \
+                 confidence)"
+            ),
+            Ended::Rule(Stop::Limit) | Ended::IterationLimit => {
+                "stopped at the iteration limit (nothing is proved about the gap)".into()
+            }
+            Ended::TimeLimit => {
+                "stopped at the time limit (nothing is proved about the gap)".into()
+            }
+        }
+    }
+}
+
+/// Whether `stop` holds after `row`, given the earlier iterations: the same on every rank.
+pub fn rule_holds(stop: Stop, tol: f64, history: &[Iteration], row: &Iteration) -> bool {
+    // The lower bound WINDOW iterations ago: rules wait for a full window of pooled paths.
+    let Some(before) = history
+        .len()
+        .checked_sub(WINDOW)
+        .map(|k| history[k].lower_bound)
+    else {
+        return false;
+    };
+    let lower = row.lower_bound;
+    let stalled = lower - before <= tol * lower.abs();
+    // Inside the interval up to the LP solutions' rounding (an interval of width 0 when every
+    // path costs the same).
+    let inside = lower >= row.upper_mean - row.upper_ci - 1e-9 * lower.abs();
+    match stop {
+        Stop::Statistical => stalled && inside,
+        Stop::Stall => stalled,
+        Stop::Gap => row.upper_mean + row.upper_ci - lower <= tol * lower.abs(),
+        Stop::Limit => false,
+    }
 }
 
 /// One iteration's bounds.
@@ -57,13 +129,20 @@ impl Iteration {
             cuts,
         }
     }
+
+    /// (upper mean + 95 % half-width − lower bound) / |lower bound|: how far above the bound
+    /// the policy's expected cost may be.
+    pub fn gap_limit(&self) -> f64 {
+        (self.upper_mean + self.upper_ci - self.lower_bound)
+            / self.lower_bound.abs().max(f64::MIN_POSITIVE)
+    }
 }
 
 /// The run's totals.
 #[derive(Debug, Clone)]
 pub struct Summary {
     pub iterations: usize,
-    pub converged: bool,
+    pub ended: Ended,
     pub tol: f64,
     pub cuts: usize,
     pub seconds: f64,
@@ -84,6 +163,8 @@ pub struct Summary {
     pub pool_bytes: usize,
     /// FNV-1a of every cut's bits, in stage and pass order.
     pub digest: u64,
+    /// The deterministic equivalent's optimum and node count, when asked for.
+    pub exact: Option<(f64, usize)>,
 }
 
 pub fn header(line: &str, csv: bool) {
@@ -123,21 +204,25 @@ pub fn summary(s: &Summary, last: Option<&Iteration>) {
     let kib = |b: usize| b as f64 / 1024.0;
     let (lb, ub) = last.map_or((f64::NAN, f64::NAN), |r| (r.lower_bound, r.upper_mean));
     println!(
-        "{} after {} iteration(s): lower bound {lb:.3}, upper bound {ub:.3} ± {:.3} (gap {:.2} %), {} cuts, cut digest {:016x}",
-        if s.converged {
-            format!(
-                "converged (lower bound gained < {} % over {WINDOW} iterations and lies in the upper bound's 95 % interval)",
-                100.0 * s.tol
-            )
-        } else {
-            "stopped at the iteration limit".into()
-        },
+        "after {} iteration(s): lower bound {lb:.3}, upper bound {ub:.3} ± {:.3} (gap {:.2} %), {} cuts, cut digest {:016x}",
         s.iterations,
         last.map_or(f64::NAN, |r| r.upper_ci),
         last.map_or(f64::NAN, |r| 100.0 * r.gap),
         s.cuts,
         s.digest
     );
+    println!(
+        "stopped by {}: {}; the policy's cost is at most {:.3} % above the lower bound (95 % upper limit)",
+        s.ended.name(),
+        s.ended.meaning(s.tol),
+        last.map_or(f64::NAN, |r| 100.0 * r.gap_limit())
+    );
+    if let Some((optimum, nodes)) = s.exact {
+        println!(
+            "deterministic equivalent ({nodes} nodes, one LP): optimum {optimum:.9}; lower bound {:+.3e} relative to it",
+            (lb - optimum) / optimum.abs().max(f64::MIN_POSITIVE)
+        );
+    }
     let total = s.solve_seconds + s.comm_seconds;
     println!(
         "time: {:.2} s on {} rank(s); slowest rank: {:.2} s solving LPs, {:.2} s communicating ({:.1} % in MPI)",
@@ -166,24 +251,69 @@ pub fn summary(s: &Summary, last: Option<&Iteration>) {
     }
 }
 
+/// The LP solve times by the number of cuts in the LP (`times[c]`: from a basis, from the
+/// slack basis), at the cut counts nearest 0, 100, 200 and 400 that were solved.
+pub fn lp_times(times: &[[SolveTimes; 2]]) {
+    println!(
+        "LP solves by cuts in the LP (this rank): warm = from a basis, cold = from the slack basis"
+    );
+    println!(
+        "{:>6}  {:>7}  {:>9}  {:>7}  {:>7}  {:>9}  {:>7}",
+        "cuts", "warm", "µs/solve", "iter", "cold", "µs/solve", "iter"
+    );
+    let mut shown = Vec::new();
+    for target in [0usize, 100, 200, 400] {
+        let Some(cuts) = (0..times.len())
+            .filter(|&c| times[c][0].solves + times[c][1].solves > 0)
+            .min_by_key(|&c| c.abs_diff(target))
+        else {
+            return;
+        };
+        if shown.contains(&cuts) {
+            continue;
+        }
+        shown.push(cuts);
+        let cell = |k: &SolveTimes| {
+            let per = k.solves.max(1) as f64;
+            format!(
+                "{:>7}  {:>9.1}  {:>7.1}",
+                k.solves,
+                1e6 * k.seconds / per,
+                k.iterations as f64 / per
+            )
+        };
+        println!(
+            "{cuts:>6}  {}  {}",
+            cell(&times[cuts][0]),
+            cell(&times[cuts][1])
+        );
+    }
+}
+
+/// The JSON summary line (serde_json: a bound that is not a number is `null`).
 pub fn json(s: &Summary, last: Option<&Iteration>) -> String {
-    let (lb, ub, ci, gap) = last.map_or((f64::NAN, f64::NAN, f64::NAN, f64::NAN), |r| {
-        (r.lower_bound, r.upper_mean, r.upper_ci, r.gap)
-    });
-    format!(
-        "{{\"iterations\":{},\"lower_bound\":{lb},\"upper_bound_mean\":{ub},\"upper_bound_ci\":{ci},\"gap\":{gap},\"cuts\":{},\"seconds\":{:.6},\"converged\":{},\"ranks\":{},\"nodes\":{},\"solve_seconds\":{:.6},\"comm_seconds\":{:.6},\"checkpoints\":{},\"checkpoint_seconds\":{:.6},\"cut_digest\":\"{:016x}\"}}",
-        s.iterations,
-        s.cuts,
-        s.seconds,
-        s.converged,
-        s.ranks,
-        s.nodes,
-        s.solve_seconds,
-        s.comm_seconds,
-        s.checkpoints,
-        s.checkpoint_seconds,
-        s.digest
-    )
+    let of = |f: fn(&Iteration) -> f64| last.map_or(f64::NAN, f);
+    serde_json::json!({
+        "iterations": s.iterations,
+        "lower_bound": of(|r| r.lower_bound),
+        "upper_bound_mean": of(|r| r.upper_mean),
+        "upper_bound_ci": of(|r| r.upper_ci),
+        "gap": of(|r| r.gap),
+        "gap_limit": of(Iteration::gap_limit),
+        "cuts": s.cuts,
+        "seconds": s.seconds,
+        "converged": matches!(s.ended, Ended::Rule(_)),
+        "stopped_by": s.ended.name(),
+        "ranks": s.ranks,
+        "nodes": s.nodes,
+        "solve_seconds": s.solve_seconds,
+        "comm_seconds": s.comm_seconds,
+        "checkpoints": s.checkpoints,
+        "checkpoint_seconds": s.checkpoint_seconds,
+        "cut_digest": format!("{:016x}", s.digest),
+        "exact_optimum": s.exact.map(|(optimum, _)| optimum),
+    })
+    .to_string()
 }
 
 /// FNV-1a over the bits of every stored cut.

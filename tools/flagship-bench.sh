@@ -5,7 +5,7 @@
 # default instance for ITERATIONS iterations (20; neither stops early), at 1 rank, in ROUNDS
 # interleaved rounds (3). Then today's solver alone: the LP solve times at 0, 100, 200 and 400
 # cuts (--lp-times, 50 iterations), and the MPI share at 1, 2 and 4 ranks on the default
-# instance and at scale (--scenarios 1000 --stages 24 --reservoirs 3; 4 ranks oversubscribe 2
+# instance and at scale (--scenarios 1000 --stages 24 --reservoirs 3, 20 iterations; 4 ranks oversubscribe 2
 # cores). Raw JSON lines go to target/bench/flagship-<impl>.raw; tools/flagship-table.py makes
 # the tables from them.
 #
@@ -63,7 +63,7 @@ for ranks in 1 2 4; do
   run default "$ranks" "$now"
 done
 for ranks in 1 2 4; do
-  run scale "$ranks" "$now" --scenarios 1000 --stages 24 --reservoirs 3
+  run scale "$ranks" "$now" --scenarios 1000 --stages 24 --reservoirs 3 --iterations 20
 done
 python3 tools/flagship-table.py "$raw" > "$out_dir/flagship-$impl.md"
 cat "$out_dir/flagship-$impl.md"

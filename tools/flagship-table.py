@@ -45,7 +45,7 @@ if lp_rows:
         print("| " + " | ".join(cells) + " |")
     print("\nWarm: from the basis of the same pass's previous solve of that stage; cold: from the slack basis.\n")
 for label, title in (("default", "the default instance"),
-                     ("scale", "--scenarios 1000 --stages 24 --reservoirs 3")):
+                     ("scale", "--scenarios 1000 --stages 24 --reservoirs 3, 20 iterations")):
     rows = by(label)
     if not rows:
         continue

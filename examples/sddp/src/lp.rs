@@ -12,14 +12,18 @@ use highs_sys::{
     Highs_changeRowBounds, Highs_clearSolver, Highs_create, Highs_destroy, Highs_getBasis,
     Highs_getModelStatus, Highs_getObjectiveValue, Highs_getSimplexIterationCount,
     Highs_getSolution, Highs_passLp, Highs_run, Highs_setBasis, Highs_setBoolOptionValue,
-    Highs_setIntOptionValue, Highs_setLogicalBasis, Highs_setStringOptionValue, HighsInt,
-    MATRIX_FORMAT_ROW_WISE, MODEL_STATUS_OPTIMAL, STATUS_ERROR,
+    Highs_setDoubleOptionValue, Highs_setIntOptionValue, Highs_setLogicalBasis,
+    Highs_setStringOptionValue, HighsInt, MATRIX_FORMAT_ROW_WISE, MODEL_STATUS_OPTIMAL,
+    STATUS_ERROR,
 };
 use std::ffi::{CStr, c_void};
 use std::ptr::NonNull;
 
 /// HiGHS's status of a basic variable or row.
 const BASIC: HighsInt = 1;
+/// HiGHS's `simplex_strategy` values: the serial dual simplex, the primal simplex.
+const DUAL: HighsInt = 1;
+const PRIMAL: HighsInt = 4;
 
 /// A simplex basis: the status of every column and row.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -65,6 +69,7 @@ pub struct Lp {
     value: Vec<f64>,
     /// Rows were added since HiGHS last had the LP.
     changed: bool,
+    retries: u64,
     /// Scratch for solutions and bases, sized to the LP: no allocation per solve.
     col_value: Vec<f64>,
     col_dual: Vec<f64>,
@@ -109,6 +114,7 @@ impl Lp {
             index: Vec::new(),
             value: Vec::new(),
             changed: true,
+            retries: 0,
             col_value: vec![0.0; cost.len()],
             col_dual: vec![0.0; cost.len()],
             row_value: Vec::new(),
@@ -120,8 +126,7 @@ impl Lp {
             (c"threads", Setting::Int(1)),
             (c"presolve", Setting::Str(c"off")),
             (c"solver", Setting::Str(c"simplex")),
-            // 1: the serial dual simplex.
-            (c"simplex_strategy", Setting::Int(1)),
+            (c"simplex_strategy", Setting::Int(DUAL)),
             (c"random_seed", Setting::Int(0)),
         ];
         for (name, value) in options {
@@ -140,6 +145,7 @@ impl Lp {
             match value {
                 Setting::Bool(b) => Highs_setBoolOptionValue(p, name.as_ptr(), HighsInt::from(b)),
                 Setting::Int(i) => Highs_setIntOptionValue(p, name.as_ptr(), i),
+                Setting::Double(x) => Highs_setDoubleOptionValue(p, name.as_ptr(), x),
                 Setting::Str(s) => Highs_setStringOptionValue(p, name.as_ptr(), s.as_ptr()),
             }
         };
@@ -220,8 +226,45 @@ impl Lp {
         )
     }
 
-    /// Solves the LP as it now is, from `start`. `Err` unless HiGHS reports an optimum.
+    /// Solves the LP as it now is, from `start`. HiGHS's dual simplex perturbs the costs and
+    /// can fail to clean up afterwards on the near-parallel cuts SDDP makes (model status
+    /// "unknown"); such a solve is retried from the slack basis and a clean state without the
+    /// perturbation, then by the primal simplex: the same steps at every rank count. `Err`
+    /// unless one reaches an optimum.
     pub fn solve(&mut self, start: Start<'_>) -> Result<(), String> {
+        let first = self.solve_once(start);
+        if first.is_ok() {
+            return first;
+        }
+        self.retries += 1;
+        for (name, value, default) in [
+            (
+                c"dual_simplex_cost_perturbation_multiplier",
+                Setting::Double(0.0),
+                Setting::Double(1.0),
+            ),
+            (
+                c"simplex_strategy",
+                Setting::Int(PRIMAL),
+                Setting::Int(DUAL),
+            ),
+        ] {
+            self.set(name, value)?;
+            let retried = self.solve_once(Start::Slack);
+            self.set(name, default)?;
+            if retried.is_ok() {
+                return retried;
+            }
+        }
+        first
+    }
+
+    /// Solves retried so far.
+    pub fn retries(&self) -> u64 {
+        self.retries
+    }
+
+    fn solve_once(&mut self, start: Start<'_>) -> Result<(), String> {
         if self.changed && matches!(start, Start::Continue) {
             return Err("an LP whose rows changed cannot go on from its last solve".into());
         }
@@ -324,8 +367,10 @@ impl Drop for Lp {
     }
 }
 
+#[derive(Debug, Clone, Copy)]
 enum Setting {
     Bool(bool),
     Int(HighsInt),
+    Double(f64),
     Str(&'static CStr),
 }

@@ -551,7 +551,7 @@ fn run(mpi: &Mpi, opts: &Options) -> Result<(), Fail> {
                     all[1].add(&kinds[1]);
                 }
             }
-            report::lp_times(&times);
+            report::lp_times(&times, lps.iter().map(StageLp::retries).sum());
         }
         if let Some(path) = &opts.plot {
             report::plot(path, &history)

@@ -426,6 +426,11 @@ impl StageLp {
         self.lp.basis(basis)
     }
 
+    /// Solves that did not reach an optimum from their start and were retried.
+    pub fn retries(&self) -> u64 {
+        self.lp.retries()
+    }
+
     /// The solves so far by the number of cuts in the LP: `[from a basis, from the slack
     /// basis]`.
     pub fn times(&self) -> &[[SolveTimes; 2]] {

@@ -252,8 +252,9 @@ pub fn summary(s: &Summary, last: Option<&Iteration>) {
 }
 
 /// The LP solve times by the number of cuts in the LP (`times[c]`: from a basis, from the
-/// slack basis), at the cut counts nearest 0, 100, 200 and 400 that were solved.
-pub fn lp_times(times: &[[SolveTimes; 2]]) {
+/// slack basis), at the cut counts nearest 0, 100, 200 and 400 that were solved, and how many
+/// solves were retried.
+pub fn lp_times(times: &[[SolveTimes; 2]], retries: u64) {
     println!(
         "LP solves by cuts in the LP (this rank): warm = from a basis, cold = from the slack basis"
     );
@@ -267,7 +268,7 @@ pub fn lp_times(times: &[[SolveTimes; 2]]) {
             .filter(|&c| times[c][0].solves + times[c][1].solves > 0)
             .min_by_key(|&c| c.abs_diff(target))
         else {
-            return;
+            break;
         };
         if shown.contains(&cuts) {
             continue;
@@ -288,6 +289,7 @@ pub fn lp_times(times: &[[SolveTimes; 2]]) {
             cell(&times[cuts][1])
         );
     }
+    println!("retried (no optimum from their start): {retries} solve(s)");
 }
 
 /// The JSON summary line (serde_json: a bound that is not a number is `null`).

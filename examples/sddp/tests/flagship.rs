@@ -299,42 +299,15 @@ fn the_command_line_behaves_under_the_launcher() {
 #[test]
 fn the_lower_bound_meets_the_deterministic_equivalent() {
     let limit = Duration::from_secs(300);
-    let trees: [&[&str]; 4] = [
-        &["--stages", "3", "--scenarios", "3", "--reservoirs", "1"],
-        &[
-            "--stages",
-            "4",
-            "--scenarios",
-            "4",
-            "--reservoirs",
-            "2",
-            "--storage-max",
-            "60",
-        ],
-        &[
-            "--stages",
-            "5",
-            "--scenarios",
-            "3",
-            "--reservoirs",
-            "2",
-            "--thermal-max",
-            "40",
-        ],
-        &[
-            "--stages",
-            "3",
-            "--scenarios",
-            "5",
-            "--reservoirs",
-            "1",
-            "--seed",
-            "11",
-        ],
+    let trees = [
+        "--stages 3 --scenarios 3 --reservoirs 1 --storage-max 40 --thermal-max 30",
+        "--stages 4 --scenarios 4 --reservoirs 2 --storage-max 60",
+        "--stages 5 --scenarios 3 --reservoirs 2 --thermal-max 40",
+        "--stages 3 --scenarios 5 --reservoirs 1 --storage-max 50 --thermal-max 35 --seed 11",
     ];
     for tree in trees {
         for ranks in [1, 3] {
-            let mut args = tree.to_vec();
+            let mut args: Vec<&str> = tree.split_whitespace().collect();
             args.extend([
                 "--stop",
                 "limit",
@@ -345,10 +318,10 @@ fn the_lower_bound_meets_the_deterministic_equivalent() {
                 "--json",
             ]);
             let (out, _) = sddp(ranks, &args, limit);
-            let json = json_of(&out, &format!("{tree:?} at {ranks} ranks"));
+            let json = json_of(&out, &format!("{tree} at {ranks} ranks"));
             let exact = number(&json, "exact_optimum");
             let lower = number(&json, "lower_bound");
-            let what = format!("{tree:?} at {ranks} ranks: exact {exact}, {json}");
+            let what = format!("{tree} at {ranks} ranks: exact {exact}, {json}");
             for (iteration, bound, _) in rows(&text(&out.stdout)) {
                 assert!(
                     bound <= exact + 1e-9 * exact.abs(),

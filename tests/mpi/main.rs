@@ -13,8 +13,8 @@
 //!
 //! Environment: `FERROMPI_MPIEXEC` overrides the launcher, `FERROMPI_TEST_TIMEOUT` the per-run
 //! timeout in seconds (default 120; four times that for the programs marked `slow`),
-//! `FERROMPI_RANKS` (e.g. `2,3`) keeps only those rank counts (and drops singleton runs), and
-//! `FERROMPI_WRAPPER` runs every rank under a tool (e.g. `valgrind -q --error-exitcode=99`),
+//! `FERROMPI_RANKS` (e.g. `2,3`; empty: all) keeps only those rank counts (and drops singleton
+//! runs), `FERROMPI_WRAPPER` runs every rank under a tool (e.g. `valgrind -q --error-exitcode=99`),
 //! `FERROMPI_SKIP` (e.g. `large_count,reductions`) leaves out the programs whose names contain
 //! one of its words, and `FERROMPI_EXPECT_GPU=1` makes the `device` program load the CUDA driver
 //! (a GPU's, or tests/fake_cuda's stand-in) and run its calls on that memory too. Positional
@@ -323,15 +323,18 @@ fn drive(selection: &Selection) -> i32 {
     // Shared-memory segments runs left behind, removed after each run (see `shm`).
     let mut swept = 0;
     let mut failures = Vec::new();
-    let only_ranks: Option<Vec<u32>> = std::env::var("FERROMPI_RANKS").ok().map(|list| {
-        list.split(',')
-            .map(|n| {
-                n.trim()
-                    .parse()
-                    .expect("FERROMPI_RANKS: a comma list of rank counts")
-            })
-            .collect()
-    });
+    let only_ranks: Option<Vec<u32>> = std::env::var("FERROMPI_RANKS")
+        .ok()
+        .filter(|list| !list.trim().is_empty())
+        .map(|list| {
+            list.split(',')
+                .map(|n| {
+                    n.trim()
+                        .parse()
+                        .expect("FERROMPI_RANKS: a comma list of rank counts")
+                })
+                .collect()
+        });
     let wrapper: Vec<String> = std::env::var("FERROMPI_WRAPPER")
         .map(|w| w.split_whitespace().map(String::from).collect())
         .unwrap_or_default();

@@ -214,7 +214,10 @@ fn run(mpi: &Mpi, opts: &Options) -> Result<(), Fail> {
 
     let mut history: Vec<Iteration> = Vec::new();
     let mut path_costs: Vec<Vec<f64>> = Vec::new();
-    let (mut solve_s, mut comm_s, mut checkpoint_s) = (0.0, 0.0, 0.0);
+    let (mut solve_s, mut checkpoint_s) = (0.0, 0.0);
+    // Time in MPI: the forward passes' allreduce and the barrier, the backward pass's cut
+    // exchanges and pool epochs, the bounds' allreduce.
+    let mut comm_s = [0.0f64; 3];
     let (mut checkpoints, mut checkpoint_bytes) = (0usize, 0u64);
     let mut trial = vec![vec![vec![0.0; n]; stages]; my_passes.len()];
     let initial: Vec<f64> = inst.reservoirs.iter().map(|r| r.storage_initial).collect();
@@ -324,7 +327,7 @@ fn run(mpi: &Mpi, opts: &Options) -> Result<(), Fail> {
             agree(&world, failure.clone())?;
         }
         world.barrier()?; // forward to backward
-        comm_s += clock.elapsed().as_secs_f64();
+        comm_s[0] += clock.elapsed().as_secs_f64();
 
         // Backward pass: stage by stage, each rank cuts at its own trial states.
         for t in (1..stages).rev() {
@@ -387,7 +390,7 @@ fn run(mpi: &Mpi, opts: &Options) -> Result<(), Fail> {
                 }
             }
             cut_counts[t - 1] += passes;
-            comm_s += clock.elapsed().as_secs_f64();
+            comm_s[1] += clock.elapsed().as_secs_f64();
         }
 
         // Lower bound: the first stage's expected cost under every cut (same on every rank).
@@ -451,7 +454,7 @@ fn run(mpi: &Mpi, opts: &Options) -> Result<(), Fail> {
         ]);
         convergence.start()?.wait()?;
         let [verdict, _, elapsed] = [0, 1, 2].map(|i| convergence.recv()[i]);
-        comm_s += clock.elapsed().as_secs_f64();
+        comm_s[2] += clock.elapsed().as_secs_f64();
         if verdict >= 2.0 {
             agree(&world, failure)?;
         }
@@ -497,8 +500,15 @@ fn run(mpi: &Mpi, opts: &Options) -> Result<(), Fail> {
 
     // Summary: phases, memory, the JSON line, the plot.
     let cuts_total: usize = cut_counts.iter().sum();
-    let mut times = [solve_s, comm_s, checkpoint_s];
-    let mut slowest = [0.0f64; 3];
+    let mut times = [
+        solve_s,
+        comm_s.iter().sum(),
+        checkpoint_s,
+        comm_s[0],
+        comm_s[1],
+        comm_s[2],
+    ];
+    let mut slowest = [0.0f64; 6];
     world.allreduce(&times, &mut slowest, Max)?;
     times = slowest;
     let digest = {
@@ -526,6 +536,7 @@ fn run(mpi: &Mpi, opts: &Options) -> Result<(), Fail> {
             seconds: start.elapsed().as_secs_f64(),
             solve_seconds: times[0],
             comm_seconds: times[1],
+            comm_split: [times[3], times[4], times[5]],
             checkpoints,
             checkpoint_seconds: times[2],
             checkpoint_bytes,

@@ -150,6 +150,9 @@ pub struct Summary {
     pub solve_seconds: f64,
     /// Slowest rank's time in collectives, window epochs and the barrier.
     pub comm_seconds: f64,
+    /// The same by phase (each the slowest rank's): the forward passes' allreduce and barrier,
+    /// the backward pass's cut exchanges and pool epochs, the bounds' allreduce.
+    pub comm_split: [f64; 3],
     /// Checkpoints written, the slowest rank's time writing them, the last one's size.
     pub checkpoints: usize,
     pub checkpoint_seconds: f64,
@@ -225,12 +228,15 @@ pub fn summary(s: &Summary, last: Option<&Iteration>) {
     }
     let total = s.solve_seconds + s.comm_seconds;
     println!(
-        "time: {:.2} s on {} rank(s); slowest rank: {:.2} s solving LPs, {:.2} s communicating ({:.1} % in MPI)",
+        "time: {:.2} s on {} rank(s); slowest rank: {:.2} s solving LPs, {:.2} s communicating ({:.1} % in MPI: forward {:.3} s, backward {:.3} s, bounds {:.3} s, waiting included)",
         s.seconds,
         s.ranks,
         s.solve_seconds,
         s.comm_seconds,
-        100.0 * s.comm_seconds / total.max(f64::MIN_POSITIVE)
+        100.0 * s.comm_seconds / total.max(f64::MIN_POSITIVE),
+        s.comm_split[0],
+        s.comm_split[1],
+        s.comm_split[2]
     );
     println!(
         "memory per node: scenarios {:.1} KiB + cut pool {:.1} KiB held once, against {:.1} KiB if each of the busiest node's {} rank(s) held a copy",
@@ -310,6 +316,9 @@ pub fn json(s: &Summary, last: Option<&Iteration>) -> String {
         "nodes": s.nodes,
         "solve_seconds": s.solve_seconds,
         "comm_seconds": s.comm_seconds,
+        "comm_forward_seconds": s.comm_split[0],
+        "comm_backward_seconds": s.comm_split[1],
+        "comm_bounds_seconds": s.comm_split[2],
         "checkpoints": s.checkpoints,
         "checkpoint_seconds": s.checkpoint_seconds,
         "cut_digest": format!("{:016x}", s.digest),

@@ -36,14 +36,16 @@ if before and now:
         digests = sorted({r["cut_digest"] for r in rows})
         print(f"| {name} | {med:.3f} | {solve:.3f} | {rows[0]['lower_bound']:.9f} | {', '.join(digests)} |")
     print(f"\nNow {b / n:.1f}× faster; lower bounds differ by {abs(lb_n - lb_b) / abs(lb_b):.1e} "
-          "relative (the cuts differ in their last bits: another solver's duals).\n")
+          "relative: the cuts differ (degenerate stage LPs have many optimal duals; the simplex "
+          "returns a vertex, an interior-point solver a point inside the optimal face), and both "
+          "sequences of cuts bound the same optimum from below.\n")
 if lp_rows:
     print(f"### {impl}: time per LP solve by the cuts in the LP (1 rank, 50 iterations)\n")
     print("| cuts | warm solves | µs per warm solve | simplex iterations | cold solves | µs per cold solve | simplex iterations |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for cells in lp_rows:
         print("| " + " | ".join(cells) + " |")
-    print("\nWarm: from the basis of the same pass's previous solve of that stage; cold: from the slack basis.\n")
+    print("\nWarm: from the same pass's forward basis at that stage, or from the previous scenario's solve; cold: from the slack basis.\n")
 for label, title in (("default", "the default instance"),
                      ("scale", "--scenarios 1000 --stages 24 --reservoirs 3, 20 iterations")):
     rows = by(label)

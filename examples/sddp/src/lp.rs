@@ -25,11 +25,14 @@ const BASIC: HighsInt = 1;
 const DUAL: HighsInt = 1;
 const PRIMAL: HighsInt = 4;
 
-/// A simplex basis: the status of every column and row.
+/// A simplex basis, compact: the status of every column and of the rows that are not basic
+/// (at most one per column). Its size does not grow with the rows, so every pass can keep one
+/// per stage however many cuts the stages hold.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Basis {
     cols: Vec<HighsInt>,
-    rows: Vec<HighsInt>,
+    /// `(row, status)` of each nonbasic row, in row order.
+    nonbasic_rows: Vec<(usize, HighsInt)>,
 }
 
 /// Where a solve starts.
@@ -38,6 +41,7 @@ pub enum Start<'a> {
     /// From the slack basis and a clean simplex state.
     Slack,
     /// From this basis (rows added since it was taken start basic) and a clean simplex state.
+    /// A basis of no columns is the slack basis.
     Basis(&'a Basis),
     /// From where the last solve of this LP ended: its basis, factorization and simplex state
     /// (the fastest; as reproducible as the sequence of solves since the last clean start).
@@ -70,12 +74,12 @@ pub struct Lp {
     /// Rows were added since HiGHS last had the LP.
     changed: bool,
     retries: u64,
-    /// Scratch for solutions and bases, sized to the LP: no allocation per solve.
+    /// Scratch for solutions and row statuses, sized to the LP: no allocation per solve.
     col_value: Vec<f64>,
     col_dual: Vec<f64>,
     row_value: Vec<f64>,
     row_dual: Vec<f64>,
-    basis: Basis,
+    row_status: Vec<HighsInt>,
 }
 
 /// `rc` of a HiGHS call, as `Err` naming `what` when it failed.
@@ -119,7 +123,7 @@ impl Lp {
             col_dual: vec![0.0; cost.len()],
             row_value: Vec::new(),
             row_dual: Vec::new(),
-            basis: Basis::default(),
+            row_status: Vec::new(),
         };
         let options: [(&CStr, Setting); 6] = [
             (c"output_flag", Setting::Bool(false)),
@@ -279,21 +283,26 @@ impl Lp {
                 // SAFETY: the instance is live.
                 check(unsafe { Highs_setLogicalBasis(p) }, "setLogicalBasis")?;
             }
+            Start::Basis(basis) if basis.cols.is_empty() => {
+                return self.solve_once(Start::Slack);
+            }
             Start::Basis(basis) => {
-                if basis.cols.len() != self.cost.len() || basis.rows.len() > rows {
+                if basis.cols.len() != self.cost.len()
+                    || basis.nonbasic_rows.last().is_some_and(|&(r, _)| r >= rows)
+                {
                     return Err("a basis taken from another LP".into());
                 }
-                self.basis.cols.clone_from(&basis.cols);
-                self.basis.rows.clone_from(&basis.rows);
-                self.basis.rows.resize(rows, BASIC);
+                self.row_status.clear();
+                self.row_status.resize(rows, BASIC);
+                for &(row, status) in &basis.nonbasic_rows {
+                    self.row_status[row] = status;
+                }
                 // SAFETY: the instance is live.
                 check(unsafe { Highs_clearSolver(p) }, "clearSolver")?;
                 // SAFETY: the instance is live; the arrays hold one status per column and per
                 // row, each a status HiGHS gave (or BASIC for rows added since).
                 check(
-                    unsafe {
-                        Highs_setBasis(p, self.basis.cols.as_ptr(), self.basis.rows.as_ptr())
-                    },
+                    unsafe { Highs_setBasis(p, basis.cols.as_ptr(), self.row_status.as_ptr()) },
                     "setBasis",
                 )?;
             }
@@ -321,20 +330,25 @@ impl Lp {
     }
 
     /// The optimal basis of the last solve, into `basis`.
-    pub fn basis(&self, basis: &mut Basis) -> Result<(), String> {
+    pub fn basis(&mut self, basis: &mut Basis) -> Result<(), String> {
         basis.cols.resize(self.cost.len(), 0);
-        basis.rows.resize(self.row_lower.len(), 0);
+        self.row_status.resize(self.row_lower.len(), 0);
         // SAFETY: the instance is live; the arrays hold one entry per column and per row.
         check(
             unsafe {
                 Highs_getBasis(
                     self.highs.as_ptr(),
                     basis.cols.as_mut_ptr(),
-                    basis.rows.as_mut_ptr(),
+                    self.row_status.as_mut_ptr(),
                 )
             },
             "getBasis",
-        )
+        )?;
+        basis.nonbasic_rows.clear();
+        basis.nonbasic_rows.extend(
+            (self.row_status.iter().copied().enumerate()).filter(|&(_, status)| status != BASIC),
+        );
+        Ok(())
     }
 
     /// The optimal objective of the last solve.

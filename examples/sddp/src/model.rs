@@ -422,7 +422,7 @@ impl StageLp {
     }
 
     /// The optimal basis of the last solve, into `basis`.
-    pub fn basis(&self, basis: &mut Basis) -> Result<(), String> {
+    pub fn basis(&mut self, basis: &mut Basis) -> Result<(), String> {
         self.lp.basis(basis)
     }
 

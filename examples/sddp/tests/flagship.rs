@@ -110,13 +110,7 @@ fn same_cuts_and_bounds_at_every_rank_count() {
             &["--iterations", "5", "--csv", "--json"],
             Duration::from_secs(300),
         );
-        let stdout = text(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{ranks} ranks: {}\n{stdout}{}",
-            out.status,
-            text(&out.stderr)
-        );
+        let stdout = stdout_of(&out, &format!("{ranks} ranks"));
         let json = stdout.lines().last().unwrap().to_string();
         assert_eq!(field(&json, "ranks"), ranks.to_string());
         let rows = rows(&stdout);
@@ -225,13 +219,7 @@ fn the_command_line_behaves_under_the_launcher() {
         ("--version", "sddp 0.1.0"),
     ] {
         let (out, _) = sddp(3, &[flag], limit);
-        let stdout = text(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{flag}: {}\n{stdout}{}",
-            out.status,
-            text(&out.stderr)
-        );
+        let stdout = stdout_of(&out, flag);
         assert_eq!(
             stdout.matches(says).count(),
             1,
@@ -346,6 +334,11 @@ fn the_lower_bound_meets_the_deterministic_equivalent() {
 
 /// The JSON line of a run that must have succeeded.
 fn json_of(out: &Output, what: &str) -> String {
+    stdout_of(out, what).lines().last().unwrap().to_string()
+}
+
+/// The output of a run that must have succeeded.
+fn stdout_of(out: &Output, what: &str) -> String {
     let stdout = text(&out.stdout);
     assert!(
         out.status.success(),
@@ -353,7 +346,7 @@ fn json_of(out: &Output, what: &str) -> String {
         out.status,
         text(&out.stderr)
     );
-    stdout.lines().last().unwrap().to_string()
+    stdout
 }
 
 /// Every one of `ranks` ranks ended the run with `message`.

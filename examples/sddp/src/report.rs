@@ -399,3 +399,61 @@ pub fn plot(path: &Path, rows: &[Iteration]) -> Result<(), Box<dyn std::error::E
     root.present()?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An iteration with this lower bound and upper bound `mean ± ci`.
+    fn row(lower: f64, mean: f64, ci: f64) -> Iteration {
+        Iteration {
+            iteration: 0,
+            lower_bound: lower,
+            upper_mean: mean,
+            upper_ci: ci,
+            paths: 40,
+            gap: 0.0,
+            seconds: 0.0,
+            cuts: 0,
+        }
+    }
+
+    /// Each rule fires exactly where it says, and none before a full window.
+    #[test]
+    fn stopping_rules_say_what_they_check() {
+        let tol = 0.001;
+        let flat: Vec<Iteration> = (0..WINDOW).map(|_| row(100.0, 130.0, 40.0)).collect();
+        let rising: Vec<Iteration> = (0..WINDOW).map(|_| row(90.0, 130.0, 40.0)).collect();
+        let holds = |stop, history: &[Iteration], r: &Iteration| rule_holds(stop, tol, history, r);
+        // Stalled and inside the interval (130 ± 40 holds 100).
+        let inside = row(100.05, 130.0, 40.0);
+        assert!(holds(Stop::Statistical, &flat, &inside));
+        assert!(holds(Stop::Stall, &flat, &inside));
+        assert!(
+            !holds(Stop::Gap, &flat, &inside),
+            "a 70 % gap limit is no proof"
+        );
+        assert!(!holds(Stop::Limit, &flat, &inside));
+        // Stalled but below the interval: only the stall rule.
+        let below = row(100.05, 150.0, 40.0);
+        assert!(!holds(Stop::Statistical, &flat, &below));
+        assert!(holds(Stop::Stall, &flat, &below));
+        // Still rising: neither.
+        assert!(!holds(Stop::Statistical, &rising, &inside));
+        assert!(!holds(Stop::Stall, &rising, &inside));
+        // The 95 % upper limit within tol of the lower bound: the gap rule, rising or not.
+        let proven = row(100.0, 100.05, 0.04);
+        assert!(holds(Stop::Gap, &rising, &proven));
+        assert!(!holds(Stop::Gap, &rising, &row(100.0, 100.05, 0.06)));
+        // No rule before WINDOW earlier iterations.
+        assert!(!holds(Stop::Stall, &flat[1..], &inside));
+        assert!(!holds(Stop::Gap, &flat[1..], &proven));
+        // Every path costing the same: an interval of width 0 still holds the bound.
+        assert!(holds(
+            Stop::Statistical,
+            &flat,
+            &row(100.0, 100.0 + 1e-12, 0.0)
+        ));
+        assert!((proven.gap_limit() - 0.0009).abs() < 1e-12);
+    }
+}

@@ -223,7 +223,8 @@ for impl in "${impls[@]}"; do
   cargo clippy -p ferrompi-bench-report --all-targets --locked -- -D warnings
   (
     flagship_env
-    cargo clippy -p ferrompi-sddp --all-targets --locked -- -D warnings
+    # --release, as the tests: one HiGHS build (the build script's output is per profile).
+    cargo clippy --release -p ferrompi-sddp --all-targets --locked -- -D warnings
     cargo test -p ferrompi-sddp --release --locked -- --test-threads=1
   )
   if [[ $impl == mpich ]]; then
